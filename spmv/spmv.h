@@ -1,0 +1,127 @@
+/* spmv: DIA sparse matrices and the matrix-vector products of diaseg.
+ *
+ * This is the bottom module of diaseg (app -> eigensolver -> spmv -> kernels). It owns:
+ *  - the project-wide status codes and the per-thread error message (dsg_*), used by every module;
+ *  - the DIA matrix (spmv_dia): ndiag diagonals of a square matrix, each stored in `pitch` floats;
+ *  - the scalar reference product (the test oracle) and the threaded C product;
+ *  - the matvec interface (spmv_matvec): y = A x behind one object, implemented by the C path and
+ *    by the OpenCL path, with per-call timing split into kernel, transfer and host time.
+ * The layout and formulas are described in docs/PIPELINE.md.
+ */
+#ifndef DIASEG_SPMV_H
+#define DIASEG_SPMV_H
+
+#include <stddef.h>
+
+/* ---------------------------------------------------------------------------------------------
+ * Status codes and error messages (project-wide).
+ *
+ * Every function that can fail returns an int: DSG_OK (0) or one of the negative codes below.
+ * The function that detects the error writes a one-line message with dsg_error_set(); callers
+ * only pass the status up, and the command line prints dsg_error_message() once.
+ * The message is per thread (C11 _Thread_local).
+ * ------------------------------------------------------------------------------------------- */
+enum dsg_status {
+  DSG_OK = 0,
+  DSG_ERR_INVALID = -1,     /* an argument or option value is out of range */
+  DSG_ERR_NOMEM = -2,       /* an allocation failed */
+  DSG_ERR_IO = -3,          /* a file could not be read or written */
+  DSG_ERR_FORMAT = -4,      /* an input file is not a (supported, intact) image */
+  DSG_ERR_LIMIT = -5,       /* a size exceeds a documented cap or a device limit */
+  DSG_ERR_OPENCL = -6,      /* an OpenCL call failed (the cl_int is in the message) */
+  DSG_ERR_NODEVICE = -7,    /* no OpenCL platform/device matches the request */
+  DSG_ERR_SOLVER = -8,      /* the eigensolver failed (ARPACK info < 0, breakdown) */
+  DSG_ERR_NOCONV = -9,      /* the eigensolver stopped at its iteration limit */
+  DSG_ERR_INTERRUPTED = -10 /* a cancel request (SIGINT/SIGTERM) stopped the work */
+};
+
+/* Records `fmt` (printf-style) as this thread's last error message and returns `status`,
+ * so that detectors can write `return dsg_error_set(DSG_ERR_INVALID, "...", ...);`. */
+int dsg_error_set(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The last message recorded on this thread ("" if none). Valid until the next dsg_error_set. */
+const char *dsg_error_message(void);
+/* Clears this thread's message. */
+void dsg_error_clear(void);
+/* A short name for a status code, e.g. "invalid argument". */
+const char *dsg_status_name(int status);
+
+/* Monotonic wall clock in seconds (CLOCK_MONOTONIC). */
+double dsg_seconds(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * DIA matrices.
+ *
+ * A square rows x rows matrix stored by diagonals: entry (row, row + offsets[d]) lives at
+ * values[d * pitch + row]. offsets are strictly ascending. pitch is rows rounded up to a
+ * multiple of SPMV_PITCH_ALIGN floats, values is SPMV_ALIGN_BYTES-aligned, and every entry whose
+ * column falls outside [0, rows) and every padding entry (row >= rows) is zero.
+ * ------------------------------------------------------------------------------------------- */
+#define SPMV_PITCH_ALIGN 32  /* floats: 128 bytes */
+#define SPMV_ALIGN_BYTES 128
+
+typedef struct spmv_dia {
+  int rows;      /* matrix order n */
+  int ndiag;     /* number of stored diagonals */
+  size_t pitch;  /* floats per stored diagonal, >= rows, multiple of SPMV_PITCH_ALIGN */
+  int *offsets;  /* ndiag column offsets, strictly ascending */
+  float *values; /* ndiag * pitch floats, SPMV_ALIGN_BYTES-aligned, zero-initialised */
+} spmv_dia;
+
+/* Allocates a zero-filled DIA matrix with the given offsets (copied; must be strictly ascending
+ * and within (-rows, rows)). Checks ndiag * pitch for overflow before allocating.
+ * Returns DSG_OK, DSG_ERR_INVALID or DSG_ERR_NOMEM. Free with spmv_dia_destroy. */
+int spmv_dia_create(spmv_dia **out, int rows, int ndiag, const int *offsets);
+/* Frees A (NULL is allowed). */
+void spmv_dia_destroy(spmv_dia *A);
+/* Bytes of the stored values (ndiag * pitch * sizeof(float)). */
+size_t spmv_dia_bytes(const spmv_dia *A);
+/* Checks the invariants above (ascending offsets, zeros outside the matrix and in the padding,
+ * finite values). Returns DSG_OK or DSG_ERR_INVALID with a message naming the first violation. */
+int spmv_dia_validate(const spmv_dia *A);
+
+/* Scalar reference y = A x: one row at a time, bounds-checked, accumulated in double.
+ * The test oracle for every other product. x and y have rows elements and must not alias. */
+void spmv_dia_mul_ref(const spmv_dia *A, const float *x, float *y);
+/* Threaded (OpenMP), vectorisable y = A x over row blocks; float accumulation in diagonal order.
+ * x and y have rows elements and must not alias. */
+void spmv_dia_mul(const spmv_dia *A, const float *x, float *y);
+
+/* Connected components of the graph whose edges are the entries |a_ij| > threshold (i != j).
+ * label (rows ints) receives 0 .. *ncomp - 1, numbered by first appearance in row order.
+ * Returns DSG_OK or DSG_ERR_NOMEM. */
+int spmv_dia_components(const spmv_dia *A, float threshold, int *label, int *ncomp);
+
+/* ---------------------------------------------------------------------------------------------
+ * The matvec interface: y = A x for one fixed matrix, on some backend.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct spmv_matvec spmv_matvec;
+
+/* Accumulated timing of all apply calls since creation (or the last reset), in seconds.
+ * total_s is the wall time of the calls; kernel_s the device (or C loop) time of the product;
+ * transfer_s the host<->device copies; host_s the rest (argument setup, waits, conversions). */
+typedef struct spmv_timing {
+  long calls;
+  double total_s;
+  double kernel_s;
+  double transfer_s;
+  double host_s;
+} spmv_timing;
+
+/* Creates the C-path matvec for A. A is borrowed: it must outlive the matvec.
+ * Returns DSG_OK or DSG_ERR_NOMEM. */
+int spmv_matvec_create_cpu(spmv_matvec **out, const spmv_dia *A);
+/* y = A x with x, y host arrays of spmv_matvec_rows() floats. Returns DSG_OK or an error
+ * (OpenCL failures) with the message set. */
+int spmv_matvec_apply(spmv_matvec *mv, const float *x, float *y);
+/* Matrix order n. */
+int spmv_matvec_rows(const spmv_matvec *mv);
+/* The timing accumulated so far. */
+spmv_timing spmv_matvec_timing(const spmv_matvec *mv);
+/* Resets the timing counters to zero. */
+void spmv_matvec_timing_reset(spmv_matvec *mv);
+/* Backend name: "cpu" or "opencl". */
+const char *spmv_matvec_backend(const spmv_matvec *mv);
+/* Frees mv and everything it created (NULL is allowed). */
+void spmv_matvec_destroy(spmv_matvec *mv);
+
+#endif /* DIASEG_SPMV_H */
