@@ -1,0 +1,78 @@
+/* eigensolver: the largest eigenpairs of a symmetric operator given as an spmv_matvec.
+ *
+ * eig_arpack_solve drives ARPACK-ng's symmetric implicitly restarted Lanczos (dsaupd/dseupd)
+ * through reverse communication; every product y = A x goes through the matvec interface, so the
+ * same driver runs on the C path and on OpenCL devices. ARPACK keeps global state and is not
+ * reentrant: calls are serialised by a lock in this module.
+ *
+ * Determinism: the start vector is fixed (see EIG_START_SEED and docs/PIPELINE.md) and every
+ * eigenvector is returned with unit 2-norm and the sign that makes its entry of largest magnitude
+ * (the first such entry) positive.
+ */
+#ifndef DIASEG_EIGENSOLVER_H
+#define DIASEG_EIGENSOLVER_H
+
+#include <signal.h>
+
+#include "spmv.h"
+
+/* Seed of the splitmix64 stream that makes the start vector r_i = u_i - 0.5, u_i in [0, 1). */
+#define EIG_START_SEED 0x6469617365677631ull /* "diasegv1" */
+
+/* Called about once per restart from the solving thread. */
+typedef void (*eig_progress_fn)(void *data, long matvecs, int nconv_estimate, double elapsed_s);
+
+typedef struct eig_options {
+  int nev;       /* eigenpairs wanted, 1 <= nev < n */
+  int ncv;       /* Lanczos basis size; 0 picks min(n, max(2 nev + 1, 20)); nev < ncv <= n */
+  double tol;    /* convergence: |A u - theta u| <= tol |theta| (ARPACK's relative test) */
+  int max_iter;  /* restart limit (ARPACK's mxiter) */
+  /* Optional known eigenvectors with disjoint supports, e.g. the vectors D^1/2 1_C of the
+   * connected components C of a normalised affinity, whose eigenvalue 1 has the multiplicity of
+   * the component count, which a Krylov method with one start vector cannot resolve.
+   * Known vector c has the entries known_values[i] on the rows with known_label[i] == c and zero
+   * elsewhere (unit norm each; labels in [0, known_count), -1 for rows in none). They are
+   * projected out of the Lanczos operator and returned among the results, with their Rayleigh
+   * quotients as eigenvalues. */
+  int known_count;
+  const int *known_label;
+  const float *known_values;
+  const volatile sig_atomic_t *cancel; /* optional: nonzero asks the solve to stop */
+  eig_progress_fn progress;            /* optional */
+  void *progress_data;
+} eig_options;
+
+/* Fills *opt with the defaults (nev 8, ncv auto, tol 1e-5, max_iter 1000, no cancel/progress). */
+void eig_options_init(eig_options *opt);
+
+typedef struct eig_result {
+  int n;             /* order of the operator */
+  int nev;           /* eigenpairs asked for */
+  int ncv;           /* basis size used */
+  int nconv;         /* eigenpairs returned (converged); < nev when the iteration limit hit */
+  int converged;     /* 1 when nconv == nev */
+  int iterations;    /* restarts (ARPACK iparam[2] on exit) */
+  long matvecs;      /* products with the operator during the solve (residuals excluded) */
+  double *values;    /* nconv eigenvalues, descending */
+  float *vectors;    /* nconv unit eigenvectors, vector i at vectors + i * n */
+  double *residuals; /* nconv values |A u - lambda u|_2, measured with one extra product each */
+  double solve_s;    /* wall time of the solve (residual products excluded) */
+  spmv_timing matvec; /* the matvec time inside solve_s */
+  double host_s;     /* solve_s minus matvec.total_s: ARPACK's orthogonalisation and restarts */
+} eig_result;
+
+/* Computes the opt->nev largest (algebraic) eigenpairs of the symmetric operator mv.
+ * Returns DSG_OK when all converged; DSG_ERR_NOCONV when the restart limit stopped it (res holds
+ * the nconv pairs that did converge, possibly none: a partial result, flagged); DSG_ERR_INVALID
+ * for bad options; DSG_ERR_SOLVER for an ARPACK failure; DSG_ERR_INTERRUPTED when *cancel was
+ * set; or the matvec's error. On every return res is valid for eig_result_free(). */
+int eig_arpack_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res);
+
+/* Frees the arrays of res (not res itself) and zeroes it. */
+void eig_result_free(eig_result *res);
+
+/* Normalises u (length n) to unit 2-norm and flips its sign so that its first entry of largest
+ * magnitude is positive. Exposed for other solvers and tests. */
+void eig_normalize_sign(float *u, int n);
+
+#endif /* DIASEG_EIGENSOLVER_H */

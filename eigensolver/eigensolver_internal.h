@@ -1,0 +1,24 @@
+/* Private to eigensolver/: pieces shared by the solvers. */
+#ifndef DIASEG_EIGENSOLVER_INTERNAL_H
+#define DIASEG_EIGENSOLVER_INTERNAL_H
+
+#include "eigensolver.h"
+
+/* Validates opt for an operator of order n and resolves ncv (0 = automatic) into *ncv_out. */
+int eig_check_options(const eig_options *opt, int n, int *ncv_out);
+/* The documented start vector: r_i = u_i - 0.5 from splitmix64 seeded with EIG_START_SEED. */
+void eig_start_vector(double *r, int n);
+/* Allocates values, residuals and vectors of res for nev pairs of length n. */
+int eig_result_alloc(eig_result *res, int n, int nev);
+/* Fills res->residuals[k] = |A u_k - lambda_k u_k|_2 for k < res->nconv (one product each). */
+int eig_residuals(spmv_matvec *mv, eig_result *res);
+
+/* x -= sum_c (v_c . x) v_c over the known vectors of opt (work: known_count doubles). */
+void eig_project_known(const eig_options *opt, int n, double *x, double *work);
+/* The first `count` known vectors of opt as eigenpairs (Rayleigh quotients) into values/vectors. */
+int eig_known_pairs(spmv_matvec *mv, const eig_options *opt, double *values, float *vectors,
+                    int count);
+/* Sorts res's nconv pairs by descending value. */
+int eig_sort_pairs(eig_result *res);
+
+#endif
