@@ -1,0 +1,232 @@
+/* The pixel-affinity matrix of radius-r discs, normalised for normalized cuts, in DIA form. */
+#include "app.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int app_disc_size(int radius)
+{
+  int count = 0;
+  for (int dy = -radius; dy <= radius; dy++)
+    for (int dx = -radius; dx <= radius; dx++)
+      count += dx * dx + dy * dy <= radius * radius;
+  return count;
+}
+
+void app_disc_offsets(int radius, int *dx, int *dy)
+{
+  int k = 0;
+  for (int y = -radius; y <= radius; y++)
+    for (int x = -radius; x <= radius; x++)
+      if (x * x + y * y <= radius * radius) {
+        dx[k] = x;
+        dy[k] = y;
+        k++;
+      }
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+static int check_params(int width, int height, int nfeat, const app_affinity_params *p)
+{
+  if (width < 1 || height < 1)
+    return dsg_error_set(DSG_ERR_INVALID, "image is %d x %d; it needs at least one pixel", width,
+                         height);
+  if ((long long)width * height > INT_MAX / 2)
+    return dsg_error_set(DSG_ERR_LIMIT, "image %d x %d has more pixels than diaseg indexes (%d)",
+                         width, height, INT_MAX / 2);
+  if (nfeat < 1)
+    return dsg_error_set(DSG_ERR_INVALID, "features need at least one channel");
+  if (p->radius < 1 || p->radius > APP_MAX_RADIUS)
+    return dsg_error_set(DSG_ERR_INVALID, "--radius %d is out of range: it must be in [1, %d] "
+                         "(radius 0 gives no neighbours)", p->radius, APP_MAX_RADIUS);
+  if (!isfinite(p->sigma_i) || !(p->sigma_i > 0.0))
+    return dsg_error_set(DSG_ERR_INVALID, "--sigma-i %g is invalid: it must be finite and > 0",
+                         p->sigma_i);
+  if (!isfinite(p->sigma_x) || !(p->sigma_x > 0.0))
+    return dsg_error_set(DSG_ERR_INVALID, "--sigma-x %g is invalid: it must be finite and > 0",
+                         p->sigma_x);
+  return DSG_OK;
+}
+
+int app_affinity_build(int width, int height, const float *features, int nfeat,
+                       const app_affinity_params *p, spmv_dia **N_out, double **sqrt_degree)
+{
+  int status, ndisc, nvalid = 0, ndiag = 0;
+  int *dx = NULL, *dy = NULL, *diag_of = NULL, *offsets = NULL;
+  double *spatial = NULL, *degree = NULL;
+  spmv_dia *A = NULL;
+
+  *N_out = NULL;
+  if (sqrt_degree)
+    *sqrt_degree = NULL;
+  status = check_params(width, height, nfeat, p);
+  if (status != DSG_OK)
+    return status;
+
+  const int n = width * height;
+  const double inv_si2 = 1.0 / (p->sigma_i * p->sigma_i), inv_sx2 = 1.0 / (p->sigma_x * p->sigma_x);
+  ndisc = app_disc_size(p->radius);
+  dx = malloc((size_t)ndisc * sizeof(*dx));
+  dy = malloc((size_t)ndisc * sizeof(*dy));
+  diag_of = malloc((size_t)ndisc * sizeof(*diag_of));
+  offsets = malloc((size_t)ndisc * sizeof(*offsets));
+  spatial = malloc((size_t)ndisc * sizeof(*spatial));
+  degree = calloc((size_t)n, sizeof(*degree));
+  if (!dx || !dy || !diag_of || !offsets || !spatial || !degree) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the affinity of %d pixels", n);
+    goto out_free;
+  }
+  app_disc_offsets(p->radius, dx, dy);
+
+  /* Diagonals: the distinct offsets dy * width + dx of disc entries that can join two pixels. */
+  for (int k = 0; k < ndisc; k++) {
+    spatial[k] = exp(-(double)(dx[k] * dx[k] + dy[k] * dy[k]) * inv_sx2);
+    if (abs(dx[k]) < width && abs(dy[k]) < height)
+      offsets[nvalid++] = dy[k] * width + dx[k];
+  }
+  if (nvalid < 2) {
+    status = dsg_error_set(DSG_ERR_INVALID, "--radius %d gives the pixels of a %d x %d image no "
+                           "neighbours", p->radius, width, height);
+    goto out_free;
+  }
+  qsort(offsets, (size_t)nvalid, sizeof(*offsets), cmp_int);
+  for (int k = 0; k < nvalid; k++)
+    if (ndiag == 0 || offsets[k] != offsets[ndiag - 1])
+      offsets[ndiag++] = offsets[k];
+  for (int k = 0; k < ndisc; k++) {
+    const int o = dy[k] * width + dx[k];
+    const int *hit = bsearch(&o, offsets, (size_t)ndiag, sizeof(*offsets), cmp_int);
+    diag_of[k] = abs(dx[k]) < width && abs(dy[k]) < height && hit ? (int)(hit - offsets) : -1;
+  }
+  status = spmv_dia_create(&A, n, ndiag, offsets);
+  if (status != DSG_OK)
+    goto out_free;
+
+  /* Pass 1: W (float) into the diagonals, D = row sums of W (double). */
+#pragma omp parallel for schedule(static)
+  for (int y = 0; y < height; y++) {
+    for (int x = 0; x < width; x++) {
+      const int i = y * width + x;
+      const float *fi = features + (size_t)i * (size_t)nfeat;
+      double sum = 0.0;
+      for (int k = 0; k < ndisc; k++) {
+        const int xj = x + dx[k], yj = y + dy[k];
+        if (diag_of[k] < 0 || xj < 0 || xj >= width || yj < 0 || yj >= height)
+          continue;
+        const float *fj = features + ((size_t)yj * (size_t)width + (size_t)xj) * (size_t)nfeat;
+        double dist2 = 0.0;
+        for (int c = 0; c < nfeat; c++) {
+          double diff = (double)fi[c] - (double)fj[c];
+          dist2 += diff * diff;
+        }
+        const double w = exp(-dist2 * inv_si2) * spatial[k];
+        A->values[(size_t)diag_of[k] * A->pitch + (size_t)i] = (float)w;
+        sum += w;
+      }
+      degree[i] = sum;
+    }
+  }
+  /* Pass 2: N_ij = W_ij * (s_i * s_j), s = D^-1/2; the product s_i * s_j keeps N exactly
+   * symmetric. degree becomes D^1/2. */
+#pragma omp parallel for schedule(static)
+  for (int i = 0; i < n; i++)
+    degree[i] = sqrt(degree[i]);
+#pragma omp parallel for schedule(static)
+  for (int i = 0; i < n; i++) {
+    for (int d = 0; d < ndiag; d++) {
+      const long long j = (long long)i + offsets[d];
+      float *a = A->values + (size_t)d * A->pitch + (size_t)i;
+      if (j >= 0 && j < n && *a != 0.0f)
+        *a = (float)((double)*a * (1.0 / (degree[i] * degree[j])));
+    }
+  }
+  *N_out = A;
+  A = NULL;
+  if (sqrt_degree) {
+    *sqrt_degree = degree;
+    degree = NULL;
+  }
+
+out_free:
+  spmv_dia_destroy(A);
+  free(dx);
+  free(dy);
+  free(diag_of);
+  free(offsets);
+  free(spatial);
+  free(degree);
+  return status;
+}
+
+typedef struct comp_size {
+  int size, id;
+} comp_size;
+
+/* larger first; equal sizes in order of first appearance */
+static int cmp_size_desc(const void *a, const void *b)
+{
+  const comp_size *x = a, *y = b;
+  if (x->size != y->size)
+    return x->size < y->size ? 1 : -1;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+int app_components_find(const spmv_dia *N, const double *sqrt_degree, app_components *c)
+{
+  const int n = N->rows;
+  int *rank = NULL, status;
+  comp_size *order = NULL;
+  double *norm2 = NULL;
+
+  memset(c, 0, sizeof(*c));
+  c->label = malloc((size_t)n * sizeof(*c->label));
+  c->values = malloc((size_t)n * sizeof(*c->values));
+  if (!c->label || !c->values) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate component labels for %d pixels", n);
+    goto out;
+  }
+  status = spmv_dia_components(N, APP_COMPONENT_THRESHOLD, c->label, &c->count);
+  if (status != DSG_OK)
+    goto out;
+  order = calloc((size_t)c->count, sizeof(*order));
+  rank = malloc((size_t)c->count * sizeof(*rank));
+  norm2 = calloc((size_t)c->count, sizeof(*norm2));
+  if (!order || !rank || !norm2) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %d components", c->count);
+    goto out;
+  }
+  for (int k = 0; k < c->count; k++)
+    order[k].id = k;
+  for (int i = 0; i < n; i++)
+    order[c->label[i]].size++;
+  qsort(order, (size_t)c->count, sizeof(*order), cmp_size_desc);
+  for (int k = 0; k < c->count; k++)
+    rank[order[k].id] = k;
+  for (int i = 0; i < n; i++) {
+    c->label[i] = rank[c->label[i]];
+    norm2[c->label[i]] += sqrt_degree[i] * sqrt_degree[i];
+  }
+  for (int i = 0; i < n; i++)
+    c->values[i] = (float)(sqrt_degree[i] / sqrt(norm2[c->label[i]]));
+out:
+  free(order);
+  free(rank);
+  free(norm2);
+  if (status != DSG_OK)
+    app_components_free(c);
+  return status;
+}
+
+void app_components_free(app_components *c)
+{
+  free(c->label);
+  free(c->values);
+  memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,342 @@
+/* The command line: one option table drives parsing and --help. */
+#include "app.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CMD_BIT(c) (1u << (c))
+#define SOLVE_CMDS (CMD_BIT(APP_CMD_SEGMENT) | CMD_BIT(APP_CMD_EIGS))
+
+enum opt_id {
+  OPT_K, OPT_OUT, OPT_NEV, OPT_NCV, OPT_TOL, OPT_MAX_ITER, OPT_RADIUS, OPT_SIGMA_I, OPT_SIGMA_X,
+  OPT_AFFINITY, OPT_MATVEC, OPT_SEED, OPT_RESTARTS, OPT_JSON, OPT_MAX_PIXELS, OPT_QUIET, OPT_HELP,
+  OPT_VERSION
+};
+
+typedef struct opt_def {
+  const char *name;   /* long name without "--" */
+  char short_name;    /* 0 if none */
+  const char *metavar; /* NULL for flags */
+  enum opt_id id;
+  unsigned commands;  /* CMD_BIT mask */
+  const char *help;
+} opt_def;
+
+static const opt_def options[] = {
+  {"k", 'k', "SEGMENTS", OPT_K, CMD_BIT(APP_CMD_SEGMENT), "number of segments, 1 <= k <= nev (default 5)"},
+  {"output", 'o', "DIR", OPT_OUT, SOLVE_CMDS, "output folder, created if missing (default out)"},
+  {"nev", 0, "N", OPT_NEV, SOLVE_CMDS, "eigenpairs to compute, 1 <= N < pixels (default 8)"},
+  {"ncv", 0, "M", OPT_NCV, SOLVE_CMDS, "Lanczos basis size, nev < M <= pixels (default max(2 nev + 1, 20))"},
+  {"tol", 0, "T", OPT_TOL, SOLVE_CMDS, "relative residual tolerance, 0 < T < 1 (default 1e-5)"},
+  {"max-iter", 0, "M", OPT_MAX_ITER, SOLVE_CMDS, "Lanczos restart limit (default 1000)"},
+  {"radius", 0, "R", OPT_RADIUS, SOLVE_CMDS, "neighbourhood disc radius in pixels, 1..30 (default 5: 81 diagonals)"},
+  {"sigma-i", 0, "S", OPT_SIGMA_I, SOLVE_CMDS, "feature scale of the affinity (default 0.1)"},
+  {"sigma-x", 0, "S", OPT_SIGMA_X, SOLVE_CMDS, "spatial scale of the affinity in pixels (default 4.0)"},
+  {"affinity", 0, "KIND", OPT_AFFINITY, SOLVE_CMDS, "features: intensity (default) or color"},
+  {"matvec", 0, "BACKEND", OPT_MATVEC, SOLVE_CMDS, "matrix-vector product: cpu (default)"},
+  {"seed", 0, "S", OPT_SEED, CMD_BIT(APP_CMD_SEGMENT), "k-means++ seed (default 1)"},
+  {"restarts", 0, "R", OPT_RESTARTS, CMD_BIT(APP_CMD_SEGMENT), "k-means restarts; the best is kept (default 8)"},
+  {"json", 0, "FILE", OPT_JSON, SOLVE_CMDS, "also write the report to FILE ('-': standard output)"},
+  {"max-pixels", 0, "N", OPT_MAX_PIXELS, SOLVE_CMDS, "refuse images with more pixels (default 33554432)"},
+  {"quiet", 'q', NULL, OPT_QUIET, SOLVE_CMDS, "no progress or summary on standard error"},
+  {"help", 'h', NULL, OPT_HELP, ~0u, "show this help"},
+  {"version", 'V', NULL, OPT_VERSION, ~0u, "show the version"},
+};
+#define NOPTIONS (sizeof(options) / sizeof(options[0]))
+
+static const struct {
+  const char *name;
+  app_command cmd;
+  const char *args;
+  const char *summary;
+} commands[] = {
+  {"segment", APP_CMD_SEGMENT, "[IMAGE]",
+   "segment an image (default: the sample image) into -k regions"},
+  {"eigs", APP_CMD_EIGS, "IMAGE", "eigenvectors, their pictures and the report, no clustering"},
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+const char *app_command_name(app_command cmd)
+{
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    if (commands[i].cmd == cmd)
+      return commands[i].name;
+  return "diaseg";
+}
+
+void app_config_init(app_config *cfg)
+{
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->out_dir = "out";
+  cfg->k = 5;
+  cfg->nev = 8;
+  cfg->ncv = 0;
+  cfg->tol = 1e-5;
+  cfg->max_iter = 1000;
+  cfg->affinity.radius = 5;
+  cfg->affinity.sigma_i = 0.1;
+  cfg->affinity.sigma_x = 4.0;
+  cfg->feature = APP_FEATURE_INTENSITY;
+  cfg->matvec = "cpu";
+  cfg->seed = 1;
+  cfg->restarts = 8;
+  cfg->max_pixels = APP_DEFAULT_MAX_PIXELS;
+}
+
+static int parse_long(const char *opt, const char *s, long long lo, long long hi, long long *out)
+{
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (!*s || *end || errno == ERANGE)
+    return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not an integer", opt, s);
+  if (v < lo || v > hi)
+    return dsg_error_set(DSG_ERR_INVALID, "%s: %lld is out of range [%lld, %lld]", opt, v, lo, hi);
+  *out = v;
+  return DSG_OK;
+}
+
+static int parse_double(const char *opt, const char *s, double *out)
+{
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (!*s || *end)
+    return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not a number", opt, s);
+  if (!isfinite(v))
+    return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not finite", opt, s);
+  *out = v;
+  return DSG_OK;
+}
+
+static int apply_option(app_config *cfg, const opt_def *o, const char *flag, const char *v)
+{
+  long long iv = 0;
+  int status = DSG_OK;
+  switch (o->id) {
+  case OPT_K:
+    status = parse_long(flag, v, 1, 1000, &iv);
+    cfg->k = (int)iv;
+    break;
+  case OPT_OUT:
+    if (!*v)
+      return dsg_error_set(DSG_ERR_INVALID, "%s: the folder name is empty", flag);
+    cfg->out_dir = v;
+    break;
+  case OPT_NEV:
+    status = parse_long(flag, v, 1, 1000, &iv);
+    cfg->nev = (int)iv;
+    break;
+  case OPT_NCV:
+    status = parse_long(flag, v, 2, 4000, &iv);
+    cfg->ncv = (int)iv;
+    break;
+  case OPT_TOL:
+    status = parse_double(flag, v, &cfg->tol);
+    if (status == DSG_OK && !(cfg->tol > 0.0 && cfg->tol < 1.0))
+      return dsg_error_set(DSG_ERR_INVALID, "%s: %g is out of range: it must be in (0, 1)", flag,
+                           cfg->tol);
+    break;
+  case OPT_MAX_ITER:
+    status = parse_long(flag, v, 1, INT_MAX, &iv);
+    cfg->max_iter = (int)iv;
+    break;
+  case OPT_RADIUS:
+    status = parse_long(flag, v, LLONG_MIN, LLONG_MAX, &iv);
+    if (status == DSG_OK && (iv < 1 || iv > APP_MAX_RADIUS))
+      return dsg_error_set(DSG_ERR_INVALID, "%s: %lld is out of range: the disc needs a radius in "
+                           "[1, %d] (radius 0 gives no neighbours)", flag, iv, APP_MAX_RADIUS);
+    cfg->affinity.radius = (int)iv;
+    break;
+  case OPT_SIGMA_I:
+  case OPT_SIGMA_X: {
+    double *dst = o->id == OPT_SIGMA_I ? &cfg->affinity.sigma_i : &cfg->affinity.sigma_x;
+    status = parse_double(flag, v, dst);
+    if (status == DSG_OK && !(*dst > 0.0))
+      return dsg_error_set(DSG_ERR_INVALID, "%s: %g is invalid: it must be > 0", flag, *dst);
+    break;
+  }
+  case OPT_AFFINITY:
+    if (strcmp(v, "intensity") == 0)
+      cfg->feature = APP_FEATURE_INTENSITY;
+    else if (strcmp(v, "color") == 0 || strcmp(v, "colour") == 0)
+      cfg->feature = APP_FEATURE_COLOR;
+    else
+      return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not one of intensity, color", flag, v);
+    break;
+  case OPT_MATVEC:
+    if (strcmp(v, "cpu") != 0)
+      return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not one of cpu", flag, v);
+    cfg->matvec = v;
+    break;
+  case OPT_SEED:
+    status = parse_long(flag, v, 0, LLONG_MAX, &iv);
+    cfg->seed = (uint64_t)iv;
+    break;
+  case OPT_RESTARTS:
+    status = parse_long(flag, v, 1, 1000, &iv);
+    cfg->restarts = (int)iv;
+    break;
+  case OPT_JSON:
+    if (!*v)
+      return dsg_error_set(DSG_ERR_INVALID, "%s: the file name is empty", flag);
+    cfg->json = v;
+    break;
+  case OPT_MAX_PIXELS:
+    status = parse_long(flag, v, 1, INT_MAX / 2, &iv);
+    cfg->max_pixels = (size_t)iv;
+    break;
+  case OPT_QUIET: cfg->quiet = 1; break;
+  case OPT_HELP: cfg->help = 1; break;
+  case OPT_VERSION: cfg->version = 1; break;
+  }
+  return status;
+}
+
+static const opt_def *find_long(const char *name, size_t len, app_command cmd)
+{
+  for (size_t i = 0; i < NOPTIONS; i++)
+    if (strlen(options[i].name) == len && strncmp(options[i].name, name, len) == 0 &&
+        (options[i].commands & CMD_BIT(cmd)))
+      return &options[i];
+  return NULL;
+}
+
+static const opt_def *find_short(char c, app_command cmd)
+{
+  for (size_t i = 0; i < NOPTIONS; i++)
+    if (options[i].short_name == c && (options[i].commands & CMD_BIT(cmd)))
+      return &options[i];
+  return NULL;
+}
+
+int app_cli_parse(int argc, char **argv, app_config *cfg)
+{
+  int i = 1, positional = 0, status;
+
+  if (argc < 2)
+    return DSG_OK; /* no command: the caller shows the overview */
+  for (size_t c = 0; c < NCOMMANDS; c++)
+    if (strcmp(argv[1], commands[c].name) == 0)
+      cfg->command = commands[c].cmd;
+  if (cfg->command == APP_CMD_NONE) {
+    if (strcmp(argv[1], "help") == 0) {
+      cfg->help = 1;
+      for (size_t c = 0; argc > 2 && c < NCOMMANDS; c++)
+        if (strcmp(argv[2], commands[c].name) == 0)
+          cfg->command = commands[c].cmd;
+      return DSG_OK;
+    }
+    if (argv[1][0] != '-')
+      return dsg_error_set(DSG_ERR_INVALID, "unknown command '%s' (try 'diaseg --help')", argv[1]);
+  } else {
+    i = 2;
+  }
+
+  for (; i < argc; i++) {
+    const char *arg = argv[i], *value = NULL;
+    const opt_def *o = NULL;
+    char flag[64];
+    if (strcmp(arg, "--") == 0) {
+      for (i++; i < argc; i++, positional++)
+        if (positional == 0)
+          cfg->image = argv[i];
+      break;
+    }
+    if (arg[0] == '-' && arg[1] == '-') {
+      const char *eq = strchr(arg + 2, '=');
+      size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+      o = find_long(arg + 2, len, cfg->command);
+      snprintf(flag, sizeof(flag), "--%.*s", (int)(len < 40 ? len : 40), arg + 2);
+      if (!o)
+        return dsg_error_set(DSG_ERR_INVALID, "unknown option '%s'%s%s (try 'diaseg %s --help')",
+                             flag, cfg->command ? " for " : "",
+                             cfg->command ? app_command_name(cfg->command) : "",
+                             cfg->command ? app_command_name(cfg->command) : "");
+      if (eq && !o->metavar)
+        return dsg_error_set(DSG_ERR_INVALID, "%s takes no value", flag);
+      value = eq ? eq + 1 : NULL;
+    } else if (arg[0] == '-' && arg[1] != '\0') {
+      o = find_short(arg[1], cfg->command);
+      snprintf(flag, sizeof(flag), "-%c", arg[1]);
+      if (!o)
+        return dsg_error_set(DSG_ERR_INVALID, "unknown option '%s'%s%s", flag,
+                             cfg->command ? " for " : "",
+                             cfg->command ? app_command_name(cfg->command) : "");
+      if (arg[2] != '\0') {
+        if (!o->metavar)
+          return dsg_error_set(DSG_ERR_INVALID, "%s takes no value ('%s')", flag, arg);
+        value = arg + 2; /* -k5 */
+      }
+    } else {
+      if (cfg->command == APP_CMD_NONE)
+        return dsg_error_set(DSG_ERR_INVALID, "unexpected argument '%s'", arg);
+      if (positional++ > 0)
+        return dsg_error_set(DSG_ERR_INVALID, "unexpected extra argument '%s': %s takes one image",
+                             arg, app_command_name(cfg->command));
+      cfg->image = arg;
+      continue;
+    }
+    if (o->metavar && !value) {
+      if (i + 1 >= argc)
+        return dsg_error_set(DSG_ERR_INVALID, "%s needs a value (%s)", flag, o->metavar);
+      value = argv[++i];
+    }
+    status = apply_option(cfg, o, flag, value ? value : "");
+    if (status != DSG_OK)
+      return status;
+  }
+  if (cfg->help || cfg->version)
+    return DSG_OK;
+  if (cfg->command == APP_CMD_NONE)
+    return DSG_OK;
+  if (cfg->command == APP_CMD_EIGS && !cfg->image)
+    return dsg_error_set(DSG_ERR_INVALID, "eigs needs an IMAGE (try 'diaseg eigs --help')");
+  if (cfg->command == APP_CMD_SEGMENT && cfg->k > cfg->nev)
+    return dsg_error_set(DSG_ERR_INVALID, "-k %d is out of range: it must satisfy k <= nev = %d "
+                         "(raise --nev)", cfg->k, cfg->nev);
+  if (cfg->ncv && cfg->ncv <= cfg->nev)
+    return dsg_error_set(DSG_ERR_INVALID, "--ncv %d is out of range: it must be > nev = %d",
+                         cfg->ncv, cfg->nev);
+  return DSG_OK;
+}
+
+void app_cli_usage(FILE *f, app_command cmd)
+{
+  if (cmd == APP_CMD_NONE) {
+    fprintf(f, "diaseg %s - spectral image segmentation (normalized cuts) with a DIA Lanczos "
+               "eigensolver\n\nUsage: diaseg COMMAND [OPTIONS] [ARGS]\n\nCommands:\n",
+            DIASEG_VERSION);
+    for (size_t c = 0; c < NCOMMANDS; c++)
+      fprintf(f, "  %-9s %s\n", commands[c].name, commands[c].summary);
+    fprintf(f, "\nOptions:\n  -h, --help     show help (also: diaseg COMMAND --help)\n"
+               "  -V, --version  show the version\n\n"
+               "Example: diaseg segment data/coffee.png -k 5 -o out\n"
+               "Outputs, formulas and exit codes: docs/CLI.md and docs/PIPELINE.md\n");
+    return;
+  }
+  for (size_t c = 0; c < NCOMMANDS; c++)
+    if (commands[c].cmd == cmd)
+      fprintf(f, "Usage: diaseg %s [OPTIONS] %s\n\n%c%s.\n\nOptions:\n", commands[c].name,
+              commands[c].args, toupper((unsigned char)commands[c].summary[0]),
+              commands[c].summary + 1);
+  for (size_t i = 0; i < NOPTIONS; i++) {
+    char left[64];
+    const opt_def *o = &options[i];
+    if (!(o->commands & CMD_BIT(cmd)))
+      continue;
+    if (o->short_name)
+      snprintf(left, sizeof(left), "-%c, --%s%s%s", o->short_name, o->name, o->metavar ? " " : "",
+               o->metavar ? o->metavar : "");
+    else
+      snprintf(left, sizeof(left), "    --%s%s%s", o->name, o->metavar ? " " : "",
+               o->metavar ? o->metavar : "");
+    fprintf(f, "  %-24s %s\n", left, o->help);
+  }
+  fprintf(f, "\nExit codes: 0 ok, 1 runtime error, 2 bad arguments or input, 3 not converged "
+             "(partial results, flagged in report.json), 130 interrupted.\n");
+}

@@ -1,0 +1,31 @@
+/* diaseg: the command-line entry point. */
+#include "app.h"
+
+#include <stdio.h>
+
+int main(int argc, char **argv)
+{
+  app_config cfg;
+  int status;
+
+  app_config_init(&cfg);
+  status = app_cli_parse(argc, argv, &cfg);
+  if (status != DSG_OK) {
+    fprintf(stderr, "diaseg: error: %s\n", dsg_error_message());
+    return app_exit_code(status);
+  }
+  if (cfg.version) {
+    printf("diaseg %s\n", DIASEG_VERSION);
+    return APP_EXIT_OK;
+  }
+  if (cfg.help || cfg.command == APP_CMD_NONE) {
+    app_cli_usage(cfg.help ? stdout : stderr, cfg.command);
+    return cfg.help ? APP_EXIT_OK : APP_EXIT_USAGE;
+  }
+  app_signals_install();
+  status = app_run(&cfg);
+  if (status != DSG_OK)
+    fprintf(stderr, "diaseg: %s: %s\n", status == DSG_ERR_NOCONV ? "warning" : "error",
+            dsg_error_message());
+  return app_exit_code(status);
+}

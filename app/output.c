@@ -1,0 +1,291 @@
+/* Staged output files (temporary file + rename) and the PNG / .npy / text writers. */
+#include "app.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <stb_image_write.h>
+
+#define APP_OUT_MAX_FILES 1024
+
+typedef struct staged {
+  char *tmp;   /* hidden temporary path in the folder */
+  char *final; /* the name it gets on commit */
+  FILE *fp;    /* open while being written */
+  int done;    /* closed successfully */
+} staged;
+
+struct app_out {
+  char *dir;
+  int created_dir; /* the folder did not exist: remove it again if nothing is committed */
+  staged files[APP_OUT_MAX_FILES];
+  volatile sig_atomic_t nfiles; /* entries below nfiles are fully initialised */
+  int committed;
+};
+
+static char *join(const char *dir, const char *prefix, const char *name, const char *suffix)
+{
+  size_t len = strlen(dir) + strlen(prefix) + strlen(name) + strlen(suffix) + 2;
+  char *s = malloc(len);
+  if (s)
+    snprintf(s, len, "%s/%s%s%s", dir, prefix, name, suffix);
+  return s;
+}
+
+int app_out_begin(app_out **out, const char *dir)
+{
+  struct stat st;
+  app_out *o;
+  char *probe = NULL;
+  FILE *f;
+  char suffix[32];
+  int status;
+
+  *out = NULL;
+  if (!dir || !*dir)
+    return dsg_error_set(DSG_ERR_INVALID, "the output folder name is empty");
+  o = calloc(1, sizeof(*o));
+  if (!o || !(o->dir = strdup(dir))) {
+    free(o);
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the output set");
+  }
+  if (stat(dir, &st) != 0) {
+    if (errno != ENOENT || mkdir(dir, 0777) != 0) {
+      status = dsg_error_set(DSG_ERR_IO, "cannot create the output folder '%s': %s", dir, strerror(errno));
+      goto out_fail;
+    }
+    o->created_dir = 1;
+  } else if (!S_ISDIR(st.st_mode)) {
+    status = dsg_error_set(DSG_ERR_IO, "the output path '%s' exists and is not a folder", dir);
+    goto out_fail;
+  }
+  /* A real probe: permissions alone say nothing for root or read-only mounts. */
+  snprintf(suffix, sizeof(suffix), ".%ld", (long)getpid());
+  probe = join(dir, ".diaseg-probe", suffix, "");
+  if (!probe) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a path");
+    goto out_fail;
+  }
+  f = fopen(probe, "wb");
+  if (!f || fclose(f) != 0) {
+    status = dsg_error_set(DSG_ERR_IO, "the output folder '%s' is not writable: %s", dir,
+                           strerror(errno));
+    unlink(probe);
+    goto out_fail;
+  }
+  unlink(probe);
+  free(probe);
+  *out = o;
+  return DSG_OK;
+
+out_fail:
+  free(probe);
+  if (o->created_dir)
+    rmdir(dir);
+  free(o->dir);
+  free(o);
+  return status;
+}
+
+const char *app_out_dir(const app_out *o) { return o->dir; }
+
+int app_out_open(app_out *o, const char *name, FILE **fp)
+{
+  staged *s;
+  char suffix[32];
+  *fp = NULL;
+  if (strchr(name, '/'))
+    return dsg_error_set(DSG_ERR_INVALID, "output name '%s' must not contain '/'", name);
+  if (o->nfiles >= APP_OUT_MAX_FILES)
+    return dsg_error_set(DSG_ERR_LIMIT, "more than %d output files", APP_OUT_MAX_FILES);
+  s = &o->files[o->nfiles];
+  memset(s, 0, sizeof(*s));
+  snprintf(suffix, sizeof(suffix), ".tmp-%ld", (long)getpid());
+  s->tmp = join(o->dir, ".", name, suffix);
+  s->final = join(o->dir, "", name, "");
+  if (!s->tmp || !s->final) {
+    free(s->tmp);
+    free(s->final);
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate output paths");
+  }
+  s->fp = fopen(s->tmp, "wb");
+  if (!s->fp) {
+    int e = errno;
+    free(s->tmp);
+    free(s->final);
+    return dsg_error_set(DSG_ERR_IO, "cannot create '%s' in '%s': %s", name, o->dir, strerror(e));
+  }
+  o->nfiles++; /* the handler may now see (and unlink) this entry */
+  *fp = s->fp;
+  return DSG_OK;
+}
+
+int app_out_close(app_out *o, FILE *fp)
+{
+  for (int i = 0; i < o->nfiles; i++) {
+    staged *s = &o->files[i];
+    if (s->fp != fp)
+      continue;
+    int bad = ferror(fp);
+    int e = bad ? errno : 0;
+    if (fflush(fp) != 0 && !bad) {
+      bad = 1;
+      e = errno;
+    }
+    if (!bad && fsync(fileno(fp)) != 0 && errno != EINVAL && errno != EROFS) {
+      bad = 1;
+      e = errno;
+    }
+    if (fclose(fp) != 0 && !bad) {
+      bad = 1;
+      e = errno;
+    }
+    s->fp = NULL;
+    if (bad) {
+      unlink(s->tmp);
+      return dsg_error_set(DSG_ERR_IO, "cannot write '%s': %s", s->final,
+                           e ? strerror(e) : "write error");
+    }
+    s->done = 1;
+    return DSG_OK;
+  }
+  return dsg_error_set(DSG_ERR_INVALID, "app_out_close: not a staged file");
+}
+
+int app_out_commit(app_out *o)
+{
+  for (int i = 0; i < o->nfiles; i++)
+    if (!o->files[i].done)
+      return dsg_error_set(DSG_ERR_IO, "'%s' was not completely written", o->files[i].final);
+  for (int i = 0; i < o->nfiles; i++) {
+    if (rename(o->files[i].tmp, o->files[i].final) != 0)
+      return dsg_error_set(DSG_ERR_IO, "cannot move '%s' into place: %s", o->files[i].final,
+                           strerror(errno));
+    o->files[i].done = 2; /* committed */
+  }
+  o->committed = 1;
+  return DSG_OK;
+}
+
+void app_out_abort_signal_safe(app_out *o)
+{
+  if (!o)
+    return;
+  for (int i = 0; i < o->nfiles; i++)
+    if (o->files[i].done != 2 && o->files[i].tmp)
+      unlink(o->files[i].tmp);
+  if (o->created_dir && !o->committed)
+    rmdir(o->dir);
+}
+
+void app_out_destroy(app_out *o)
+{
+  if (!o)
+    return;
+  for (int i = 0; i < o->nfiles; i++)
+    if (o->files[i].fp)
+      fclose(o->files[i].fp);
+  app_out_abort_signal_safe(o);
+  for (int i = 0; i < o->nfiles; i++) {
+    free(o->files[i].tmp);
+    free(o->files[i].final);
+  }
+  free(o->dir);
+  free(o);
+}
+
+/* ---- writers ---- */
+
+typedef struct png_sink {
+  FILE *fp;
+  int failed;
+} png_sink;
+
+static void png_write(void *ctx, void *data, int size)
+{
+  png_sink *sink = ctx;
+  if (!sink->failed && fwrite(data, 1, (size_t)size, sink->fp) != (size_t)size)
+    sink->failed = 1;
+}
+
+int app_out_png(app_out *o, const char *name, int width, int height, int comp,
+                const unsigned char *data)
+{
+  png_sink sink = {0};
+  int status;
+  /* stb_image_write sizes its buffers in int: keep every product well inside INT_MAX. */
+  if (width < 1 || height < 1 || comp < 1 || comp > 4 ||
+      (size_t)width * (size_t)height * (size_t)(comp + 1) > (size_t)INT_MAX / 2)
+    return dsg_error_set(DSG_ERR_LIMIT, "cannot write %s: %d x %d x %d is beyond the PNG writer's "
+                         "limit (%d bytes)", name, width, height, comp, INT_MAX / 2);
+  status = app_out_open(o, name, &sink.fp);
+  if (status != DSG_OK)
+    return status;
+  if (!stbi_write_png_to_func(png_write, &sink, width, height, comp, data, width * comp) ||
+      sink.failed) {
+    int e = errno;
+    app_out_close(o, sink.fp);
+    /* the staged file is dropped at destroy; report the real cause */
+    return dsg_error_set(DSG_ERR_IO, "cannot write '%s': %s", name,
+                         sink.failed ? strerror(e) : "PNG encoder failed (out of memory)");
+  }
+  return app_out_close(o, sink.fp);
+}
+
+static int write_npy(app_out *o, const char *name, const char *descr, size_t elem,
+                     const void *data, int ndim, const size_t *shape)
+{
+  char header[256], dims[160] = "";
+  size_t count = 1;
+  FILE *fp;
+  int status, hl;
+  const uint16_t one = 1;
+  const char order = *(const unsigned char *)&one ? '<' : '>'; /* the data is written as is */
+  for (int i = 0; i < ndim; i++) {
+    size_t used = strlen(dims);
+    /* "(a, b, c)"; one dimension keeps Python's trailing comma: "(a,)" */
+    snprintf(dims + used, sizeof(dims) - used, "%zu%s", shape[i],
+             i + 1 < ndim ? ", " : ndim == 1 ? "," : "");
+    count *= shape[i];
+  }
+  hl = snprintf(header, sizeof(header), "{'descr': '%c%s', 'fortran_order': False, 'shape': (%s), }",
+                order, descr, dims);
+  /* pad with spaces so that magic (6) + version (2) + length (2) + header + '\n' is a multiple of 64 */
+  while ((10 + hl + 1) % 64 != 0)
+    header[hl++] = ' ';
+  header[hl++] = '\n';
+  status = app_out_open(o, name, &fp);
+  if (status != DSG_OK)
+    return status;
+  unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hl & 0xff),
+                           (unsigned char)(hl >> 8)};
+  fwrite(pre, 1, sizeof(pre), fp);
+  fwrite(header, 1, (size_t)hl, fp);
+  fwrite(data, elem, count, fp);
+  return app_out_close(o, fp);
+}
+
+int app_out_npy_f32(app_out *o, const char *name, const float *data, int ndim, const size_t *shape)
+{
+  return write_npy(o, name, "f4", sizeof(float), data, ndim, shape);
+}
+
+int app_out_npy_i32(app_out *o, const char *name, const int32_t *data, int ndim, const size_t *shape)
+{
+  return write_npy(o, name, "i4", sizeof(int32_t), data, ndim, shape);
+}
+
+int app_out_text(app_out *o, const char *name, const char *text, size_t len)
+{
+  FILE *fp;
+  int status = app_out_open(o, name, &fp);
+  if (status != DSG_OK)
+    return status;
+  fwrite(text, 1, len, fp);
+  return app_out_close(o, fp);
+}

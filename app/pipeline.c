@@ -1,0 +1,485 @@
+/* The segment and eigs runs: load -> affinity -> solve -> cluster -> write, with the report. */
+#include "app.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef DIASEG_SOURCE_DATA_DIR
+#define DIASEG_SOURCE_DATA_DIR ""
+#endif
+#ifndef DIASEG_INSTALL_DATA_DIR
+#define DIASEG_INSTALL_DATA_DIR ""
+#endif
+#define SAMPLE_IMAGE "coffee.png"
+
+volatile sig_atomic_t app_cancel = 0;
+static app_out *volatile active_out = NULL; /* what a second signal cleans up */
+
+static void on_signal(int sig)
+{
+  if (app_cancel) {
+    app_out_abort_signal_safe(active_out);
+    _exit(128 + sig);
+  }
+  app_cancel = sig;
+}
+
+void app_signals_install(void)
+{
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+int app_exit_code(int status)
+{
+  switch (status) {
+  case DSG_OK: return APP_EXIT_OK;
+  case DSG_ERR_INVALID:
+  case DSG_ERR_FORMAT: return APP_EXIT_USAGE;
+  case DSG_ERR_NOCONV: return APP_EXIT_NOCONV;
+  case DSG_ERR_INTERRUPTED: return app_cancel ? 128 + app_cancel : APP_EXIT_INTERRUPTED;
+  default: return APP_EXIT_ERROR;
+  }
+}
+
+static int file_exists(const char *path) { return access(path, R_OK) == 0; }
+
+int app_find_sample(char *buf, size_t cap)
+{
+  char exe[4096];
+  const char *env = getenv("DIASEG_DATA_DIR");
+  const char *dirs[6] = {env, DIASEG_SOURCE_DATA_DIR, DIASEG_INSTALL_DATA_DIR, NULL, NULL, NULL};
+  char rel[3][4200];
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (len > 0) {
+    exe[len] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash)
+      *slash = '\0';
+    snprintf(rel[0], sizeof(rel[0]), "%s/../share/diaseg", exe);
+    snprintf(rel[1], sizeof(rel[1]), "%s/../data", exe);
+    snprintf(rel[2], sizeof(rel[2]), "%s/data", exe);
+    dirs[3] = rel[0];
+    dirs[4] = rel[1];
+    dirs[5] = rel[2];
+  }
+  for (int i = 0; i < 6; i++) {
+    if (!dirs[i] || !*dirs[i])
+      continue;
+    snprintf(buf, cap, "%s/%s", dirs[i], SAMPLE_IMAGE);
+    if (file_exists(buf))
+      return DSG_OK;
+  }
+  return dsg_error_set(DSG_ERR_IO, "cannot find the sample image %s (set DIASEG_DATA_DIR to the "
+                       "folder holding it, or name an IMAGE)", SAMPLE_IMAGE);
+}
+
+typedef struct run {
+  const app_config *cfg;
+  char image_path[4096];
+  app_image img;
+  spmv_dia *N;
+  double *sqrt_degree;
+  app_components comps;
+  spmv_matvec *mv;
+  eig_result eig;
+  int solve_status;
+  int *labels;
+  int clustered;
+  double inertia;
+  app_out *out;
+  int nfiles;
+  double t_load, t_affinity, t_solve, t_cluster, t_write, t_total;
+} run;
+
+static void progress(void *data, long matvecs, int nconv, double elapsed)
+{
+  (void)data;
+  if (nconv >= 0)
+    fprintf(stderr, "\r  solving: %ld products, %d converged, %.1f s   ", matvecs, nconv, elapsed);
+  else
+    fprintf(stderr, "\r  solving: %ld products, %.1f s   ", matvecs, elapsed);
+  fflush(stderr);
+}
+
+static int check_cancel(void)
+{
+  if (app_cancel)
+    return dsg_error_set(DSG_ERR_INTERRUPTED, "interrupted by signal %d; no output was written",
+                         (int)app_cancel);
+  return DSG_OK;
+}
+
+static int stage_solve(run *r)
+{
+  const app_config *cfg = r->cfg;
+  eig_options opt;
+  int status, tty = !cfg->quiet && isatty(STDERR_FILENO);
+  double t0 = dsg_seconds();
+
+  status = app_components_find(r->N, r->sqrt_degree, &r->comps);
+  if (status == DSG_OK)
+    status = spmv_matvec_create_cpu(&r->mv, r->N);
+  if (status != DSG_OK)
+    return status;
+  eig_options_init(&opt);
+  opt.known_count = r->comps.count;
+  opt.known_label = r->comps.label;
+  opt.known_values = r->comps.values;
+  opt.nev = cfg->nev;
+  opt.ncv = cfg->ncv;
+  opt.tol = cfg->tol;
+  opt.max_iter = cfg->max_iter;
+  opt.cancel = &app_cancel;
+  if (tty)
+    opt.progress = progress;
+  status = eig_arpack_solve(r->mv, &opt, &r->eig);
+  if (tty)
+    fprintf(stderr, "\r%60s\r", "");
+  r->t_solve = dsg_seconds() - t0;
+  if (status == DSG_ERR_INTERRUPTED)
+    return check_cancel();
+  if (status == DSG_ERR_NOCONV) {
+    /* partial results: keep going, flag them, exit 3 */
+    fprintf(stderr, "diaseg: warning: %s\n", dsg_error_message());
+    r->solve_status = status;
+    return DSG_OK;
+  }
+  return status;
+}
+
+static int stage_cluster(run *r)
+{
+  const app_config *cfg = r->cfg;
+  const size_t n = (size_t)r->img.width * (size_t)r->img.height;
+  float *emb = NULL;
+  int dim = 0, status;
+  app_kmeans_params kp = {cfg->k, cfg->restarts, 300, cfg->seed};
+  double t0 = dsg_seconds();
+
+  if (cfg->command != APP_CMD_SEGMENT)
+    return DSG_OK;
+  if (r->eig.nconv < cfg->k) {
+    fprintf(stderr, "diaseg: warning: only %d of the %d eigenvectors needed for -k %d converged; "
+                    "no segmentation is written\n", r->eig.nconv, cfg->k, cfg->k);
+    return DSG_OK;
+  }
+  r->labels = malloc(n * sizeof(*r->labels));
+  if (!r->labels)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %zu labels", n);
+  if (cfg->k == 1) {
+    memset(r->labels, 0, n * sizeof(*r->labels));
+  } else {
+    status = app_embedding(&r->eig, r->sqrt_degree, cfg->k, &emb, &dim);
+    if (status != DSG_OK)
+      return status;
+    status = app_kmeans(emb, n, dim, &kp, r->labels, &r->inertia);
+    free(emb);
+    if (status != DSG_OK)
+      return status;
+  }
+  r->clustered = 1;
+  r->t_cluster = dsg_seconds() - t0;
+  return check_cancel();
+}
+
+static int write_picture(run *r, const char *name, unsigned char *rgb)
+{
+  int status = app_out_png(r->out, name, r->img.width, r->img.height, 3, rgb);
+  free(rgb);
+  r->nfiles += status == DSG_OK;
+  return status;
+}
+
+static int stage_write(run *r)
+{
+  const int w = r->img.width, h = r->img.height;
+  const size_t n = (size_t)w * (size_t)h;
+  unsigned char *rgb = NULL;
+  float *field = NULL;
+  int status;
+  double t0 = dsg_seconds();
+
+  if (r->eig.nconv > 0) {
+    size_t shape[3] = {(size_t)r->eig.nconv, (size_t)h, (size_t)w};
+    status = app_out_npy_f32(r->out, "eigenvectors.npy", r->eig.vectors, 3, shape);
+    if (status != DSG_OK)
+      return status;
+    r->nfiles++;
+    field = malloc(n * sizeof(*field));
+    if (!field)
+      return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a %d x %d picture", w, h);
+    for (int k = 0; k < r->eig.nconv && status == DSG_OK; k++) {
+      char name[32];
+      const float *u = r->eig.vectors + (size_t)k * n;
+      for (size_t i = 0; i < n; i++)
+        field[i] = (float)((double)u[i] / r->sqrt_degree[i]); /* v = D^-1/2 u */
+      snprintf(name, sizeof(name), "eigvec_%02d.png", k);
+      status = app_picture_field(field, w, h, &rgb);
+      if (status == DSG_OK)
+        status = write_picture(r, name, rgb);
+      if (status == DSG_OK)
+        status = check_cancel();
+    }
+    free(field);
+    if (status != DSG_OK)
+      return status;
+  }
+  if (r->clustered) {
+    size_t shape[2] = {(size_t)h, (size_t)w};
+    status = app_out_npy_i32(r->out, "labels.npy", (const int32_t *)r->labels, 2, shape);
+    if (status != DSG_OK)
+      return status;
+    r->nfiles++;
+    status = app_picture_labels(r->labels, w, h, &rgb);
+    if (status == DSG_OK)
+      status = write_picture(r, "labels.png", rgb);
+    if (status == DSG_OK)
+      status = app_picture_overlay(&r->img, r->labels, &rgb);
+    if (status == DSG_OK)
+      status = write_picture(r, "overlay.png", rgb);
+    if (status != DSG_OK)
+      return status;
+  }
+  r->t_write = dsg_seconds() - t0;
+  return check_cancel();
+}
+
+static void json_numbers(app_json *j, const char *key, const double *v, int n)
+{
+  app_json_begin_array(j, key);
+  for (int i = 0; i < n; i++)
+    app_json_number(j, NULL, v[i]);
+  app_json_end_array(j);
+}
+
+static int build_report(const run *r, app_json *j)
+{
+  const app_config *cfg = r->cfg;
+  const eig_result *e = &r->eig;
+  double max_res = 0.0;
+  for (int i = 0; i < e->nconv; i++)
+    max_res = e->residuals[i] > max_res ? e->residuals[i] : max_res;
+
+  app_json_init(j);
+  app_json_begin_object(j, NULL);
+  app_json_string(j, "diaseg_version", DIASEG_VERSION);
+  app_json_string(j, "command", app_command_name(cfg->command));
+  app_json_string(j, "image", r->image_path);
+  app_json_int(j, "width", r->img.width);
+  app_json_int(j, "height", r->img.height);
+  app_json_int(j, "channels", r->img.channels);
+  app_json_int(j, "n", (long long)r->img.width * r->img.height);
+  app_json_int(j, "nev", cfg->nev);
+  if (cfg->command == APP_CMD_SEGMENT)
+    app_json_int(j, "k", cfg->k);
+  else
+    app_json_null(j, "k");
+  app_json_begin_object(j, "parameters");
+  app_json_int(j, "radius", cfg->affinity.radius);
+  app_json_number(j, "sigma_i", cfg->affinity.sigma_i);
+  app_json_number(j, "sigma_x", cfg->affinity.sigma_x);
+  app_json_string(j, "affinity", cfg->feature == APP_FEATURE_COLOR ? "color" : "intensity");
+  app_json_number(j, "tol", cfg->tol);
+  app_json_int(j, "max_iter", cfg->max_iter);
+  app_json_int(j, "ncv", e->ncv);
+  app_json_string(j, "matvec", cfg->matvec);
+  app_json_string(j, "solver", "arpack");
+  app_json_int(j, "seed", (long long)cfg->seed);
+  app_json_int(j, "restarts", cfg->restarts);
+  app_json_int(j, "max_pixels", (long long)cfg->max_pixels);
+  app_json_end_object(j);
+  app_json_begin_object(j, "matrix");
+  app_json_string(j, "format", "dia");
+  app_json_int(j, "ndiag", r->N->ndiag);
+  app_json_int(j, "pitch", (long long)r->N->pitch);
+  app_json_int(j, "bytes", (long long)spmv_dia_bytes(r->N));
+  app_json_begin_array(j, "offsets");
+  for (int d = 0; d < r->N->ndiag; d++)
+    app_json_int(j, NULL, r->N->offsets[d]);
+  app_json_end_array(j);
+  app_json_end_object(j);
+  app_json_int(j, "components", r->comps.count);
+  app_json_bool(j, "converged", e->converged);
+  app_json_int(j, "converged_count", e->nconv);
+  app_json_string(j, "solver_status", e->converged ? "converged" : "iteration limit reached: "
+                  "partial results");
+  json_numbers(j, "eigenvalues", e->values, e->nconv);
+  json_numbers(j, "residuals", e->residuals, e->nconv);
+  app_json_number(j, "max_residual", max_res);
+  app_json_int(j, "matvec_count", e->matvecs);
+  app_json_int(j, "arpack_iterations", e->iterations);
+  app_json_string(j, "matvec_backend", spmv_matvec_backend(r->mv));
+  app_json_begin_object(j, "segmentation");
+  app_json_bool(j, "written", r->clustered);
+  if (r->clustered)
+    app_json_number(j, "kmeans_inertia", r->inertia);
+  app_json_end_object(j);
+  app_json_begin_object(j, "seconds");
+  app_json_number(j, "load", r->t_load);
+  app_json_number(j, "affinity", r->t_affinity);
+  app_json_number(j, "solve", r->t_solve);
+  app_json_number(j, "cluster", r->t_cluster);
+  app_json_number(j, "write", r->t_write);
+  app_json_number(j, "total", r->t_total);
+  app_json_begin_object(j, "solve_split");
+  app_json_number(j, "matvec_total", e->matvec.total_s);
+  app_json_number(j, "matvec_kernel", e->matvec.kernel_s);
+  app_json_number(j, "matvec_transfer", e->matvec.transfer_s);
+  app_json_number(j, "matvec_host", e->matvec.host_s);
+  app_json_number(j, "eigensolver_host", e->host_s);
+  app_json_end_object(j);
+  app_json_end_object(j);
+  app_json_end_object(j);
+  return app_json_finish(j);
+}
+
+/* --json FILE: temporary file beside it, then rename. */
+static int write_json_file(const char *path, const app_json *j)
+{
+  size_t len = strlen(path) + 32;
+  char *tmp = malloc(len);
+  FILE *f;
+  int ok;
+  if (!tmp)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a path");
+  snprintf(tmp, len, "%s.tmp-%ld", path, (long)getpid());
+  f = fopen(tmp, "wb");
+  if (!f) {
+    int e = errno;
+    free(tmp);
+    return dsg_error_set(DSG_ERR_IO, "cannot write '%s': %s", path, strerror(e));
+  }
+  ok = fwrite(j->buf, 1, j->len, f) == j->len;
+  ok = (fflush(f) == 0) && ok;
+  ok = (fclose(f) == 0) && ok;
+  if (!ok || rename(tmp, path) != 0) {
+    int e = errno;
+    unlink(tmp);
+    free(tmp);
+    return dsg_error_set(DSG_ERR_IO, "cannot write '%s': %s", path, strerror(e));
+  }
+  free(tmp);
+  return DSG_OK;
+}
+
+static void run_free(run *r)
+{
+  app_out_destroy(r->out);
+  active_out = NULL;
+  app_image_free(&r->img);
+  spmv_matvec_destroy(r->mv);
+  spmv_dia_destroy(r->N);
+  free(r->sqrt_degree);
+  app_components_free(&r->comps);
+  eig_result_free(&r->eig);
+  free(r->labels);
+}
+
+int app_run(const app_config *cfg)
+{
+  run r;
+  app_json report = {0};
+  float *features = NULL;
+  int nfeat = 0, status;
+  double t_start = dsg_seconds(), t0;
+  size_t n;
+
+  memset(&r, 0, sizeof(r));
+  r.cfg = cfg;
+  if (cfg->image)
+    snprintf(r.image_path, sizeof(r.image_path), "%s", cfg->image);
+  else if ((status = app_find_sample(r.image_path, sizeof(r.image_path))) != DSG_OK)
+    return status;
+
+  /* load and check everything before anything is created on disk */
+  t0 = dsg_seconds();
+  status = app_image_load(r.image_path, cfg->max_pixels, &r.img);
+  if (status != DSG_OK)
+    goto out;
+  r.t_load = dsg_seconds() - t0;
+  n = (size_t)r.img.width * (size_t)r.img.height;
+  if (n < 2 || (size_t)cfg->nev >= n) {
+    status = dsg_error_set(DSG_ERR_INVALID, "--nev %d is out of range for a %d x %d image: it must "
+                           "satisfy 1 <= nev < %zu pixels", cfg->nev, r.img.width, r.img.height, n);
+    goto out;
+  }
+  if (cfg->ncv > 0 && (size_t)cfg->ncv > n) {
+    status = dsg_error_set(DSG_ERR_INVALID, "--ncv %d is out of range: it must be <= %zu pixels",
+                           cfg->ncv, n);
+    goto out;
+  }
+  status = app_out_begin(&r.out, cfg->out_dir);
+  if (status != DSG_OK)
+    goto out;
+  active_out = r.out;
+
+  t0 = dsg_seconds();
+  status = app_features(&r.img, cfg->feature, &features, &nfeat);
+  if (status == DSG_OK)
+    status = app_affinity_build(r.img.width, r.img.height, features, nfeat, &cfg->affinity, &r.N,
+                                &r.sqrt_degree);
+  free(features);
+  if (status == DSG_OK)
+    status = check_cancel();
+  if (status != DSG_OK)
+    goto out;
+  r.t_affinity = dsg_seconds() - t0;
+
+  status = stage_solve(&r);
+  if (status == DSG_OK)
+    status = stage_cluster(&r);
+  if (status == DSG_OK)
+    status = stage_write(&r);
+  if (status != DSG_OK)
+    goto out;
+
+  r.t_total = dsg_seconds() - t_start;
+  status = build_report(&r, &report);
+  if (status == DSG_OK)
+    status = app_out_text(r.out, "report.json", report.buf, report.len);
+  if (status == DSG_OK)
+    status = check_cancel();
+  if (status == DSG_OK)
+    status = app_out_commit(r.out);
+  if (status != DSG_OK)
+    goto out;
+  r.nfiles++;
+  if (cfg->json && strcmp(cfg->json, "-") == 0) {
+    fwrite(report.buf, 1, report.len, stdout);
+    fflush(stdout);
+  } else if (cfg->json) {
+    status = write_json_file(cfg->json, &report);
+    if (status != DSG_OK)
+      goto out;
+  }
+  if (!cfg->quiet) {
+    double max_res = 0.0;
+    char segs[48] = "";
+    for (int i = 0; i < r.eig.nconv; i++)
+      max_res = r.eig.residuals[i] > max_res ? r.eig.residuals[i] : max_res;
+    if (r.clustered)
+      snprintf(segs, sizeof(segs), ", %d segments", cfg->k);
+    fprintf(stderr, "diaseg: %s %dx%d: %d/%d eigenpairs (max residual %.1e, %ld products, %.2f s "
+                    "solve)%s; %d files in %s/ (%.2f s total)\n", r.image_path, r.img.width,
+            r.img.height, r.eig.nconv, cfg->nev, max_res, r.eig.matvecs, r.t_solve, segs,
+            r.nfiles, cfg->out_dir, dsg_seconds() - t_start);
+  }
+  status = r.solve_status;
+  if (status == DSG_ERR_NOCONV)
+    dsg_error_set(DSG_ERR_NOCONV, "%d of %d eigenpairs converged within --max-iter %d; the "
+                  "partial results are flagged in %s/report.json", r.eig.nconv, cfg->nev,
+                  cfg->max_iter, cfg->out_dir);
+
+out:
+  app_json_free(&report);
+  run_free(&r);
+  return status;
+}

@@ -1,0 +1,21 @@
+/* The stb_image / stb_image_write implementations, compiled from Debian's libstb-dev headers with
+ * the limits and the format selection diaseg needs (docs/RELIABILITY.md):
+ *  - only PNG, JPEG, BMP, TGA and PNM are decoded (no GIF: its decoder has an open double free;
+ *    no PSD/PIC/HDR: not needed);
+ *  - STBI_MAX_DIMENSIONS caps each side before any size arithmetic;
+ *  - no stdio: diaseg reads files itself (size-capped) and writes PNGs through a callback that
+ *    checks every write. */
+#define STB_IMAGE_IMPLEMENTATION
+#define STBI_ONLY_PNG
+#define STBI_ONLY_JPEG
+#define STBI_ONLY_BMP
+#define STBI_ONLY_TGA
+#define STBI_ONLY_PNM
+#define STBI_NO_STDIO
+#define STBI_NO_LINEAR
+#define STBI_MAX_DIMENSIONS (1 << 20)
+#include <stb_image.h>
+
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#define STBI_WRITE_NO_STDIO
+#include <stb_image_write.h>
