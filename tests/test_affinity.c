@@ -1,0 +1,149 @@
+/* DIA construction equals the dense N = D^-1/2 W D^-1/2 built straight from the formulas:
+ * several image shapes (including 1 x N, N x 1 and widths below the disc's diameter) and radii,
+ * intensity and colour features. Also: symmetric, N (D^1/2 1) = D^1/2 1, layout invariants. */
+#include "app.h"
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Dense reference, double, from the definitions in docs/PIPELINE.md. */
+static double *dense_reference(int w, int h, const float *f, int nf, const app_affinity_params *p,
+                               double *sqrt_degree)
+{
+  const int n = w * h, r = p->radius;
+  double *N = calloc((size_t)n * n, sizeof(*N));
+  for (int i = 0; i < n; i++) {
+    int xi = i % w, yi = i / w;
+    for (int j = 0; j < n; j++) {
+      int dx = j % w - xi, dy = j / w - yi;
+      if (dx * dx + dy * dy > r * r)
+        continue;
+      double d2 = 0;
+      for (int c = 0; c < nf; c++) {
+        double t = (double)f[i * nf + c] - f[j * nf + c];
+        d2 += t * t;
+      }
+      N[(size_t)i * n + j] = exp(-d2 / (p->sigma_i * p->sigma_i)) *
+                             exp(-(double)(dx * dx + dy * dy) / (p->sigma_x * p->sigma_x));
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    double s = 0;
+    for (int j = 0; j < n; j++)
+      s += N[(size_t)i * n + j];
+    sqrt_degree[i] = sqrt(s);
+  }
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++)
+      N[(size_t)i * n + j] /= sqrt_degree[i] * sqrt_degree[j];
+  return N;
+}
+
+static void one_case(int w, int h, int radius, int nf)
+{
+  const int n = w * h;
+  app_affinity_params p = {radius, 0.1 + 0.2 * test_uniform(), 1.5 + 4.0 * test_uniform()};
+  float *f = malloc((size_t)n * nf * sizeof(*f));
+  double *sd_ref = malloc((size_t)n * sizeof(*sd_ref)), *sd = NULL;
+  spmv_dia *A = NULL;
+  /* piecewise features with noise, so that W varies over several orders of magnitude */
+  for (int i = 0; i < n * nf; i++)
+    f[i] = (float)(((i / nf) % 7 < 3 ? 0.2 : 0.7) + 0.1 * test_uniform());
+  double *N = dense_reference(w, h, f, nf, &p, sd_ref);
+  int status = app_affinity_build(w, h, f, nf, &p, &A, &sd);
+  CHECK(status == DSG_OK, "%dx%d r=%d: build failed: %s", w, h, radius, dsg_error_message());
+  if (status != DSG_OK)
+    goto out;
+  CHECK(spmv_dia_validate(A) == DSG_OK, "%dx%d r=%d: %s", w, h, radius, dsg_error_message());
+  CHECK(A->pitch % 32 == 0 && A->pitch >= (size_t)n && A->pitch < (size_t)n + 32,
+        "pitch %zu for %d rows", A->pitch, n);
+  CHECK(((uintptr_t)A->values & 127) == 0, "values not 128-byte aligned");
+  if (w > 2 * radius && h > 2 * radius)
+    CHECK(A->ndiag == app_disc_size(radius), "%dx%d r=%d: %d diagonals, expected %d", w, h, radius,
+          A->ndiag, app_disc_size(radius));
+
+  /* rebuild the dense matrix from the diagonals and compare every entry */
+  double *R = calloc((size_t)n * n, sizeof(*R)), maxerr = 0;
+  for (int d = 0; d < A->ndiag; d++)
+    for (int i = 0; i < n; i++) {
+      long long j = (long long)i + A->offsets[d];
+      if (j >= 0 && j < n)
+        R[(size_t)i * n + j] += A->values[(size_t)d * A->pitch + i];
+    }
+  for (size_t k = 0; k < (size_t)n * n; k++) {
+    double e = fabs(R[k] - N[k]);
+    maxerr = e > maxerr ? e : maxerr;
+    CHECK(CLOSE(R[k], N[k], 1e-6, 1e-9), "%dx%d r=%d nf=%d: N[%zu,%zu] = %.9g, reference %.9g", w,
+          h, radius, nf, k / n, k % n, R[k], N[k]);
+  }
+  /* exactly symmetric, D^1/2 matches, N D^1/2 1 = D^1/2 1 */
+  for (int i = 0; i < n; i++) {
+    double s = 0;
+    for (int j = 0; j < n; j++) {
+      CHECK(R[(size_t)i * n + j] == R[(size_t)j * n + i], "N not symmetric at (%d,%d)", i, j);
+      s += R[(size_t)i * n + j] * sd[j];
+    }
+    CHECK(CLOSE(sd[i], sd_ref[i], 1e-9, 0), "D^1/2[%d] = %.12g, reference %.12g", i, sd[i], sd_ref[i]);
+    CHECK(CLOSE(s, sd[i], 1e-6, 0), "(N D^1/2 1)[%d] = %.9g, D^1/2 = %.9g", i, s, sd[i]);
+  }
+  free(R);
+out:
+  spmv_dia_destroy(A);
+  free(sd);
+  free(N);
+  free(f);
+  free(sd_ref);
+}
+
+int main(void)
+{
+  static const int shapes[][2] = {{7, 5}, {1, 17}, {17, 1}, {13, 11}, {3, 40}, {40, 3}, {12, 12}};
+  static const int radii[] = {1, 2, 3, 5};
+  for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
+    for (size_t r = 0; r < sizeof(radii) / sizeof(radii[0]); r++)
+      for (int nf = 1; nf <= 3; nf += 2)
+        one_case(shapes[s][0], shapes[s][1], radii[r], nf);
+
+  /* the disc: 81 offsets at radius 5, 317 at radius 10, (0,0) included, row-major */
+  CHECK(app_disc_size(5) == 81, "disc(5) = %d", app_disc_size(5));
+  CHECK(app_disc_size(10) == 317, "disc(10) = %d", app_disc_size(10));
+  CHECK(app_disc_size(1) == 5, "disc(1) = %d", app_disc_size(1));
+  {
+    int dx[81], dy[81], zero = 0;
+    app_disc_offsets(5, dx, dy);
+    for (int k = 0; k < 81; k++)
+      zero += dx[k] == 0 && dy[k] == 0;
+    CHECK(zero == 1 && dy[0] == -5 && dx[0] == 0 && dy[80] == 5, "disc order");
+  }
+  /* the default image shape gives the article's 81 diagonals at offsets dy * width + dx */
+  {
+    const int w = 481, h = 321;
+    float *f = calloc((size_t)w * h, sizeof(*f));
+    app_affinity_params p = {5, 0.1, 4.0};
+    spmv_dia *A = NULL;
+    CHECK(app_affinity_build(w, h, f, 1, &p, &A, NULL) == DSG_OK, "481x321 build");
+    if (A) {
+      CHECK(A->ndiag == 81 && A->offsets[0] == -5 * w && A->offsets[40] == 0 &&
+            A->offsets[80] == 5 * w && A->pitch == 154432, "481x321 layout: ndiag %d pitch %zu",
+            A->ndiag, A->pitch);
+    }
+    spmv_dia_destroy(A);
+    free(f);
+  }
+  /* bad parameters are refused with a message */
+  {
+    float f[4] = {0};
+    spmv_dia *A = NULL;
+    app_affinity_params bad[] = {{0, 0.1, 4}, {5, 0, 4}, {5, 0.1, -1}, {5, NAN, 4}, {5, 0.1, INFINITY}};
+    for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
+      int st = app_affinity_build(2, 2, f, 1, &bad[b], &A, NULL);
+      CHECK(st == DSG_ERR_INVALID && A == NULL && strlen(dsg_error_message()) > 10,
+            "bad params %zu accepted (%d)", b, st);
+    }
+    app_affinity_params ok = {1, 0.1, 4};
+    CHECK(app_affinity_build(1, 1, f, 1, &ok, &A, NULL) == DSG_ERR_INVALID,
+          "a 1x1 image has no neighbours");
+  }
+  return check_report("test_affinity");
+}

@@ -1,0 +1,282 @@
+/* The ARPACK driver on matrices with known spectra (path-graph and grid Laplacians), on a real
+ * image's normalised affinity (residuals, the trivial pair, orthonormality), and its error paths:
+ * bad options, the iteration limit, cancellation, determinism. */
+#include "app.h"
+#include "check.h"
+#include "eigensolver.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef TEST_DATA_DIR
+#define TEST_DATA_DIR "data"
+#endif
+
+static int cmp_desc(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x < y) - (x > y);
+}
+
+/* Laplacian of the m1 x m2 grid graph (m2 = 1: the path graph) in DIA form. */
+static spmv_dia *grid_laplacian(int m1, int m2)
+{
+  const int n = m1 * m2;
+  int off2[3] = {-1, 0, 1}, off3[5] = {-m1, -1, 0, 1, m1};
+  spmv_dia *A = NULL;
+  if (spmv_dia_create(&A, n, m2 == 1 ? 3 : 5, m2 == 1 ? off2 : off3) != DSG_OK)
+    return NULL;
+  for (int d = 0; d < A->ndiag; d++)
+    for (int i = 0; i < n; i++) {
+      int x = i % m1, y = i / m1, o = A->offsets[d];
+      float v = 0;
+      if (o == 0)
+        v = (float)((x > 0) + (x < m1 - 1) + (y > 0) + (y < m2 - 1));
+      else if ((o == -1 && x > 0) || (o == 1 && x < m1 - 1) || (o == -m1 && y > 0) ||
+               (o == m1 && y < m2 - 1))
+        v = -1.0f;
+      A->values[(size_t)d * A->pitch + i] = v;
+    }
+  return A;
+}
+
+static void known_spectrum(int m1, int m2, int nev, int ncv)
+{
+  const int n = m1 * m2;
+  spmv_dia *A = grid_laplacian(m1, m2);
+  spmv_matvec *mv = NULL;
+  eig_options opt;
+  eig_result res;
+  double *exact = malloc((size_t)n * sizeof(*exact));
+  for (int a = 0; a < m1; a++)
+    for (int b = 0; b < m2; b++)
+      exact[a * m2 + b] = (2 - 2 * cos(M_PI * a / m1)) + (m2 > 1 ? 2 - 2 * cos(M_PI * b / m2) : 0);
+  qsort(exact, (size_t)n, sizeof(*exact), cmp_desc);
+
+  spmv_matvec_create_cpu(&mv, A);
+  eig_options_init(&opt);
+  opt.nev = nev;
+  opt.ncv = ncv;
+  opt.tol = 1e-9;
+  opt.max_iter = 5000;
+  int status = eig_arpack_solve(mv, &opt, &res);
+  CHECK(status == DSG_OK, "%dx%d Laplacian: %s", m1, m2, dsg_error_message());
+  CHECK(res.nconv == nev && res.converged, "%dx%d: nconv %d", m1, m2, res.nconv);
+  for (int k = 0; k < res.nconv; k++) {
+    CHECK(CLOSE(res.values[k], exact[k], 1e-6, 0), "%dx%d Laplacian: lambda_%d = %.12g, exact "
+          "%.12g", m1, m2, k, res.values[k], exact[k]);
+    CHECK(res.residuals[k] <= 1e-5 * fabs(res.values[k]), "%dx%d: residual_%d = %g", m1, m2, k,
+          res.residuals[k]);
+  }
+  CHECK(res.matvecs > 0 && res.iterations > 0 && res.matvec.calls == res.matvecs,
+        "counters: %ld products, %d iterations, %ld timed", res.matvecs, res.iterations,
+        res.matvec.calls);
+  eig_result_free(&res);
+  spmv_matvec_destroy(mv);
+  spmv_dia_destroy(A);
+  free(exact);
+}
+
+/* LAPACK's dense symmetric eigensolver: the oracle for small matrices. */
+extern void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
+                   double *w, double *work, const int *lwork, int *info);
+
+/* An image with three regions far apart in intensity (disconnected components: eigenvalue 1
+ * has multiplicity 3). With the components passed as known vectors, the solve returns the same
+ * top eigenvalues as a dense solve, multiplicity included. */
+static void disconnected_components(void)
+{
+  enum { W = 14, H = 10, NEV = 7 };
+  const int n = W * H;
+  float f[W * H];
+  for (int i = 0; i < n; i++) {
+    int x = i % W, y = i / W;
+    f[i] = (float)(x < 5 ? 0.0 : (y < 5 ? 0.5 : 1.0)) + 0.02f * (float)test_uniform();
+  }
+  app_affinity_params ap = {2, 0.05, 3.0};
+  spmv_dia *N = NULL;
+  double *sd = NULL;
+  app_components comps;
+  CHECK(app_affinity_build(W, H, f, 1, &ap, &N, &sd) == DSG_OK, "affinity");
+  CHECK(app_components_find(N, sd, &comps) == DSG_OK && comps.count == 3,
+        "components: %d, expected 3", comps.count);
+  /* largest first: x < 5 is 50 pixels, the right half splits 45 / 45 */
+  CHECK(comps.label[0] == 0 && comps.label[W - 1] == 1 && comps.label[n - 1] == 2,
+        "component order %d %d %d", comps.label[0], comps.label[W - 1], comps.label[n - 1]);
+
+  double *dense = calloc((size_t)n * n, sizeof(double)), w[W * H], work[8 * W * H];
+  int lwork = 8 * n, info = 0;
+  for (int d = 0; d < N->ndiag; d++)
+    for (int i = 0; i < n; i++) {
+      long long j = (long long)i + N->offsets[d];
+      if (j >= 0 && j < n)
+        dense[(size_t)i * n + j] = N->values[(size_t)d * N->pitch + i];
+    }
+  dsyev_("N", "U", &n, dense, &n, w, work, &lwork, &info);
+  CHECK(info == 0, "dsyev info %d", info);
+
+  spmv_matvec *mv = NULL;
+  eig_options opt;
+  eig_result res;
+  spmv_matvec_create_cpu(&mv, N);
+  eig_options_init(&opt);
+  opt.nev = NEV;
+  opt.tol = 1e-9;
+  opt.known_count = comps.count;
+  opt.known_label = comps.label;
+  opt.known_values = comps.values;
+  CHECK(eig_arpack_solve(mv, &opt, &res) == DSG_OK && res.nconv == NEV, "solve: %s",
+        dsg_error_message());
+  for (int k = 0; k < res.nconv; k++) {
+    CHECK(CLOSE(res.values[k], w[n - 1 - k], 1e-6, 1e-7), "disconnected: lambda_%d = %.10f, "
+          "dense %.10f", k, res.values[k], w[n - 1 - k]);
+    CHECK(res.residuals[k] <= 1e-5, "disconnected: residual_%d = %g", k, res.residuals[k]);
+  }
+  /* the known vectors come back as the top three, exactly (up to float rounding) */
+  for (int k = 0; k < 3; k++)
+    CHECK(fabs(res.values[k] - 1.0) < 1e-6, "component eigenvalue %d = %.9f", k, res.values[k]);
+  /* all returned vectors are orthonormal */
+  for (int a = 0; a < res.nconv; a++)
+    for (int b = 0; b <= a; b++) {
+      double dot = 0;
+      for (int i = 0; i < n; i++)
+        dot += (double)res.vectors[(size_t)a * n + i] * res.vectors[(size_t)b * n + i];
+      CHECK(fabs(dot - (a == b)) <= 1e-5, "disconnected: U^T U - I at (%d,%d) = %g", a, b,
+            dot - (a == b));
+    }
+  /* more components than nev: no Lanczos at all, the largest components are returned */
+  opt.nev = 2;
+  CHECK(eig_arpack_solve(mv, &opt, &res) == DSG_OK && res.nconv == 2 && res.matvecs == 0,
+        "nev < components: status, %d pairs, %ld products", res.nconv, res.matvecs);
+  eig_result_free(&res);
+  /* malformed known vectors are refused */
+  int bad_label[W * H];
+  memcpy(bad_label, comps.label, sizeof(bad_label));
+  bad_label[3] = 7;
+  opt.nev = NEV;
+  opt.known_label = bad_label;
+  CHECK(eig_arpack_solve(mv, &opt, &res) == DSG_ERR_INVALID, "label outside accepted");
+  eig_result_free(&res);
+  spmv_matvec_destroy(mv);
+  app_components_free(&comps);
+  spmv_dia_destroy(N);
+  free(sd);
+  free(dense);
+}
+
+static volatile sig_atomic_t cancel_flag = 0;
+
+int main(void)
+{
+  known_spectrum(100, 1, 5, 40);  /* path graph: 2 - 2 cos(k pi / n) */
+  known_spectrum(11, 7, 6, 30);   /* grid graph: sums of two path spectra */
+  known_spectrum(40, 3, 4, 24);
+  disconnected_components();
+
+  /* a real image: coffee.png resampled to 96 x 64 */
+  app_image img, small;
+  float *feat = NULL;
+  int nfeat = 0;
+  spmv_dia *N = NULL;
+  double *sd = NULL;
+  int status = app_image_load(TEST_DATA_DIR "/coffee.png", APP_DEFAULT_MAX_PIXELS, &img);
+  CHECK(status == DSG_OK, "load coffee.png: %s", dsg_error_message());
+  if (status != DSG_OK)
+    return check_report("test_eigensolver");
+  app_image_resize(&img, 96, 64, &small);
+  app_features(&small, APP_FEATURE_INTENSITY, &feat, &nfeat);
+  app_affinity_params ap = {5, 0.1, 4.0};
+  CHECK(app_affinity_build(96, 64, feat, nfeat, &ap, &N, &sd) == DSG_OK, "affinity");
+  const int n = N->rows;
+  spmv_matvec *mv = NULL;
+  spmv_matvec_create_cpu(&mv, N);
+  eig_options opt;
+  eig_result res, again;
+  eig_options_init(&opt);
+  opt.nev = 6;
+  opt.tol = 1e-6;
+  status = eig_arpack_solve(mv, &opt, &res);
+  CHECK(status == DSG_OK && res.nconv == 6, "image solve: %s", dsg_error_message());
+  for (int k = 0; k < res.nconv; k++) {
+    CHECK(res.residuals[k] <= opt.tol * fabs(res.values[k]) + 1e-6, "image residual_%d = %g",
+          k, res.residuals[k]);
+    CHECK(res.values[k] <= 1.0 + 1e-6 && res.values[k] > -1.0 - 1e-6, "lambda_%d = %g outside "
+          "[-1, 1]", k, res.values[k]);
+    if (k > 0)
+      CHECK(res.values[k] <= res.values[k - 1], "values not descending at %d", k);
+    /* sign convention: the entry of largest magnitude is positive */
+    const float *u = res.vectors + (size_t)k * n;
+    float big = 0;
+    for (int i = 0; i < n; i++)
+      big = fabsf(u[i]) > fabsf(big) ? u[i] : big;
+    CHECK(big > 0, "eigenvector %d: largest entry %g is not positive", k, big);
+  }
+  /* the trivial pair: lambda = 1, u = D^1/2 1 / |D^1/2 1| */
+  CHECK(CLOSE(res.values[0], 1.0, 0, 1e-6), "top eigenvalue %.12g, expected 1", res.values[0]);
+  {
+    double dot = 0, ss = 0;
+    for (int i = 0; i < n; i++) {
+      dot += res.vectors[i] * sd[i];
+      ss += sd[i] * sd[i];
+    }
+    CHECK(fabs(dot / sqrt(ss)) > 1 - 1e-6, "top eigenvector vs D^1/2 1: cosine %.9f",
+          dot / sqrt(ss));
+  }
+  /* orthonormal */
+  for (int a = 0; a < res.nconv; a++)
+    for (int b = 0; b <= a; b++) {
+      double dot = 0;
+      for (int i = 0; i < n; i++)
+        dot += (double)res.vectors[(size_t)a * n + i] * res.vectors[(size_t)b * n + i];
+      CHECK(fabs(dot - (a == b)) <= 1e-5, "U^T U - I at (%d,%d) = %g", a, b, dot - (a == b));
+    }
+  /* deterministic: the same solve again gives identical numbers */
+  status = eig_arpack_solve(mv, &opt, &again);
+  CHECK(status == DSG_OK && again.nconv == res.nconv && again.matvecs == res.matvecs &&
+        memcmp(again.values, res.values, (size_t)res.nconv * sizeof(double)) == 0 &&
+        memcmp(again.vectors, res.vectors, (size_t)res.nconv * n * sizeof(float)) == 0,
+        "a second solve differs");
+  eig_result_free(&again);
+  eig_result_free(&res);
+
+  /* the iteration limit: flagged partial results, never garbage */
+  opt.max_iter = 1;
+  opt.nev = 6;
+  status = eig_arpack_solve(mv, &opt, &res);
+  CHECK(status == DSG_ERR_NOCONV && !res.converged && res.nconv < 6,
+        "max_iter 1: status %d, nconv %d", status, res.nconv);
+  CHECK(strstr(dsg_error_message(), "iteration limit") != NULL, "message: %s", dsg_error_message());
+  for (int k = 0; k < res.nconv; k++)
+    CHECK(res.residuals[k] <= 1e-3, "partial pair %d has residual %g", k, res.residuals[k]);
+  eig_result_free(&res);
+
+  /* cancellation */
+  cancel_flag = 1;
+  eig_options_init(&opt);
+  opt.cancel = &cancel_flag;
+  status = eig_arpack_solve(mv, &opt, &res);
+  CHECK(status == DSG_ERR_INTERRUPTED, "cancel: status %d", status);
+  eig_result_free(&res);
+
+  /* bad options */
+  struct { int nev, ncv; double tol; int max_iter; } bad[] = {
+    {0, 0, 1e-6, 10}, {n, 0, 1e-6, 10}, {5, 5, 1e-6, 10}, {5, n + 1, 1e-6, 10},
+    {5, 0, 0.0, 10}, {5, 0, NAN, 10}, {5, 0, 1e-6, 0}};
+  for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
+    eig_options_init(&opt);
+    opt.nev = bad[b].nev;
+    opt.ncv = bad[b].ncv;
+    opt.tol = bad[b].tol;
+    opt.max_iter = bad[b].max_iter;
+    status = eig_arpack_solve(mv, &opt, &res);
+    CHECK(status == DSG_ERR_INVALID, "bad options %zu accepted (status %d)", b, status);
+    eig_result_free(&res);
+  }
+  spmv_matvec_destroy(mv);
+  spmv_dia_destroy(N);
+  free(sd);
+  free(feat);
+  app_image_free(&img);
+  app_image_free(&small);
+  return check_report("test_eigensolver");
+}
