@@ -82,8 +82,8 @@ int spmv_dia_validate(const spmv_dia *A);
 /* Scalar reference y = A x: one row at a time, bounds-checked, accumulated in double.
  * The test oracle for every other product. x and y have rows elements and must not alias. */
 void spmv_dia_mul_ref(const spmv_dia *A, const float *x, float *y);
-/* Threaded (OpenMP), vectorisable y = A x over row blocks; float accumulation in diagonal order.
- * x and y have rows elements and must not alias. */
+/* Threaded (OpenMP), vectorised y = A x over row blocks, eight diagonals at a time; float
+ * accumulation. x and y have rows elements and must not alias. */
 void spmv_dia_mul(const spmv_dia *A, const float *x, float *y);
 
 /* Connected components of the graph whose edges are the entries |a_ij| > threshold (i != j).
