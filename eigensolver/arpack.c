@@ -77,7 +77,7 @@ int eig_check_options(const eig_options *opt, int n, int *ncv_out)
       return dsg_error_set(DSG_ERR_INVALID, "known eigenvectors: row %d has label %d outside "
                            "[-1, %d)", i, opt->known_label[i], opt->known_count);
   if (ncv == 0) {
-    ncv = 2 * opt->nev + 1 > 20 ? 2 * opt->nev + 1 : 20;
+    ncv = 2 * opt->nev + 1 > 32 ? 2 * opt->nev + 1 : 32;
     if (ncv > n)
       ncv = n;
   }
@@ -154,19 +154,55 @@ int eig_result_alloc(eig_result *res, int n, int nev)
   return DSG_OK;
 }
 
+/* Rows split into a fixed number of chunks: per-chunk partial dots combined in chunk order keep
+ * the projection independent of the thread count. */
+#define EIG_PROJ_CHUNKS 64
+#define EIG_PROJ_MAX_KNOWN 64 /* above this, one sequential pass (many tiny components) */
+
 void eig_project_known(const eig_options *opt, int n, double *x, double *work)
 {
   const int c = opt->known_count;
+  const int *label = opt->known_label;
+  const float *val = opt->known_values;
   if (c <= 0)
     return;
-  for (int k = 0; k < c; k++)
-    work[k] = 0.0;
+  if (c > EIG_PROJ_MAX_KNOWN) {
+    for (int k = 0; k < c; k++)
+      work[k] = 0.0;
+    for (int i = 0; i < n; i++)
+      if (label[i] >= 0)
+        work[label[i]] += (double)val[i] * x[i];
+  } else {
+    double part[EIG_PROJ_CHUNKS][EIG_PROJ_MAX_KNOWN];
+#pragma omp parallel for schedule(static)
+    for (int b = 0; b < EIG_PROJ_CHUNKS; b++) {
+      const int lo = (int)((long long)n * b / EIG_PROJ_CHUNKS);
+      const int hi = (int)((long long)n * (b + 1) / EIG_PROJ_CHUNKS);
+      double *p = part[b];
+      for (int k = 0; k < c; k++)
+        p[k] = 0.0;
+      if (c == 1) {
+        double s = 0.0;
+        for (int i = lo; i < hi; i++)
+          s += label[i] == 0 ? (double)val[i] * x[i] : 0.0;
+        p[0] = s;
+      } else {
+        for (int i = lo; i < hi; i++)
+          if (label[i] >= 0)
+            p[label[i]] += (double)val[i] * x[i];
+      }
+    }
+    for (int k = 0; k < c; k++) {
+      double s = 0.0;
+      for (int b = 0; b < EIG_PROJ_CHUNKS; b++)
+        s += part[b][k];
+      work[k] = s;
+    }
+  }
+#pragma omp parallel for schedule(static)
   for (int i = 0; i < n; i++)
-    if (opt->known_label[i] >= 0)
-      work[opt->known_label[i]] += (double)opt->known_values[i] * x[i];
-  for (int i = 0; i < n; i++)
-    if (opt->known_label[i] >= 0)
-      x[i] -= work[opt->known_label[i]] * (double)opt->known_values[i];
+    if (label[i] >= 0)
+      x[i] -= work[label[i]] * (double)val[i];
 }
 
 int eig_known_pairs(spmv_matvec *mv, const eig_options *opt, double *values, float *vectors,

@@ -24,7 +24,7 @@ typedef void (*eig_progress_fn)(void *data, long matvecs, int nconv_estimate, do
 
 typedef struct eig_options {
   int nev;       /* eigenpairs wanted, 1 <= nev < n */
-  int ncv;       /* Lanczos basis size; 0 picks min(n, max(2 nev + 1, 20)); nev < ncv <= n */
+  int ncv;       /* Lanczos basis size; 0 picks min(n, max(2 nev + 1, 32)); nev < ncv <= n */
   double tol;    /* convergence: |A u - theta u| <= tol |theta| (ARPACK's relative test) */
   int max_iter;  /* restart limit (ARPACK's mxiter) */
   /* Optional known eigenvectors with disjoint supports, e.g. the vectors D^1/2 1_C of the
