@@ -156,6 +156,7 @@ const char *app_out_dir(const app_out *o);
 int app_out_png(app_out *o, const char *name, int width, int height, int comp,
                 const unsigned char *data);
 int app_out_npy_f32(app_out *o, const char *name, const float *data, int ndim, const size_t *shape);
+int app_out_npy_f64(app_out *o, const char *name, const double *data, int ndim, const size_t *shape);
 int app_out_npy_i32(app_out *o, const char *name, const int32_t *data, int ndim, const size_t *shape);
 int app_out_text(app_out *o, const char *name, const char *text, size_t len);
 
@@ -191,8 +192,12 @@ void app_json_free(app_json *j);
 typedef enum app_command {
   APP_CMD_NONE,
   APP_CMD_SEGMENT, /* image -> segments, pictures, report */
-  APP_CMD_EIGS     /* image -> eigenvectors, pictures, report (no clustering) */
+  APP_CMD_EIGS,    /* image -> eigenvectors, pictures, report (no clustering) */
+  APP_CMD_AFFINITY, /* image -> the normalised matrix as .npy files (for other solvers) */
+  APP_CMD_BENCH     /* SpMV and solve timings per backend, against the bandwidth bound */
 } app_command;
+
+#define APP_MAX_INPUTS 16
 
 /* Everything a run needs; app_cli_parse fills it from argv, starting from app_config_init. */
 typedef struct app_config {
@@ -200,7 +205,8 @@ typedef struct app_config {
   int help;             /* --help given: print app_cli_usage and exit 0 */
   int version;          /* --version given */
   const char *image;    /* NULL: the sample image (app_find_sample) */
-  const char *out_dir;  /* -o, default "out" */
+  const char *out_dir;  /* -o (segment, eigs; default "out") or --export (affinity; "matrix") */
+  int resize_w, resize_h; /* --resize WxH: resample the image first (0: keep) */
   int k;                /* -k segments */
   int nev;              /* --nev */
   int ncv;              /* --ncv, 0 = automatic */
@@ -214,6 +220,15 @@ typedef struct app_config {
   const char *json;     /* --json FILE or "-" */
   size_t max_pixels;    /* --max-pixels */
   int quiet;            /* --quiet: no progress or summary on stderr */
+  /* bench */
+  const char *inputs[APP_MAX_INPUTS]; /* IMAGE ... */
+  int ninputs;
+  int sizes[APP_MAX_INPUTS][2];       /* --size WxH ... (the sample image resampled) */
+  int nsizes;
+  int repeat;           /* --repeat: timed SpMV runs (median and min are reported) */
+  int no_solve;         /* --spmv-only */
+  const char *csv;      /* --csv FILE */
+  const char *chart;    /* --chart FILE.svg */
 } app_config;
 
 void app_config_init(app_config *cfg);
@@ -246,7 +261,10 @@ enum app_exit {
 /* Maps a status to the exit code above. */
 int app_exit_code(int status);
 
-/* Runs cfg->command (segment or eigs). Returns a status; prints nothing on error (the caller
+/* Runs the bench command: tables on stdout, --json / --csv / --chart files. */
+int app_bench(const app_config *cfg);
+
+/* Runs cfg->command (segment, eigs or affinity). Returns a status; prints nothing on error (the caller
  * prints dsg_error_message()), progress and the summary on stderr unless cfg->quiet. */
 int app_run(const app_config *cfg);
 

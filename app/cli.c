@@ -10,11 +10,13 @@
 
 #define CMD_BIT(c) (1u << (c))
 #define SOLVE_CMDS (CMD_BIT(APP_CMD_SEGMENT) | CMD_BIT(APP_CMD_EIGS))
+#define IMAGE_CMDS (SOLVE_CMDS | CMD_BIT(APP_CMD_AFFINITY))
+#define BENCH_CMD CMD_BIT(APP_CMD_BENCH)
 
 enum opt_id {
   OPT_K, OPT_OUT, OPT_NEV, OPT_NCV, OPT_TOL, OPT_MAX_ITER, OPT_RADIUS, OPT_SIGMA_I, OPT_SIGMA_X,
   OPT_AFFINITY, OPT_MATVEC, OPT_SEED, OPT_RESTARTS, OPT_JSON, OPT_MAX_PIXELS, OPT_QUIET, OPT_HELP,
-  OPT_VERSION
+  OPT_VERSION, OPT_RESIZE, OPT_EXPORT, OPT_SIZE, OPT_REPEAT, OPT_SPMV_ONLY, OPT_CSV, OPT_CHART
 };
 
 typedef struct opt_def {
@@ -29,20 +31,27 @@ typedef struct opt_def {
 static const opt_def options[] = {
   {"k", 'k', "SEGMENTS", OPT_K, CMD_BIT(APP_CMD_SEGMENT), "number of segments, 1 <= k <= nev (default 5)"},
   {"output", 'o', "DIR", OPT_OUT, SOLVE_CMDS, "output folder, created if missing (default out)"},
-  {"nev", 0, "N", OPT_NEV, SOLVE_CMDS, "eigenpairs to compute, 1 <= N < pixels (default 8)"},
-  {"ncv", 0, "M", OPT_NCV, SOLVE_CMDS, "Lanczos basis size, nev < M <= pixels (default max(2 nev + 1, 20))"},
-  {"tol", 0, "T", OPT_TOL, SOLVE_CMDS, "relative residual tolerance, 0 < T < 1 (default 1e-5)"},
-  {"max-iter", 0, "M", OPT_MAX_ITER, SOLVE_CMDS, "Lanczos restart limit (default 1000)"},
-  {"radius", 0, "R", OPT_RADIUS, SOLVE_CMDS, "neighbourhood disc radius in pixels, 1..30 (default 5: 81 diagonals)"},
-  {"sigma-i", 0, "S", OPT_SIGMA_I, SOLVE_CMDS, "feature scale of the affinity (default 0.1)"},
-  {"sigma-x", 0, "S", OPT_SIGMA_X, SOLVE_CMDS, "spatial scale of the affinity in pixels (default 4.0)"},
-  {"affinity", 0, "KIND", OPT_AFFINITY, SOLVE_CMDS, "features: intensity (default) or color"},
-  {"matvec", 0, "BACKEND", OPT_MATVEC, SOLVE_CMDS, "matrix-vector product: cpu (default)"},
+  {"nev", 0, "N", OPT_NEV, (SOLVE_CMDS | BENCH_CMD), "eigenpairs to compute, 1 <= N < pixels (default 8)"},
+  {"ncv", 0, "M", OPT_NCV, (SOLVE_CMDS | BENCH_CMD), "Lanczos basis size, nev < M <= pixels (default max(2 nev + 1, 32))"},
+  {"tol", 0, "T", OPT_TOL, (SOLVE_CMDS | BENCH_CMD), "relative residual tolerance, 0 < T < 1 (default 1e-5)"},
+  {"max-iter", 0, "M", OPT_MAX_ITER, (SOLVE_CMDS | BENCH_CMD), "Lanczos restart limit (default 1000)"},
+  {"radius", 0, "R", OPT_RADIUS, (IMAGE_CMDS | BENCH_CMD), "neighbourhood disc radius in pixels, 1..30 (default 5: 81 diagonals)"},
+  {"sigma-i", 0, "S", OPT_SIGMA_I, (IMAGE_CMDS | BENCH_CMD), "feature scale of the affinity (default 0.1)"},
+  {"sigma-x", 0, "S", OPT_SIGMA_X, (IMAGE_CMDS | BENCH_CMD), "spatial scale of the affinity in pixels (default 4.0)"},
+  {"affinity", 0, "KIND", OPT_AFFINITY, (IMAGE_CMDS | BENCH_CMD), "features: intensity (default) or color"},
+  {"matvec", 0, "BACKEND", OPT_MATVEC, (SOLVE_CMDS | BENCH_CMD), "matrix-vector product: cpu (default)"},
   {"seed", 0, "S", OPT_SEED, CMD_BIT(APP_CMD_SEGMENT), "k-means++ seed (default 1)"},
   {"restarts", 0, "R", OPT_RESTARTS, CMD_BIT(APP_CMD_SEGMENT), "k-means restarts; the best is kept (default 8)"},
-  {"json", 0, "FILE", OPT_JSON, SOLVE_CMDS, "also write the report to FILE ('-': standard output)"},
-  {"max-pixels", 0, "N", OPT_MAX_PIXELS, SOLVE_CMDS, "refuse images with more pixels (default 33554432)"},
-  {"quiet", 'q', NULL, OPT_QUIET, SOLVE_CMDS, "no progress or summary on standard error"},
+  {"resize", 0, "WxH", OPT_RESIZE, IMAGE_CMDS, "resample the image to W x H pixels first (bilinear)"},
+  {"export", 0, "DIR", OPT_EXPORT, CMD_BIT(APP_CMD_AFFINITY), "folder for the matrix files (default matrix)"},
+  {"json", 0, "FILE", OPT_JSON, (SOLVE_CMDS | BENCH_CMD), "also write the report to FILE ('-': standard output)"},
+  {"max-pixels", 0, "N", OPT_MAX_PIXELS, (IMAGE_CMDS | BENCH_CMD), "refuse images with more pixels (default 33554432)"},
+  {"quiet", 'q', NULL, OPT_QUIET, (IMAGE_CMDS | BENCH_CMD), "no progress or summary on standard error"},
+  {"size", 0, "WxH", OPT_SIZE, BENCH_CMD, "bench the sample image resampled to W x H (repeatable)"},
+  {"repeat", 0, "R", OPT_REPEAT, BENCH_CMD, "timed SpMV runs after warm-up (default 20)"},
+  {"spmv-only", 0, NULL, OPT_SPMV_ONLY, BENCH_CMD, "time the SpMV only, no eigensolve"},
+  {"csv", 0, "FILE", OPT_CSV, BENCH_CMD, "write the results as CSV"},
+  {"chart", 0, "FILE.svg", OPT_CHART, BENCH_CMD, "draw solve time and SpMV throughput per backend (SVG)"},
   {"help", 'h', NULL, OPT_HELP, ~0u, "show this help"},
   {"version", 'V', NULL, OPT_VERSION, ~0u, "show the version"},
 };
@@ -57,6 +66,10 @@ static const struct {
   {"segment", APP_CMD_SEGMENT, "[IMAGE]",
    "segment an image (default: the sample image) into -k regions"},
   {"eigs", APP_CMD_EIGS, "IMAGE", "eigenvectors, their pictures and the report, no clustering"},
+  {"affinity", APP_CMD_AFFINITY, "[IMAGE]",
+   "export the normalised affinity N (DIA offsets and diagonals) as .npy files"},
+  {"bench", APP_CMD_BENCH, "[IMAGE ... | --size WxH ...]",
+   "time the SpMV and the eigensolve per backend against the measured bandwidth"},
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -85,6 +98,7 @@ void app_config_init(app_config *cfg)
   cfg->seed = 1;
   cfg->restarts = 8;
   cfg->max_pixels = APP_DEFAULT_MAX_PIXELS;
+  cfg->repeat = 20;
 }
 
 static int parse_long(const char *opt, const char *s, long long lo, long long hi, long long *out)
@@ -110,6 +124,24 @@ static int parse_double(const char *opt, const char *s, double *out)
   if (!isfinite(v))
     return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not finite", opt, s);
   *out = v;
+  return DSG_OK;
+}
+
+static int parse_size(const char *flag, const char *v, int *w_out, int *h_out)
+{
+  char *end;
+  long w, h;
+  errno = 0;
+  w = strtol(v, &end, 10);
+  if (end == v || (*end != 'x' && *end != 'X'))
+    return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not WIDTHxHEIGHT", flag, v);
+  const char *hs = end + 1;
+  h = strtol(hs, &end, 10);
+  if (end == hs || *end || errno == ERANGE || w < 1 || h < 1 || w > 65536 || h > 65536)
+    return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not WIDTHxHEIGHT with sides in [1, 65536]",
+                         flag, v);
+  *w_out = (int)w;
+  *h_out = (int)h;
   return DSG_OK;
 }
 
@@ -190,6 +222,30 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
     status = parse_long(flag, v, 1, INT_MAX / 2, &iv);
     cfg->max_pixels = (size_t)iv;
     break;
+  case OPT_RESIZE:
+    return parse_size(flag, v, &cfg->resize_w, &cfg->resize_h);
+  case OPT_SIZE:
+    if (cfg->nsizes >= APP_MAX_INPUTS)
+      return dsg_error_set(DSG_ERR_INVALID, "%s: at most %d sizes", flag, APP_MAX_INPUTS);
+    status = parse_size(flag, v, &cfg->sizes[cfg->nsizes][0], &cfg->sizes[cfg->nsizes][1]);
+    cfg->nsizes += status == DSG_OK;
+    break;
+  case OPT_REPEAT:
+    status = parse_long(flag, v, 1, 100000, &iv);
+    cfg->repeat = (int)iv;
+    break;
+  case OPT_SPMV_ONLY: cfg->no_solve = 1; break;
+  case OPT_CSV:
+  case OPT_CHART:
+    if (!*v)
+      return dsg_error_set(DSG_ERR_INVALID, "%s: the file name is empty", flag);
+    *(o->id == OPT_CSV ? &cfg->csv : &cfg->chart) = v;
+    break;
+  case OPT_EXPORT:
+    if (!*v)
+      return dsg_error_set(DSG_ERR_INVALID, "%s: the folder name is empty", flag);
+    cfg->out_dir = v;
+    break;
   case OPT_QUIET: cfg->quiet = 1; break;
   case OPT_HELP: cfg->help = 1; break;
   case OPT_VERSION: cfg->version = 1; break;
@@ -216,7 +272,7 @@ static const opt_def *find_short(char c, app_command cmd)
 
 int app_cli_parse(int argc, char **argv, app_config *cfg)
 {
-  int i = 1, positional = 0, status;
+  int i = 1, positional = 0, status, explicit_out = 0, explicit_nev = 0, explicit_tol = 0;
 
   if (argc < 2)
     return DSG_OK; /* no command: the caller shows the overview */
@@ -275,6 +331,12 @@ int app_cli_parse(int argc, char **argv, app_config *cfg)
     } else {
       if (cfg->command == APP_CMD_NONE)
         return dsg_error_set(DSG_ERR_INVALID, "unexpected argument '%s'", arg);
+      if (cfg->command == APP_CMD_BENCH) {
+        if (cfg->ninputs >= APP_MAX_INPUTS)
+          return dsg_error_set(DSG_ERR_INVALID, "bench takes at most %d images", APP_MAX_INPUTS);
+        cfg->inputs[cfg->ninputs++] = arg;
+        continue;
+      }
       if (positional++ > 0)
         return dsg_error_set(DSG_ERR_INVALID, "unexpected extra argument '%s': %s takes one image",
                              arg, app_command_name(cfg->command));
@@ -286,6 +348,9 @@ int app_cli_parse(int argc, char **argv, app_config *cfg)
         return dsg_error_set(DSG_ERR_INVALID, "%s needs a value (%s)", flag, o->metavar);
       value = argv[++i];
     }
+    explicit_out |= o->id == OPT_EXPORT;
+    explicit_nev |= o->id == OPT_NEV;
+    explicit_tol |= o->id == OPT_TOL;
     status = apply_option(cfg, o, flag, value ? value : "");
     if (status != DSG_OK)
       return status;
@@ -294,6 +359,14 @@ int app_cli_parse(int argc, char **argv, app_config *cfg)
     return DSG_OK;
   if (cfg->command == APP_CMD_NONE)
     return DSG_OK;
+  if (cfg->command == APP_CMD_AFFINITY && !explicit_out)
+    cfg->out_dir = "matrix";
+  if (cfg->command == APP_CMD_BENCH) {
+    if (!explicit_nev)
+      cfg->nev = 16;
+    if (!explicit_tol)
+      cfg->tol = 1e-3;
+  }
   if (cfg->command == APP_CMD_EIGS && !cfg->image)
     return dsg_error_set(DSG_ERR_INVALID, "eigs needs an IMAGE (try 'diaseg eigs --help')");
   if (cfg->command == APP_CMD_SEGMENT && cfg->k > cfg->nev)
@@ -337,6 +410,10 @@ void app_cli_usage(FILE *f, app_command cmd)
                o->metavar ? o->metavar : "");
     fprintf(f, "  %-24s %s\n", left, o->help);
   }
+  if (cmd == APP_CMD_BENCH)
+    fprintf(f, "\nbench's own defaults: --nev 16 --tol 1e-3 (the same for every backend).\n"
+               "Without inputs it benches the sample image. Results: a table on standard output,\n"
+               "--json / --csv / --chart files; progress on standard error.\n");
   fprintf(f, "\nExit codes: 0 ok, 1 runtime error, 2 bad arguments or input, 3 not converged "
              "(partial results, flagged in report.json), 130 interrupted.\n");
 }

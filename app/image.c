@@ -73,6 +73,89 @@ static int check_complete(enum image_format fmt, const unsigned char *b, size_t 
   return DSG_OK;
 }
 
+static unsigned rd16be(const unsigned char *p) { return (unsigned)p[0] << 8 | p[1]; }
+static unsigned long rd32be(const unsigned char *p)
+{
+  return (unsigned long)p[0] << 24 | (unsigned long)p[1] << 16 | (unsigned long)p[2] << 8 | p[3];
+}
+
+/* PNM header integer: skips whitespace and # comments. Returns -1 if absent or too large. */
+static long pnm_int(const unsigned char *b, size_t len, size_t *pos)
+{
+  long v = -1;
+  while (*pos < len) {
+    if (b[*pos] == '#')
+      while (*pos < len && b[*pos] != '\n')
+        (*pos)++;
+    else if (b[*pos] == ' ' || b[*pos] == '\t' || b[*pos] == '\r' || b[*pos] == '\n')
+      (*pos)++;
+    else
+      break;
+  }
+  while (*pos < len && b[*pos] >= '0' && b[*pos] <= '9') {
+    v = (v < 0 ? 0 : v) * 10 + (b[*pos] - '0');
+    if (v > 100000000L)
+      return -1;
+    (*pos)++;
+  }
+  return v;
+}
+
+/* The dimensions the file's header declares, read before any decoder runs so that absurd sizes
+ * get diaseg's message (stb reports some of them only as "unknown image type").
+ * Returns 1 when found, 0 when the header is too short or malformed. */
+static int declared_size(enum image_format fmt, const unsigned char *b, size_t len, long *w, long *h)
+{
+  switch (fmt) {
+  case FMT_PNG:
+    if (len < 24 || memcmp(b + 12, "IHDR", 4) != 0)
+      return 0;
+    *w = (long)(rd32be(b + 16) & 0x7fffffffUL);
+    *h = (long)(rd32be(b + 20) & 0x7fffffffUL);
+    return 1;
+  case FMT_BMP: {
+    if (len < 26)
+      return 0;
+    long bw = (long)(int32_t)rd32le(b + 18), bh = (long)(int32_t)rd32le(b + 22);
+    *w = bw < 0 ? -bw : bw;
+    *h = bh < 0 ? -bh : bh; /* negative height: top-down rows */
+    return 1;
+  }
+  case FMT_TGA:
+    if (len < 18)
+      return 0;
+    *w = rd16le(b + 12);
+    *h = rd16le(b + 14);
+    return 1;
+  case FMT_PNM: {
+    size_t pos = 2;
+    *w = pnm_int(b, len, &pos);
+    *h = pnm_int(b, len, &pos);
+    return *w >= 0 && *h >= 0;
+  }
+  case FMT_JPEG:
+    /* walk the marker segments up to the first start-of-frame */
+    for (size_t p = 2; p + 9 < len;) {
+      if (b[p] != 0xff)
+        return 0;
+      unsigned m = b[p + 1];
+      if (m == 0xff) {
+        p++;
+        continue;
+      }
+      if (m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc) {
+        *h = rd16be(b + p + 5);
+        *w = rd16be(b + p + 7);
+        return 1;
+      }
+      p += 2 + rd16be(b + p + 2);
+    }
+    return 0;
+  default:
+    return 0;
+  }
+}
+
 static int read_file(const char *path, unsigned char **data, size_t *len)
 {
   struct stat st;
@@ -135,14 +218,30 @@ int app_image_load(const char *path, size_t max_pixels, app_image *img)
                            "PNM P5/P6)", path);
     goto out_free;
   }
+  {
+    long dw = 0, dh = 0;
+    if (declared_size(fmt, file, len, &dw, &dh)) {
+      if (dw < 1 || dh < 1) {
+        status = dsg_error_set(DSG_ERR_FORMAT, "'%s' declares a %ld x %ld image: it needs at least "
+                               "one pixel", path, dw, dh);
+        goto out_free;
+      }
+      if ((size_t)dw > max_pixels / (size_t)dh) {
+        status = dsg_error_set(DSG_ERR_LIMIT, "'%s' is %ld x %ld = %.0f pixels, over the cap of %zu "
+                               "(raise it with --max-pixels)", path, dw, dh, (double)dw * (double)dh,
+                               max_pixels);
+        goto out_free;
+      }
+    }
+  }
   if (!stbi_info_from_memory(file, (int)len, &w, &h, &comp)) {
     status = dsg_error_set(DSG_ERR_FORMAT, "'%s' has a corrupt or unsupported header (%s)", path,
                            stbi_failure_reason() ? stbi_failure_reason() : "unknown");
     goto out_free;
   }
   if (w < 1 || h < 1 || comp < 1 || comp > 4) {
-    status = dsg_error_set(DSG_ERR_FORMAT, "'%s' declares a %d x %d image with %d channels", path,
-                           w, h, comp);
+    status = dsg_error_set(DSG_ERR_FORMAT, "'%s' declares a %d x %d image with %d channels: it "
+                           "needs at least one pixel and 1 to 4 channels", path, w, h, comp);
     goto out_free;
   }
   if ((size_t)w > max_pixels / (size_t)h) {

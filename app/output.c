@@ -275,6 +275,11 @@ int app_out_npy_f32(app_out *o, const char *name, const float *data, int ndim, c
   return write_npy(o, name, "f4", sizeof(float), data, ndim, shape);
 }
 
+int app_out_npy_f64(app_out *o, const char *name, const double *data, int ndim, const size_t *shape)
+{
+  return write_npy(o, name, "f8", sizeof(double), data, ndim, shape);
+}
+
 int app_out_npy_i32(app_out *o, const char *name, const int32_t *data, int ndim, const size_t *shape)
 {
   return write_npy(o, name, "i4", sizeof(int32_t), data, ndim, shape);

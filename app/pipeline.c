@@ -252,6 +252,44 @@ static int stage_write(run *r)
   return check_cancel();
 }
 
+/* affinity --export: the matrix in diaseg's own layout, for other solvers (tests/peers.py). */
+static int stage_export(run *r)
+{
+  const spmv_dia *N = r->N;
+  const app_config *cfg = r->cfg;
+  size_t shape_off[1] = {(size_t)N->ndiag}, shape_val[2] = {(size_t)N->ndiag, N->pitch};
+  size_t shape_deg[1] = {(size_t)N->rows};
+  app_json j;
+  int status = app_out_npy_i32(r->out, "offsets.npy", (const int32_t *)N->offsets, 1, shape_off);
+  if (status == DSG_OK)
+    status = app_out_npy_f32(r->out, "diagonals.npy", N->values, 2, shape_val);
+  if (status == DSG_OK)
+    status = app_out_npy_f64(r->out, "sqrt_degree.npy", r->sqrt_degree, 1, shape_deg);
+  if (status != DSG_OK)
+    return status;
+  app_json_init(&j);
+  app_json_begin_object(&j, NULL);
+  app_json_string(&j, "diaseg_version", DIASEG_VERSION);
+  app_json_string(&j, "image", r->image_path);
+  app_json_int(&j, "width", r->img.width);
+  app_json_int(&j, "height", r->img.height);
+  app_json_int(&j, "n", N->rows);
+  app_json_int(&j, "ndiag", N->ndiag);
+  app_json_int(&j, "pitch", (long long)N->pitch);
+  app_json_string(&j, "layout", "diagonals[d, row] = N[row, row + offsets[d]] for 0 <= row < n; "
+                  "zero where the column is outside [0, n) and for row >= n");
+  app_json_int(&j, "radius", cfg->affinity.radius);
+  app_json_number(&j, "sigma_i", cfg->affinity.sigma_i);
+  app_json_number(&j, "sigma_x", cfg->affinity.sigma_x);
+  app_json_string(&j, "affinity", cfg->feature == APP_FEATURE_COLOR ? "color" : "intensity");
+  app_json_end_object(&j);
+  status = app_json_finish(&j);
+  if (status == DSG_OK)
+    status = app_out_text(r->out, "matrix.json", j.buf, j.len);
+  app_json_free(&j);
+  return status;
+}
+
 static void json_numbers(app_json *j, const char *key, const double *v, int n)
 {
   app_json_begin_array(j, key);
@@ -404,9 +442,23 @@ int app_run(const app_config *cfg)
   status = app_image_load(r.image_path, cfg->max_pixels, &r.img);
   if (status != DSG_OK)
     goto out;
+  if (cfg->resize_w > 0) {
+    app_image resized;
+    if ((size_t)cfg->resize_w * (size_t)cfg->resize_h > cfg->max_pixels) {
+      status = dsg_error_set(DSG_ERR_LIMIT, "--resize %dx%d gives %zu pixels, over the cap of %zu "
+                             "(raise it with --max-pixels)", cfg->resize_w, cfg->resize_h,
+                             (size_t)cfg->resize_w * (size_t)cfg->resize_h, cfg->max_pixels);
+      goto out;
+    }
+    status = app_image_resize(&r.img, cfg->resize_w, cfg->resize_h, &resized);
+    if (status != DSG_OK)
+      goto out;
+    app_image_free(&r.img);
+    r.img = resized;
+  }
   r.t_load = dsg_seconds() - t0;
   n = (size_t)r.img.width * (size_t)r.img.height;
-  if (n < 2 || (size_t)cfg->nev >= n) {
+  if (cfg->command != APP_CMD_AFFINITY && (n < 2 || (size_t)cfg->nev >= n)) {
     status = dsg_error_set(DSG_ERR_INVALID, "--nev %d is out of range for a %d x %d image: it must "
                            "satisfy 1 <= nev < %zu pixels", cfg->nev, r.img.width, r.img.height, n);
     goto out;
@@ -432,6 +484,16 @@ int app_run(const app_config *cfg)
   if (status != DSG_OK)
     goto out;
   r.t_affinity = dsg_seconds() - t0;
+  if (cfg->command == APP_CMD_AFFINITY) {
+    status = stage_export(&r);
+    if (status == DSG_OK)
+      status = app_out_commit(r.out);
+    if (status == DSG_OK && !cfg->quiet)
+      fprintf(stderr, "diaseg: %s %dx%d: N with %d diagonals (%.1f MiB) exported to %s/\n",
+              r.image_path, r.img.width, r.img.height, r.N->ndiag,
+              (double)spmv_dia_bytes(r.N) / 1048576.0, cfg->out_dir);
+    goto out;
+  }
 
   status = stage_solve(&r);
   if (status == DSG_OK)

@@ -1,0 +1,535 @@
+/* diaseg bench: SpMV and eigensolve timings per backend, against the measured copy bandwidth.
+ *
+ * For each input (an image, or the sample image resampled to --size WxH) the normalised affinity
+ * is built once on the host. Each backend then gets:
+ *  - SpMV: `repeat` timed products after 3 warm-ups; the median and the minimum of the product's
+ *    own time (the C loop's wall time; an OpenCL kernel's event time);
+ *  - its bandwidth bound: a plain copy of as many bytes as the matrix, on the same device, timed
+ *    the same way (bytes read + bytes written);
+ *  - the eigensolve: the same nev, tol and known vectors for every backend, split into the
+ *    matvec's kernel, transfer and host time and the eigensolver's host work;
+ *  - a check: its product against the scalar reference (max row error relative to |A||x|).
+ * Figures: GFLOP/s = 2 ndiag n / t; effective GB/s = (4 ndiag + 8) n / t (A, x and y once). */
+#include "app.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct bench_row {
+  char input[64];
+  int width, height, n, ndiag;
+  char backend[32]; /* "cpu" */
+  char device[128];
+  char kernel[32];
+  double check_error;        /* max row error of the product vs the reference */
+  double spmv_median, spmv_min; /* seconds */
+  double gflops, gbs, copy_gbs, bound_pct;
+  int solved, converged, nconv;
+  long matvecs;
+  double solve_s, mv_kernel_s, mv_transfer_s, mv_host_s, eig_host_s, max_residual;
+  double lambda_last; /* the nev-th eigenvalue, to compare backends */
+  double speedup_spmv, speedup_solve; /* against the C path on the same input */
+} bench_row;
+
+typedef struct bench {
+  const app_config *cfg;
+  bench_row *rows;
+  int nrows, cap;
+} bench;
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static bench_row *new_row(bench *b)
+{
+  if (b->nrows == b->cap) {
+    int cap = b->cap ? 2 * b->cap : 16;
+    bench_row *r = realloc(b->rows, (size_t)cap * sizeof(*r));
+    if (!r)
+      return NULL;
+    b->rows = r;
+    b->cap = cap;
+  }
+  memset(&b->rows[b->nrows], 0, sizeof(bench_row));
+  return &b->rows[b->nrows++];
+}
+
+/* Host copy bandwidth: a threaded copy of `bytes`, median of `repeat` runs, read + write. */
+static int host_copy_gbs(size_t bytes, int repeat, double *gbs)
+{
+  const size_t count = bytes / sizeof(float);
+  float *src = malloc(count * sizeof(float)), *dst = malloc(count * sizeof(float));
+  double *t = malloc((size_t)(repeat + 2) * sizeof(*t));
+  if (!src || !dst || !t) {
+    free(src);
+    free(dst);
+    free(t);
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate 2 x %zu bytes for the copy benchmark",
+                         bytes);
+  }
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < count; i++) {
+    src[i] = (float)(i & 1023);
+    dst[i] = 0.0f;
+  }
+  for (int r = 0; r < repeat + 2; r++) {
+    double t0 = dsg_seconds();
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < count; i++)
+      dst[i] = src[i];
+    t[r] = dsg_seconds() - t0;
+  }
+  qsort(t + 2, (size_t)repeat, sizeof(*t), cmp_double); /* the first two are warm-up */
+  *gbs = 2.0 * (double)(count * sizeof(float)) / t[2 + repeat / 2] / 1e9;
+  free(src);
+  free(dst);
+  free(t);
+  return DSG_OK;
+}
+
+static double row_error(const spmv_dia *A, const float *x, const float *y, const float *ref)
+{
+  double worst = 0.0;
+  for (int r = 0; r < A->rows; r++) {
+    double scale = 0.0;
+    for (int d = 0; d < A->ndiag; d++) {
+      long long c = (long long)r + A->offsets[d];
+      if (c >= 0 && c < A->rows)
+        scale += fabs((double)A->values[(size_t)d * A->pitch + (size_t)r] * (double)x[c]);
+    }
+    double e = fabs((double)y[r] - (double)ref[r]) / (scale > 0.0 ? scale : 1.0);
+    worst = e > worst ? e : worst;
+  }
+  return worst;
+}
+
+typedef struct bench_input {
+  const char *label;
+  app_image img;
+  spmv_dia *N;
+  double *sqrt_degree;
+  app_components comps;
+  float *x, *y, *ref;
+} bench_input;
+
+static void input_free(bench_input *in)
+{
+  app_image_free(&in->img);
+  spmv_dia_destroy(in->N);
+  free(in->sqrt_degree);
+  app_components_free(&in->comps);
+  free(in->x);
+  free(in->y);
+  free(in->ref);
+}
+
+static int input_prepare(const app_config *cfg, bench_input *in, const char *path, int w, int h)
+{
+  float *feat = NULL;
+  int nfeat = 0, status;
+  status = app_image_load(path, cfg->max_pixels, &in->img);
+  if (status == DSG_OK && w > 0) {
+    app_image resized;
+    if ((size_t)w * (size_t)h > cfg->max_pixels)
+      return dsg_error_set(DSG_ERR_LIMIT, "--size %dx%d is over the cap of %zu pixels (raise it "
+                           "with --max-pixels)", w, h, cfg->max_pixels);
+    status = app_image_resize(&in->img, w, h, &resized);
+    app_image_free(&in->img);
+    in->img = resized;
+  }
+  if (status == DSG_OK)
+    status = app_features(&in->img, cfg->feature, &feat, &nfeat);
+  if (status == DSG_OK)
+    status = app_affinity_build(in->img.width, in->img.height, feat, nfeat, &cfg->affinity, &in->N,
+                                &in->sqrt_degree);
+  free(feat);
+  if (status == DSG_OK)
+    status = app_components_find(in->N, in->sqrt_degree, &in->comps);
+  if (status != DSG_OK)
+    return status;
+  const size_t n = (size_t)in->N->rows;
+  in->x = malloc(n * sizeof(float));
+  in->y = malloc(n * sizeof(float));
+  in->ref = malloc(n * sizeof(float));
+  if (!in->x || !in->y || !in->ref)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate bench vectors of %zu floats", n);
+  uint64_t s = 42;
+  for (size_t i = 0; i < n; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    in->x[i] = (float)((double)(s >> 11) * 0x1.0p-53) - 0.5f;
+  }
+  spmv_dia_mul_ref(in->N, in->x, in->ref);
+  if ((size_t)cfg->nev >= n)
+    return dsg_error_set(DSG_ERR_INVALID, "--nev %d is out of range for %s (%zu pixels)", cfg->nev,
+                         in->label, n);
+  return DSG_OK;
+}
+
+/* Times one backend's SpMV and solve on one input into row. */
+static int bench_backend(const app_config *cfg, bench_input *in, spmv_matvec *mv, bench_row *row)
+{
+  const spmv_dia *N = in->N;
+  const int repeat = cfg->repeat;
+  double *t = malloc((size_t)repeat * sizeof(*t));
+  int status = DSG_OK;
+  if (!t)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %d timings", repeat);
+
+  row->width = in->img.width;
+  row->height = in->img.height;
+  row->n = N->rows;
+  row->ndiag = N->ndiag;
+  snprintf(row->input, sizeof(row->input), "%s", in->label);
+  for (int r = 0; r < 3 && status == DSG_OK; r++)
+    status = spmv_matvec_apply(mv, in->x, in->y);
+  if (status == DSG_OK)
+    row->check_error = row_error(N, in->x, in->y, in->ref);
+  for (int r = 0; r < repeat && status == DSG_OK; r++) {
+    spmv_timing before = spmv_matvec_timing(mv);
+    status = spmv_matvec_apply(mv, in->x, in->y);
+    t[r] = spmv_matvec_timing(mv).kernel_s - before.kernel_s;
+  }
+  if (status != DSG_OK)
+    goto out;
+  qsort(t, (size_t)repeat, sizeof(*t), cmp_double);
+  row->spmv_median = repeat % 2 ? t[repeat / 2] : 0.5 * (t[repeat / 2 - 1] + t[repeat / 2]);
+  row->spmv_min = t[0];
+  row->gflops = 2.0 * N->ndiag * (double)N->rows / row->spmv_median / 1e9;
+  row->gbs = (4.0 * N->ndiag + 8.0) * (double)N->rows / row->spmv_median / 1e9;
+  row->bound_pct = row->copy_gbs > 0 ? 100.0 * row->gbs / row->copy_gbs : NAN;
+
+  if (!cfg->no_solve) {
+    eig_options opt;
+    eig_result res;
+    eig_options_init(&opt);
+    opt.nev = cfg->nev;
+    opt.ncv = cfg->ncv;
+    opt.tol = cfg->tol;
+    opt.max_iter = cfg->max_iter;
+    opt.known_count = in->comps.count;
+    opt.known_label = in->comps.label;
+    opt.known_values = in->comps.values;
+    opt.cancel = &app_cancel;
+    status = eig_arpack_solve(mv, &opt, &res);
+    if (status == DSG_OK || status == DSG_ERR_NOCONV) {
+      row->solved = 1;
+      row->converged = res.converged;
+      row->nconv = res.nconv;
+      row->matvecs = res.matvecs;
+      row->solve_s = res.solve_s;
+      row->mv_kernel_s = res.matvec.kernel_s;
+      row->mv_transfer_s = res.matvec.transfer_s;
+      row->mv_host_s = res.matvec.host_s;
+      row->eig_host_s = res.host_s;
+      for (int k = 0; k < res.nconv; k++)
+        row->max_residual = res.residuals[k] > row->max_residual ? res.residuals[k] : row->max_residual;
+      row->lambda_last = res.nconv ? res.values[res.nconv - 1] : NAN;
+      status = DSG_OK;
+    }
+    eig_result_free(&res);
+  }
+out:
+  free(t);
+  return status;
+}
+
+static void print_table(const bench *b, FILE *out)
+{
+  fprintf(out, "%-16s %-34s %9s %9s %8s %8s %6s %8s %6s %8s %8s %8s %7s %7s\n", "input", "backend",
+         "spmv ms", "min ms", "GFLOP/s", "GB/s", "%bw", "solve s", "prod", "mv s", "xfer s",
+         "host s", "x spmv", "x solve");
+  for (int i = 0; i < b->nrows; i++) {
+    const bench_row *r = &b->rows[i];
+    char name[80];
+    snprintf(name, sizeof(name), "%s%s%s", r->backend, r->kernel[0] ? "/" : "", r->kernel);
+    fprintf(out, "%-16s %-34.34s %9.3f %9.3f %8.2f %8.1f %6.1f", r->input, name, r->spmv_median * 1e3,
+           r->spmv_min * 1e3, r->gflops, r->gbs, r->bound_pct);
+    if (r->solved)
+      fprintf(out, " %8.3f %6ld %8.3f %8.3f %8.3f %7.2f %7.2f\n", r->solve_s, r->matvecs, r->mv_kernel_s,
+             r->mv_transfer_s, r->mv_host_s + r->eig_host_s, r->speedup_spmv, r->speedup_solve);
+    else
+      fprintf(out, " %8s %6s %8s %8s %8s %7.2f %7s\n", "-", "-", "-", "-", "-", r->speedup_spmv, "-");
+  }
+  for (int i = 0; i < b->nrows; i++)
+    if (b->rows[i].input[0] && (i == 0 || strcmp(b->rows[i].input, b->rows[i - 1].input) != 0))
+      fprintf(out, "# %s: %dx%d, n = %d, %d diagonals; copy bandwidth of each device in the JSON\n",
+             b->rows[i].input, b->rows[i].width, b->rows[i].height, b->rows[i].n, b->rows[i].ndiag);
+}
+
+static int write_json(const bench *b, const char *path)
+{
+  const app_config *cfg = b->cfg;
+  app_json j;
+  int status;
+  FILE *f;
+  app_json_init(&j);
+  app_json_begin_object(&j, NULL);
+  app_json_string(&j, "diaseg_version", DIASEG_VERSION);
+  app_json_int(&j, "nev", cfg->nev);
+  app_json_number(&j, "tol", cfg->tol);
+  app_json_int(&j, "repeat", cfg->repeat);
+  app_json_int(&j, "radius", cfg->affinity.radius);
+  app_json_begin_array(&j, "results");
+  for (int i = 0; i < b->nrows; i++) {
+    const bench_row *r = &b->rows[i];
+    app_json_begin_object(&j, NULL);
+    app_json_string(&j, "input", r->input);
+    app_json_int(&j, "width", r->width);
+    app_json_int(&j, "height", r->height);
+    app_json_int(&j, "n", r->n);
+    app_json_int(&j, "ndiag", r->ndiag);
+    app_json_string(&j, "backend", r->backend);
+    app_json_string(&j, "device", r->device);
+    app_json_string(&j, "kernel", r->kernel[0] ? r->kernel : NULL);
+    app_json_number(&j, "check_error", r->check_error);
+    app_json_begin_object(&j, "spmv");
+    app_json_number(&j, "median_s", r->spmv_median);
+    app_json_number(&j, "min_s", r->spmv_min);
+    app_json_number(&j, "gflops", r->gflops);
+    app_json_number(&j, "effective_gbs", r->gbs);
+    app_json_number(&j, "copy_gbs", r->copy_gbs);
+    app_json_number(&j, "percent_of_copy_bandwidth", r->bound_pct);
+    app_json_number(&j, "speedup_vs_cpu", r->speedup_spmv);
+    app_json_end_object(&j);
+    if (r->solved) {
+      app_json_begin_object(&j, "solve");
+      app_json_bool(&j, "converged", r->converged);
+      app_json_int(&j, "nconv", r->nconv);
+      app_json_int(&j, "matvecs", r->matvecs);
+      app_json_number(&j, "total_s", r->solve_s);
+      app_json_number(&j, "matvec_kernel_s", r->mv_kernel_s);
+      app_json_number(&j, "matvec_transfer_s", r->mv_transfer_s);
+      app_json_number(&j, "matvec_host_s", r->mv_host_s);
+      app_json_number(&j, "eigensolver_host_s", r->eig_host_s);
+      app_json_number(&j, "max_residual", r->max_residual);
+      app_json_number(&j, "last_eigenvalue", r->lambda_last);
+      app_json_number(&j, "speedup_vs_cpu", r->speedup_solve);
+      app_json_end_object(&j);
+    } else {
+      app_json_null(&j, "solve");
+    }
+    app_json_end_object(&j);
+  }
+  app_json_end_array(&j);
+  app_json_end_object(&j);
+  status = app_json_finish(&j);
+  if (status == DSG_OK) {
+    if (strcmp(path, "-") == 0) {
+      fwrite(j.buf, 1, j.len, stdout);
+    } else if (!(f = fopen(path, "w")) || fwrite(j.buf, 1, j.len, f) != j.len || fclose(f) != 0) {
+      status = dsg_error_set(DSG_ERR_IO, "cannot write '%s'", path);
+    }
+  }
+  app_json_free(&j);
+  return status;
+}
+
+static int write_csv(const bench *b, const char *path)
+{
+  FILE *f = fopen(path, "w");
+  if (!f)
+    return dsg_error_set(DSG_ERR_IO, "cannot write '%s'", path);
+  fprintf(f, "input,width,height,n,ndiag,backend,device,kernel,check_error,spmv_median_s,spmv_min_s,"
+             "gflops,effective_gbs,copy_gbs,percent_of_copy_bandwidth,solve_s,matvecs,"
+             "matvec_kernel_s,matvec_transfer_s,matvec_host_s,eigensolver_host_s,max_residual,"
+             "speedup_spmv,speedup_solve\n");
+  for (int i = 0; i < b->nrows; i++) {
+    const bench_row *r = &b->rows[i];
+    fprintf(f, "%s,%d,%d,%d,%d,%s,\"%s\",%s,%.3g,%.6g,%.6g,%.4g,%.4g,%.4g,%.4g,", r->input, r->width,
+            r->height, r->n, r->ndiag, r->backend, r->device, r->kernel, r->check_error,
+            r->spmv_median, r->spmv_min, r->gflops, r->gbs, r->copy_gbs, r->bound_pct);
+    if (r->solved)
+      fprintf(f, "%.6g,%ld,%.6g,%.6g,%.6g,%.6g,%.3g,%.4g,%.4g\n", r->solve_s, r->matvecs,
+              r->mv_kernel_s, r->mv_transfer_s, r->mv_host_s, r->eig_host_s, r->max_residual,
+              r->speedup_spmv, r->speedup_solve);
+    else
+      fprintf(f, ",,,,,,,%.4g,\n", r->speedup_spmv);
+  }
+  if (fclose(f) != 0)
+    return dsg_error_set(DSG_ERR_IO, "cannot write '%s'", path);
+  return DSG_OK;
+}
+
+/* Two bar panels: solve seconds (log scale) and SpMV effective GB/s with each device's copy
+ * bandwidth as a tick; one group per input, one bar per backend. */
+static int write_chart(const bench *b, const char *path)
+{
+  static const char *colors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                 "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+  char backends[32][80];
+  int nb = 0, ninputs = 0, group_of[1024];
+  double max_gbs = 1, max_s = 1e-3, min_s = 1e9;
+  FILE *f;
+  for (int i = 0; i < b->nrows && i < 1024; i++) {
+    const bench_row *r = &b->rows[i];
+    char name[80];
+    int k;
+    snprintf(name, sizeof(name), "%s%s%s", r->backend, r->kernel[0] ? " " : "", r->kernel);
+    for (k = 0; k < nb && strcmp(backends[k], name) != 0; k++)
+      ;
+    if (k == nb && nb < 32)
+      snprintf(backends[nb++], sizeof(backends[0]), "%s", name);
+    if (i == 0 || strcmp(r->input, b->rows[i - 1].input) != 0)
+      ninputs++;
+    group_of[i] = ninputs - 1;
+    max_gbs = fmax(max_gbs, fmax(r->gbs, r->copy_gbs));
+    if (r->solved) {
+      max_s = fmax(max_s, r->solve_s);
+      min_s = fmin(min_s, r->solve_s);
+    }
+  }
+  if (min_s > max_s)
+    min_s = max_s / 10;
+  const double lo = pow(10, floor(log10(min_s))), hi = pow(10, ceil(log10(max_s)));
+  const int W = 960, PH = 260, top = 40, left = 70, gw = (W - left - 20) / (ninputs ? ninputs : 1);
+  const int H = top + 2 * (PH + 60) + 20 * ((nb + 2) / 3) + 20;
+  f = fopen(path, "w");
+  if (!f)
+    return dsg_error_set(DSG_ERR_IO, "cannot write '%s'", path);
+  fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' font-family='sans-serif' "
+             "font-size='12'>\n<rect width='100%%' height='100%%' fill='white'/>\n", W, H);
+  fprintf(f, "<text x='%d' y='22' font-size='15' font-weight='bold'>diaseg bench: nev %d, tol %g"
+             "</text>\n", left, b->cfg->nev, b->cfg->tol);
+  for (int panel = 0; panel < 2; panel++) {
+    const int y0 = top + panel * (PH + 60);
+    fprintf(f, "<text x='%d' y='%d' font-weight='bold'>%s</text>\n", left, y0 + 12,
+            panel == 0 ? "Eigensolve time, seconds (log scale, lower is better)"
+                       : "SpMV effective bandwidth, GB/s (higher is better; ticks: copy bandwidth)");
+    fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='black'/>\n", left, y0 + 20 + PH,
+            W - 20, y0 + 20 + PH);
+    for (int t = 0; t <= 4; t++) {
+      double v = panel == 0 ? lo * pow(hi / lo, t / 4.0) : max_gbs * t / 4.0;
+      int y = y0 + 20 + PH - (int)(PH * t / 4.0);
+      fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#ddd'/><text x='%d' y='%d' "
+                 "text-anchor='end'>%.3g</text>\n", left, y, W - 20, y, left - 4, y + 4, v);
+    }
+    for (int i = 0; i < b->nrows && i < 1024; i++) {
+      const bench_row *r = &b->rows[i];
+      char name[80];
+      int k;
+      snprintf(name, sizeof(name), "%s%s%s", r->backend, r->kernel[0] ? " " : "", r->kernel);
+      for (k = 0; k < nb && strcmp(backends[k], name) != 0; k++)
+        ;
+      const int bw = (gw - 20) / (nb ? nb : 1), x = left + group_of[i] * gw + 10 + k * bw;
+      double frac;
+      if (panel == 0) {
+        if (!r->solved)
+          continue;
+        frac = log(r->solve_s / lo) / log(hi / lo);
+      } else {
+        frac = r->gbs / max_gbs;
+      }
+      frac = frac < 0 ? 0 : frac > 1 ? 1 : frac;
+      const int h = (int)(PH * frac);
+      fprintf(f, "<rect x='%d' y='%d' width='%d' height='%d' fill='%s'><title>%s %s: %.4g %s"
+                 "</title></rect>\n", x, y0 + 20 + PH - h, bw - 2, h, colors[k % 10], r->input,
+              name, panel == 0 ? r->solve_s : r->gbs, panel == 0 ? "s" : "GB/s");
+      if (panel == 1 && r->copy_gbs > 0) {
+        int yc = y0 + 20 + PH - (int)(PH * fmin(1.0, r->copy_gbs / max_gbs));
+        fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='black' stroke-width='2'/>\n", x,
+                yc, x + bw - 2, yc);
+      }
+    }
+    for (int i = 0; i < b->nrows; i++)
+      if (i == 0 || strcmp(b->rows[i].input, b->rows[i - 1].input) != 0)
+        fprintf(f, "<text x='%d' y='%d' text-anchor='middle'>%s</text>\n",
+                left + group_of[i] * gw + gw / 2, y0 + 20 + PH + 16, b->rows[i].input);
+  }
+  for (int k = 0; k < nb; k++) {
+    int x = left + (k % 3) * 290, y = top + 2 * (PH + 60) + 20 * (k / 3);
+    fprintf(f, "<rect x='%d' y='%d' width='12' height='12' fill='%s'/><text x='%d' y='%d'>%s"
+               "</text>\n", x, y - 10, colors[k % 10], x + 16, y, backends[k]);
+  }
+  fprintf(f, "</svg>\n");
+  if (fclose(f) != 0)
+    return dsg_error_set(DSG_ERR_IO, "cannot write '%s'", path);
+  return DSG_OK;
+}
+
+int app_bench(const app_config *cfg)
+{
+  bench b = {cfg, NULL, 0, 0};
+  char sample[4096];
+  int status = DSG_OK;
+  const int ninputs = cfg->ninputs + cfg->nsizes > 0 ? cfg->ninputs + cfg->nsizes : 1;
+
+  for (int i = 0; i < ninputs && status == DSG_OK; i++) {
+    bench_input in;
+    char label[64];
+    const char *path;
+    int w = 0, h = 0;
+    memset(&in, 0, sizeof(in));
+    if (i < cfg->ninputs) {
+      const char *slash = strrchr(cfg->inputs[i], '/');
+      path = cfg->inputs[i];
+      snprintf(label, sizeof(label), "%s", slash ? slash + 1 : path);
+    } else {
+      status = app_find_sample(sample, sizeof(sample));
+      if (status != DSG_OK)
+        break;
+      path = sample;
+      if (cfg->nsizes > 0) {
+        w = cfg->sizes[i - cfg->ninputs][0];
+        h = cfg->sizes[i - cfg->ninputs][1];
+        snprintf(label, sizeof(label), "%dx%d", w, h);
+      } else {
+        snprintf(label, sizeof(label), "coffee.png");
+      }
+    }
+    in.label = label;
+    if (!cfg->quiet)
+      fprintf(stderr, "bench: %s: building the affinity\n", label);
+    status = input_prepare(cfg, &in, path, w, h);
+
+    /* the C path */
+    const int first = b.nrows;
+    if (status == DSG_OK) {
+      spmv_matvec *mv = NULL;
+      bench_row *row = new_row(&b);
+      double copy = 0;
+      if (!row) {
+        status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate bench results");
+      } else {
+        snprintf(row->backend, sizeof(row->backend), "cpu");
+        snprintf(row->device, sizeof(row->device), "host, %d OpenMP threads",
+                 omp_get_max_threads());
+        if (!cfg->quiet)
+          fprintf(stderr, "bench: %s: cpu: copy bandwidth, SpMV x %d%s\n", label, cfg->repeat,
+                  cfg->no_solve ? "" : ", eigensolve");
+        status = host_copy_gbs(spmv_dia_bytes(in.N), cfg->repeat, &copy);
+        row->copy_gbs = copy;
+        if (status == DSG_OK)
+          status = spmv_matvec_create_cpu(&mv, in.N);
+        if (status == DSG_OK)
+          status = bench_backend(cfg, &in, mv, row);
+        spmv_matvec_destroy(mv);
+      }
+    }
+    /* speedups against the C path of this input */
+    for (int r = first; r < b.nrows; r++) {
+      bench_row *row = &b.rows[r], *cpu = &b.rows[first];
+      row->speedup_spmv = cpu->spmv_median / row->spmv_median;
+      row->speedup_solve = row->solved && cpu->solved ? cpu->solve_s / row->solve_s : NAN;
+    }
+    input_free(&in);
+    if (status == DSG_OK && app_cancel)
+      status = dsg_error_set(DSG_ERR_INTERRUPTED, "bench interrupted by signal %d", (int)app_cancel);
+  }
+  if (status == DSG_OK) {
+    /* the table goes to stdout unless the JSON does */
+    print_table(&b, cfg->json && strcmp(cfg->json, "-") == 0 ? stderr : stdout);
+    if (cfg->json)
+      status = write_json(&b, cfg->json);
+    if (status == DSG_OK && cfg->csv)
+      status = write_csv(&b, cfg->csv);
+    if (status == DSG_OK && cfg->chart)
+      status = write_chart(&b, cfg->chart);
+  }
+  free(b.rows);
+  return status;
+}

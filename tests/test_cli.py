@@ -1,0 +1,316 @@
+#!/usr/bin/env python3
+"""The diaseg command line, end to end.
+
+Bad input: every case exits non-zero with a one-line 'diaseg: error:' message and leaves no
+output behind. A normal run writes every listed output; their contents are checked with NumPy
+(shapes, dtypes, unit eigenvectors, the segmentation of the synthetic image against its regions).
+
+Usage: test_cli.py --diaseg PATH --data DIR
+"""
+import argparse
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import zlib
+
+import numpy as np
+
+FAILURES = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print("FAILED:", what, file=sys.stderr)
+
+
+def run(args, cwd=None, env=None):
+    p = subprocess.run([DIASEG] + args, capture_output=True, text=True, cwd=cwd, env=env,
+                       timeout=600)
+    return p.returncode, p.stdout, p.stderr
+
+
+def png_chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def png_bytes(width, height, idat=b""):
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr) + png_chunk(b"IDAT", idat) +
+            png_chunk(b"IEND", b""))
+
+
+def bmp_bytes(width, height):
+    stride = (width * 3 + 3) // 4 * 4
+    data = bytes(stride * height)
+    header = struct.pack("<2sIHHI", b"BM", 54 + len(data), 0, 0, 54)
+    info = struct.pack("<IiiHHIIiiII", 40, width, height, 1, 24, 0, len(data), 2835, 2835, 0, 0)
+    return header + info + data
+
+
+def png_size(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    return struct.unpack(">II", head[16:24])
+
+
+def leftovers(folder):
+    """Files in folder (hidden temporaries included)."""
+    return sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+
+
+def bad_inputs(tmp, data):
+    files = {}
+
+    def make(name, content):
+        path = os.path.join(tmp, name)
+        with open(path, "wb") as f:
+            f.write(content)
+        files[name] = path
+        return path
+
+    coffee = open(os.path.join(data, "coffee.png"), "rb").read()
+    jpeg = open(os.path.join(data, "chelsea.jpg"), "rb").read()
+    make("text.png", b"this is not an image\n" * 20)
+    make("empty.png", b"")
+    make("truncated.png", coffee[: len(coffee) // 2])
+    make("truncated.jpg", jpeg[: len(jpeg) // 2])
+    make("truncated.bmp", bmp_bytes(40, 30)[:1500])
+    make("zero.png", png_bytes(0, 0))
+    make("huge.png", png_bytes(100000, 100000, zlib.compress(b"\0" * 64)))
+    make("zero.pgm", b"P5\n0 0\n255\n")
+    make("garbage.jpg", b"\xff\xd8\xff" + bytes(range(256)) * 8)
+    os.mkdir(os.path.join(tmp, "adir"))
+    ok_image = os.path.join(data, "synthetic_regions.png")
+    tiny = make("tiny.pgm", b"P5\n4 3\n255\n" + bytes(range(0, 240, 20)))
+
+    cases = [
+        (["segment", os.path.join(tmp, "missing.png")], "No such file"),
+        (["segment", os.path.join(tmp, "adir")], "directory"),
+        (["segment", files["text.png"]], "not a supported image"),
+        (["segment", files["empty.png"]], "empty"),
+        (["segment", files["truncated.png"]], "truncated or corrupt"),
+        (["segment", files["truncated.jpg"]], "truncated JPEG"),
+        (["segment", files["truncated.bmp"]], "truncated BMP"),
+        (["segment", files["zero.png"]], "0 x 0"),
+        (["segment", files["huge.png"]], "--max-pixels"),
+        (["segment", files["zero.pgm"]], "0 x 0"),
+        (["segment", files["garbage.jpg"]], "corrupt"),
+        (["segment", ok_image, "--max-pixels", "100"], "--max-pixels"),
+        (["segment", ok_image, "-k", "0"], "-k"),
+        (["segment", ok_image, "-k", "9"], "k <= nev"),
+        (["segment", ok_image, "--nev", "0"], "--nev"),
+        (["segment", tiny, "--nev", "12", "-k", "2"], "nev < 12 pixels"),
+        (["segment", ok_image, "--sigma-i", "0"], "--sigma-i"),
+        (["segment", ok_image, "--sigma-i", "-1"], "--sigma-i"),
+        (["segment", ok_image, "--sigma-i", "nan"], "--sigma-i"),
+        (["segment", ok_image, "--sigma-x", "inf"], "--sigma-x"),
+        (["segment", ok_image, "--sigma-x", "0"], "--sigma-x"),
+        (["segment", ok_image, "--radius", "0"], "no neighbours"),
+        (["segment", ok_image, "--radius", "-3"], "--radius"),
+        (["segment", ok_image, "--tol", "0"], "--tol"),
+        (["segment", ok_image, "--tol", "2"], "--tol"),
+        (["segment", ok_image, "--affinity", "texture"], "--affinity"),
+        (["segment", ok_image, "--nev", "abc"], "not an integer"),
+        (["segment", ok_image, "--bogus"], "unknown option"),
+        (["segment", ok_image, "--nev"], "needs a value"),
+        (["segment", ok_image, ok_image], "extra argument"),
+        (["frobnicate"], "unknown command"),
+        (["eigs"], "needs an IMAGE"),
+    ]
+    for args, expect in cases:
+        out = os.path.join(tmp, "out_bad")
+        code, stdout, stderr = run(args + ["-o", out] if args[0] in ("segment", "eigs") and
+                                   "--nev" != args[-1] else args)
+        lines = stderr.strip().splitlines()
+        what = " ".join(os.path.basename(a) for a in args)
+        check(code != 0, f"{what}: exit code {code}, expected non-zero")
+        check(len(lines) == 1 and lines[0].startswith("diaseg: error: "),
+              f"{what}: stderr is not one error line: {stderr!r}")
+        check(expect in stderr, f"{what}: message lacks {expect!r}: {stderr.strip()!r}")
+        check(not os.path.exists(out), f"{what}: left the output folder behind: {leftovers(out)}")
+        check(stdout == "", f"{what}: wrote to stdout: {stdout!r}")
+
+    # unwritable output folders: a regular file, a missing parent, a file in the way below,
+    # a read-only folder (only meaningful when not root), /proc
+    blocker = make("blocker", b"x")
+    targets = [blocker, os.path.join(tmp, "no", "such", "parent"), os.path.join(blocker, "sub"),
+               "/proc/diaseg-test-output"]
+    if os.geteuid() != 0:
+        ro = os.path.join(tmp, "readonly")
+        os.mkdir(ro)
+        os.chmod(ro, 0o500)
+        targets.append(ro)
+    for target in targets:
+        code, _, stderr = run(["segment", ok_image, "-o", target])
+        check(code != 0 and stderr.startswith("diaseg: error: ") and len(stderr.splitlines()) == 1,
+              f"unwritable -o {target}: exit {code}, {stderr!r}")
+        check("output" in stderr, f"unwritable -o {target}: message {stderr!r}")
+    check(open(blocker, "rb").read() == b"x", "the blocking file was modified")
+
+
+def normal_run(tmp, data):
+    image = os.path.join(data, "synthetic_regions.png")
+    out = os.path.join(tmp, "out_ok")
+    code, stdout, stderr = run(["segment", image, "-k", "4", "--nev", "6", "-o", out,
+                                "--json", "-", "--seed", "7"])
+    check(code == 0, f"normal run exit {code}: {stderr}")
+    expected = ["eigenvectors.npy", "labels.npy", "labels.png", "overlay.png", "report.json"] + \
+               [f"eigvec_{k:02d}.png" for k in range(6)]
+    check(leftovers(out) == sorted(expected), f"outputs: {leftovers(out)}")
+    report = json.load(open(os.path.join(out, "report.json")))
+    check(json.loads(stdout) == report, "--json - differs from report.json")
+    for key in ["width", "height", "n", "nev", "k", "parameters", "eigenvalues", "residuals",
+                "converged_count", "matvec_count", "arpack_iterations", "matvec_backend",
+                "seconds", "components"]:
+        check(key in report, f"report.json lacks {key}")
+    w, h = report["width"], report["height"]
+    check((w, h, report["n"], report["nev"], report["k"]) == (120, 80, 9600, 6, 4),
+          f"report shape fields {w} {h} {report['n']} {report['nev']} {report['k']}")
+    check(report["converged"] is True and report["converged_count"] == 6, "not converged")
+    check(report["matvec_backend"] == "cpu", "backend")
+    params = report["parameters"]
+    check(params["radius"] == 5 and params["sigma_i"] == 0.1 and params["sigma_x"] == 4 and
+          params["affinity"] == "intensity" and params["seed"] == 7, f"parameters {params}")
+    for stage in ["load", "affinity", "solve", "cluster", "write", "total"]:
+        check(report["seconds"][stage] >= 0, f"seconds.{stage}")
+    check(report["seconds"]["total"] >= report["seconds"]["solve"], "total < solve")
+    ev = np.array(report["eigenvalues"])
+    check(len(ev) == 6 and np.all(np.diff(ev) <= 0) and abs(ev[0] - 1) < 1e-6,
+          f"eigenvalues {ev}")
+    res = np.array(report["residuals"])
+    check(np.all(res <= report["parameters"]["tol"] * np.abs(ev) + 1e-6), f"residuals {res}")
+
+    vec = np.load(os.path.join(out, "eigenvectors.npy"))
+    check(vec.dtype == np.float32 and vec.shape == (6, h, w), f"eigenvectors {vec.dtype} {vec.shape}")
+    norms = np.linalg.norm(vec.reshape(6, -1).astype(np.float64), axis=1)
+    check(np.allclose(norms, 1, atol=1e-5), f"eigenvector norms {norms}")
+    gram = vec.reshape(6, -1).astype(np.float64) @ vec.reshape(6, -1).astype(np.float64).T
+    check(np.abs(gram - np.eye(6)).max() < 1e-4, "eigenvectors not orthonormal")
+
+    labels = np.load(os.path.join(out, "labels.npy"))
+    check(labels.dtype == np.int32 and labels.shape == (h, w), f"labels {labels.dtype} {labels.shape}")
+    check(set(np.unique(labels)) == {0, 1, 2, 3}, f"label values {np.unique(labels)}")
+    # ground truth: the regions' levels are 0.15 / 0.45 / 0.75 / 0.95 with noise +-0.03
+    pixels = read_gray_png(image, w, h)
+    truth = np.digitize(pixels / 255.0, [0.3, 0.6, 0.85])
+    check(adjusted_rand(truth.ravel(), labels.ravel()) >= 0.95,
+          f"ARI {adjusted_rand(truth.ravel(), labels.ravel())}")
+    for name in ["labels.png", "overlay.png", "eigvec_00.png"]:
+        check(png_size(os.path.join(out, name)) == (w, h), f"{name} size")
+
+    # a second run into the same folder replaces the outputs and leaves no temporaries
+    code, _, stderr = run(["eigs", image, "--nev", "3", "-o", out, "-q"])
+    check(code == 0 and stderr == "", f"eigs rerun: {code} {stderr}")
+    check(not any(f.startswith(".") for f in leftovers(out)), f"temporaries: {leftovers(out)}")
+    check(np.load(os.path.join(out, "eigenvectors.npy")).shape == (3, h, w), "rerun eigenvectors")
+
+    # --json FILE
+    jpath = os.path.join(tmp, "report_copy.json")
+    code, _, _ = run(["eigs", image, "--nev", "2", "-o", os.path.join(tmp, "out_e"), "-q",
+                      "--json", jpath])
+    check(code == 0 and json.load(open(jpath))["nev"] == 2, "--json FILE")
+    check("k" in json.load(open(jpath)) and json.load(open(jpath))["k"] is None, "eigs has no k")
+    check(not os.path.exists(os.path.join(tmp, "out_e", "labels.npy")), "eigs wrote labels")
+
+    # the iteration limit: exit 3, partial results flagged
+    out3 = os.path.join(tmp, "out_noconv")
+    code, _, stderr = run(["segment", os.path.join(data, "coffee.png"), "--max-iter", "1",
+                           "--nev", "8", "-o", out3, "-q"])
+    check(code == 3, f"--max-iter 1: exit {code}, expected 3: {stderr}")
+    check("warning" in stderr and "converged" in stderr, f"--max-iter 1 message {stderr!r}")
+    rep = json.load(open(os.path.join(out3, "report.json")))
+    check(rep["converged"] is False and rep["converged_count"] < 8 and
+          len(rep["eigenvalues"]) == rep["converged_count"], "partial report")
+
+    # the sample image, from another working directory
+    code, _, stderr = run(["segment", "-k", "3", "--nev", "4", "--tol", "1e-3", "-o",
+                           os.path.join(tmp, "out_sample"), "-q"], cwd="/")
+    check(code == 0, f"default sample run from /: {code} {stderr}")
+
+
+def read_gray_png(path, w, h):
+    """An 8-bit grayscale PNG, unfiltered row by row (PNG spec section 9)."""
+    blob = open(path, "rb").read()
+    pos, idat = 8, b""
+    while pos < len(blob):
+        length, kind = struct.unpack(">I4s", blob[pos:pos + 8])
+        if kind == b"IDAT":
+            idat += blob[pos + 8:pos + 8 + length]
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    out = np.zeros((h, w), dtype=np.int32)
+    prev = np.zeros(w, dtype=np.int32)
+    for y in range(h):
+        ftype = raw[y * (w + 1)]
+        line = np.frombuffer(raw, dtype=np.uint8, count=w, offset=y * (w + 1) + 1).astype(np.int32)
+        cur = np.zeros(w, dtype=np.int32)
+        for x in range(w):
+            a = cur[x - 1] if x else 0
+            b = prev[x]
+            c = prev[x - 1] if x else 0
+            if ftype == 0:
+                pred = 0
+            elif ftype == 1:
+                pred = a
+            elif ftype == 2:
+                pred = b
+            elif ftype == 3:
+                pred = (a + b) // 2
+            else:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+            cur[x] = (line[x] + pred) & 0xFF
+        out[y] = cur
+        prev = cur
+    return out
+
+
+def adjusted_rand(a, b):
+    table = np.zeros((a.max() + 1, b.max() + 1))
+    np.add.at(table, (a, b), 1)
+    comb = lambda x: x * (x - 1) / 2
+    sum_ij = comb(table).sum()
+    sa, sb = comb(table.sum(1)).sum(), comb(table.sum(0)).sum()
+    expected = sa * sb / comb(len(a))
+    return (sum_ij - expected) / (0.5 * (sa + sb) - expected)
+
+
+def help_and_version():
+    for args in [["--help"], ["segment", "--help"], ["eigs", "--help"], ["help", "segment"]]:
+        code, stdout, _ = run(args)
+        check(code == 0 and "Usage: diaseg" in stdout, f"{args}: {code}")
+    code, stdout, _ = run(["--version"])
+    check(code == 0 and stdout.startswith("diaseg "), "--version")
+    code, _, stderr = run([])
+    check(code == 2 and "Usage" in stderr, "no arguments")
+
+
+def main():
+    global DIASEG
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--diaseg", required=True)
+    ap.add_argument("--data", required=True)
+    opts = ap.parse_args()
+    DIASEG = os.path.abspath(opts.diaseg)
+    tmp = tempfile.mkdtemp(prefix="diaseg-cli-")
+    try:
+        help_and_version()
+        bad_inputs(tmp, opts.data)
+        normal_run(tmp, opts.data)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if FAILURES:
+        print(f"test_cli: {len(FAILURES)} checks FAILED", file=sys.stderr)
+        return 1
+    print("test_cli: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
