@@ -166,13 +166,15 @@ out_free:
 }
 
 typedef struct comp_size {
-  int size, id;
+  int size, id, speck;
 } comp_size;
 
-/* larger first; equal sizes in order of first appearance */
-static int cmp_size_desc(const void *a, const void *b)
+/* significant first, then larger first; equal sizes in order of first appearance */
+static int cmp_group(const void *a, const void *b)
 {
   const comp_size *x = a, *y = b;
+  if (x->speck != y->speck)
+    return x->speck - y->speck;
   if (x->size != y->size)
     return x->size < y->size ? 1 : -1;
   return (x->id > y->id) - (x->id < y->id);
@@ -180,48 +182,108 @@ static int cmp_size_desc(const void *a, const void *b)
 
 int app_components_find(const spmv_dia *N, const double *sqrt_degree, app_components *c)
 {
-  const int n = N->rows;
-  int *rank = NULL, status;
-  comp_size *order = NULL;
+  const int n = N->rows, min_size = (int)app_min_support((size_t)n);
+  int *fine = NULL, *fine_size = NULL, *coarse_size = NULL, *group_of = NULL, *rank = NULL;
+  int nfine = 0, ncoarse = 0, ngroups = 0, status;
+  comp_size *groups = NULL;
   double *norm2 = NULL;
 
   memset(c, 0, sizeof(*c));
   c->label = malloc((size_t)n * sizeof(*c->label));
   c->values = malloc((size_t)n * sizeof(*c->values));
-  if (!c->label || !c->values) {
+  fine = malloc((size_t)n * sizeof(*fine));
+  if (!c->label || !c->values || !fine) {
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate component labels for %d pixels", n);
     goto out;
   }
-  status = spmv_dia_components(N, APP_COMPONENT_THRESHOLD, c->label, &c->count);
+  /* coarse: true components; fine: what the speck threshold separates */
+  status = spmv_dia_components(N, APP_COMPONENT_THRESHOLD, c->label, &ncoarse);
+  if (status == DSG_OK)
+    status = spmv_dia_components(N, APP_SPECK_THRESHOLD, fine, &nfine);
   if (status != DSG_OK)
     goto out;
-  order = calloc((size_t)c->count, sizeof(*order));
-  rank = malloc((size_t)c->count * sizeof(*rank));
-  norm2 = calloc((size_t)c->count, sizeof(*norm2));
-  if (!order || !rank || !norm2) {
-    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %d components", c->count);
+  fine_size = calloc((size_t)nfine, sizeof(*fine_size));
+  coarse_size = calloc((size_t)ncoarse, sizeof(*coarse_size));
+  group_of = malloc((size_t)(nfine + ncoarse) * sizeof(*group_of));
+  groups = calloc((size_t)(nfine + ncoarse), sizeof(*groups));
+  if (!fine_size || !coarse_size || !group_of || !groups) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %d components", nfine + ncoarse);
     goto out;
   }
-  for (int k = 0; k < c->count; k++)
-    order[k].id = k;
-  for (int i = 0; i < n; i++)
-    order[c->label[i]].size++;
-  qsort(order, (size_t)c->count, sizeof(*order), cmp_size_desc);
-  for (int k = 0; k < c->count; k++)
-    rank[order[k].id] = k;
+  for (int i = 0; i < n; i++) {
+    fine_size[fine[i]]++;
+    coarse_size[c->label[i]]++;
+  }
+  /* group ids: coarse component k -> k; speck (small fine part, or small component) -> ncoarse +
+   * its fine id. Fine parts are subsets of coarse components, so the groups are disjoint. */
+  for (int k = 0; k < ncoarse + nfine; k++)
+    group_of[k] = -1;
+  for (int i = 0; i < n; i++) {
+    int speck = fine_size[fine[i]] < min_size || coarse_size[c->label[i]] < min_size;
+    int g = speck ? ncoarse + fine[i] : c->label[i];
+    if (group_of[g] < 0) {
+      group_of[g] = ngroups;
+      groups[ngroups].id = ngroups;
+      groups[ngroups].speck = speck;
+      ngroups++;
+    }
+    groups[group_of[g]].size++;
+    c->label[i] = group_of[g];
+  }
+  qsort(groups, (size_t)ngroups, sizeof(*groups), cmp_group);
+  if (groups[0].speck)
+    groups[0].speck = 0; /* the largest group always counts, even in an image of specks */
+  rank = malloc((size_t)ngroups * sizeof(*rank));
+  norm2 = calloc((size_t)ngroups, sizeof(*norm2));
+  if (!rank || !norm2) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %d components", ngroups);
+    goto out;
+  }
+  for (int k = 0; k < ngroups; k++)
+    rank[groups[k].id] = k;
   for (int i = 0; i < n; i++) {
     c->label[i] = rank[c->label[i]];
     norm2[c->label[i]] += sqrt_degree[i] * sqrt_degree[i];
   }
   for (int i = 0; i < n; i++)
     c->values[i] = (float)(sqrt_degree[i] / sqrt(norm2[c->label[i]]));
+  c->count = ngroups;
+  c->significant = 0;
+  while (c->significant < ngroups && !groups[c->significant].speck)
+    c->significant++;
+  for (int k = c->significant; k < ngroups; k++)
+    c->speck_pixels += (size_t)groups[k].size;
 out:
-  free(order);
+  free(fine);
+  free(fine_size);
+  free(coarse_size);
+  free(group_of);
+  free(groups);
   free(rank);
   free(norm2);
   if (status != DSG_OK)
     app_components_free(c);
   return status;
+}
+
+int app_components_carve(app_components *c, const double *sqrt_degree, int n, const int *pixels,
+                         int count)
+{
+  const int g = c->count;
+  double *norm2 = calloc((size_t)g + 1, sizeof(*norm2));
+  if (!norm2)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %d component norms", g + 1);
+  for (int k = 0; k < count; k++) {
+    c->label[pixels[k]] = g;
+    c->speck_pixels++;
+  }
+  c->count = g + 1;
+  for (int i = 0; i < n; i++)
+    norm2[c->label[i]] += sqrt_degree[i] * sqrt_degree[i];
+  for (int i = 0; i < n; i++)
+    c->values[i] = (float)(sqrt_degree[i] / sqrt(norm2[c->label[i]]));
+  free(norm2);
+  return DSG_OK;
 }
 
 void app_components_free(app_components *c)

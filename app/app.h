@@ -81,25 +81,67 @@ int app_affinity_build(int width, int height, const float *features, int nfeat,
 /* Entries N_ij at or below this count as no edge when finding connected components: couplings
  * at float rounding level, which no float Lanczos can resolve into separate eigenvalues. */
 #define APP_COMPONENT_THRESHOLD 1e-7f
+/* A group of pixels smaller than a speck (below) that only edges N_ij <= APP_SPECK_THRESHOLD join
+ * to the rest is a speck too: a nearly isolated highlight whose eigenvector (eigenvalue within
+ * ~1e-6 of 1) would take the place of a segment's. */
+#define APP_SPECK_THRESHOLD 1e-4f
 
-/* The connected components of N and their eigenvectors D^1/2 1_C / |D^1/2 1_C| (eigenvalue 1):
- * label[i] in [0, count), components numbered by size (largest first), values[i] the entry of
- * pixel i's component vector. Passed to the eigensolver as known eigenvectors. */
+/* Components smaller than max(APP_SPECK_PIXELS, n / APP_SPECK_FRACTION) pixels are specks (e.g.
+ * a specular highlight whose colour is far from all its neighbours): not segments. */
+#define APP_SPECK_PIXELS 32
+#define APP_SPECK_FRACTION 2000
+
+/* The connected components of N (edges N_ij > APP_COMPONENT_THRESHOLD) with the specks carved
+ * out of them, and their vectors D^1/2 1_C / |D^1/2 1_C| (eigenvalue 1 for a component; within
+ * the speck couplings of 1 otherwise): label[i] in [0, count), the `significant` components first
+ * (largest first, at least one), then the specks; values[i] is pixel i's entry in its group's
+ * vector. Passed to the eigensolver as known eigenvectors (disjoint supports): all are projected
+ * out of the Lanczos operator, the significant ones are returned as eigenpairs. */
 typedef struct app_components {
   int count;
+  int significant;
+  size_t speck_pixels;
   int *label;
   float *values;
 } app_components;
 
 int app_components_find(const spmv_dia *N, const double *sqrt_degree, app_components *c);
 void app_components_free(app_components *c);
+/* Makes the `count` pixels a new speck group, carving them out of their groups, and recomputes the
+ * vectors of the groups involved. */
+int app_components_carve(app_components *c, const double *sqrt_degree, int n, const int *pixels,
+                         int count);
+/* Pixels holding (1 - 1e-3) of eigenvector j's mass, largest entries first, if fewer than
+ * max_pixels do: writes them into pixels and returns their count; returns 0 when the vector is
+ * spread over more (not a speck). */
+int app_localised_support(const eig_result *res, int j, int max_pixels, int *pixels);
 
 /* ---- clustering -------------------------------------------------------------------------- */
 
-/* Spectral embedding for k segments: v_j = D^-1/2 u_j for the eigenvectors j = 1 .. k-1 (the
- * trivial u_0 ~ D^1/2 1 left out), each pixel's row scaled to unit length (zero rows stay zero).
- * *emb receives n * (k - 1) floats (row-major), *dim = k - 1. Needs 2 <= k <= res->nconv. */
-int app_embedding(const eig_result *res, const double *sqrt_degree, int k, float **emb, int *dim);
+/* Spectral embedding for k segments from the eigenvectors U_k = [u_pick[0] .. u_pick[k-1]] (pick
+ * NULL: the top k): the k - 1
+ * directions of span(U_k) orthogonal to the trivial vector D^1/2 1 (for a connected image that is
+ * u_1 .. u_k-1: "without the trivial one"; for a disconnected one it keeps the directions that
+ * tell the components apart), as generalised vectors D^-1/2 q, each pixel's row scaled to unit
+ * length (zero rows stay zero). *emb receives n * (k - 1) floats (row-major), *dim = k - 1.
+ * Needs 2 <= k <= min(res->nconv, APP_MAX_EMBED). */
+#define APP_MAX_EMBED 64
+int app_embedding(const eig_result *res, const double *sqrt_degree, const int *pick, int k,
+                  float **emb, int *dim);
+
+/* Smallest effective support of an eigenvector used for segmentation: a speck's size,
+ * max(APP_SPECK_PIXELS, n / APP_SPECK_FRACTION). */
+double app_min_support(size_t n);
+
+/* Effective support of eigenvector j: the participation ratio (sum u^2)^2 / sum u^4, between 1
+ * (one pixel) and n (spread evenly). */
+double app_support(const eig_result *res, int j);
+
+/* Chooses the k eigenvectors for the embedding: the first ones (in eigenvalue order) whose
+ * effective support is at least `min_support` pixels; eigenvectors localised on a speck (a nearly
+ * isolated highlight, cut off almost for free) carry no segmentation. Falls back to the first k
+ * if fewer qualify. Writes the indices into pick (k ints); returns how many were skipped. */
+int app_pick_vectors(const eig_result *res, int k, double min_support, int *pick);
 
 typedef struct app_kmeans_params {
   int k;          /* clusters, >= 1 */
@@ -113,6 +155,10 @@ typedef struct app_kmeans_params {
  * *inertia (optional) receives the sum of squared distances. */
 int app_kmeans(const float *points, size_t n, int dim, const app_kmeans_params *p, int *labels,
                double *inertia);
+
+/* Gives the pixels of speck components (label >= comps->significant) the label of a 4-neighbour
+ * outside any speck, spreading inwards; labels of other pixels are unchanged. */
+void app_fill_specks(int *labels, const app_components *comps, int width, int height);
 
 /* Adjusted Rand index of two labelings (1 = identical up to renaming). */
 double app_adjusted_rand(const int *a, const int *b, size_t n);
@@ -220,6 +266,7 @@ typedef struct app_config {
   const char *json;     /* --json FILE or "-" */
   size_t max_pixels;    /* --max-pixels */
   int quiet;            /* --quiet: no progress or summary on stderr */
+  int keep_specks;      /* --keep-specks: no speck handling, the plain top of the spectrum */
   /* bench */
   const char *inputs[APP_MAX_INPUTS]; /* IMAGE ... */
   int ninputs;

@@ -212,6 +212,7 @@ static int bench_backend(const app_config *cfg, bench_input *in, spmv_matvec *mv
     opt.tol = cfg->tol;
     opt.max_iter = cfg->max_iter;
     opt.known_count = in->comps.count;
+    opt.known_keep = in->comps.significant;
     opt.known_label = in->comps.label;
     opt.known_values = in->comps.values;
     opt.cancel = &app_cancel;

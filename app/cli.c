@@ -16,7 +16,7 @@
 enum opt_id {
   OPT_K, OPT_OUT, OPT_NEV, OPT_NCV, OPT_TOL, OPT_MAX_ITER, OPT_RADIUS, OPT_SIGMA_I, OPT_SIGMA_X,
   OPT_AFFINITY, OPT_MATVEC, OPT_SEED, OPT_RESTARTS, OPT_JSON, OPT_MAX_PIXELS, OPT_QUIET, OPT_HELP,
-  OPT_VERSION, OPT_RESIZE, OPT_EXPORT, OPT_SIZE, OPT_REPEAT, OPT_SPMV_ONLY, OPT_CSV, OPT_CHART
+  OPT_VERSION, OPT_KEEP_SPECKS, OPT_RESIZE, OPT_EXPORT, OPT_SIZE, OPT_REPEAT, OPT_SPMV_ONLY, OPT_CSV, OPT_CHART
 };
 
 typedef struct opt_def {
@@ -29,7 +29,7 @@ typedef struct opt_def {
 } opt_def;
 
 static const opt_def options[] = {
-  {"k", 'k', "SEGMENTS", OPT_K, CMD_BIT(APP_CMD_SEGMENT), "number of segments, 1 <= k <= nev (default 5)"},
+  {"k", 'k', "SEGMENTS", OPT_K, CMD_BIT(APP_CMD_SEGMENT), "number of segments, 1 <= k <= min(nev, 64) (default 5)"},
   {"output", 'o', "DIR", OPT_OUT, SOLVE_CMDS, "output folder, created if missing (default out)"},
   {"nev", 0, "N", OPT_NEV, (SOLVE_CMDS | BENCH_CMD), "eigenpairs to compute, 1 <= N < pixels (default 8)"},
   {"ncv", 0, "M", OPT_NCV, (SOLVE_CMDS | BENCH_CMD), "Lanczos basis size, nev < M <= pixels (default max(2 nev + 1, 32))"},
@@ -44,6 +44,7 @@ static const opt_def options[] = {
   {"restarts", 0, "R", OPT_RESTARTS, CMD_BIT(APP_CMD_SEGMENT), "k-means restarts; the best is kept (default 8)"},
   {"resize", 0, "WxH", OPT_RESIZE, IMAGE_CMDS, "resample the image to W x H pixels first (bilinear)"},
   {"export", 0, "DIR", OPT_EXPORT, CMD_BIT(APP_CMD_AFFINITY), "folder for the matrix files (default matrix)"},
+  {"keep-specks", 0, NULL, OPT_KEEP_SPECKS, SOLVE_CMDS, "no speck handling: the plain top of the spectrum (docs/PIPELINE.md)"},
   {"json", 0, "FILE", OPT_JSON, (SOLVE_CMDS | BENCH_CMD), "also write the report to FILE ('-': standard output)"},
   {"max-pixels", 0, "N", OPT_MAX_PIXELS, (IMAGE_CMDS | BENCH_CMD), "refuse images with more pixels (default 33554432)"},
   {"quiet", 'q', NULL, OPT_QUIET, (IMAGE_CMDS | BENCH_CMD), "no progress or summary on standard error"},
@@ -151,7 +152,7 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
   int status = DSG_OK;
   switch (o->id) {
   case OPT_K:
-    status = parse_long(flag, v, 1, 1000, &iv);
+    status = parse_long(flag, v, 1, APP_MAX_EMBED, &iv);
     cfg->k = (int)iv;
     break;
   case OPT_OUT:
@@ -247,6 +248,7 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
     cfg->out_dir = v;
     break;
   case OPT_QUIET: cfg->quiet = 1; break;
+  case OPT_KEEP_SPECKS: cfg->keep_specks = 1; break;
   case OPT_HELP: cfg->help = 1; break;
   case OPT_VERSION: cfg->version = 1; break;
   }

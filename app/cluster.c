@@ -10,23 +10,137 @@
 
 #define NCHUNK 64 /* fixed partition of the points for deterministic reductions */
 
-int app_embedding(const eig_result *res, const double *sqrt_degree, int k, float **emb, int *dim)
+double app_min_support(size_t n)
+{
+  return n / APP_SPECK_FRACTION > APP_SPECK_PIXELS ? (double)(n / APP_SPECK_FRACTION)
+                                                    : (double)APP_SPECK_PIXELS;
+}
+
+double app_support(const eig_result *res, int j)
+{
+  const float *u = res->vectors + (size_t)j * (size_t)res->n;
+  double s2 = 0.0, s4 = 0.0;
+  for (int i = 0; i < res->n; i++) {
+    double q = (double)u[i] * u[i];
+    s2 += q;
+    s4 += q * q;
+  }
+  return s4 > 0.0 ? s2 * s2 / s4 : 0.0;
+}
+
+typedef struct mass_entry {
+  double m;
+  int i;
+} mass_entry;
+
+static int cmp_mass_desc(const void *a, const void *b)
+{
+  double x = ((const mass_entry *)a)->m, y = ((const mass_entry *)b)->m;
+  return (x < y) - (x > y);
+}
+
+int app_localised_support(const eig_result *res, int j, int max_pixels, int *pixels)
+{
+  const float *u = res->vectors + (size_t)j * (size_t)res->n;
+  mass_entry top[256];
+  int ntop = 0, count = 0;
+  double total = 0.0, acc = 0.0;
+  if (max_pixels > 256)
+    max_pixels = 256;
+  /* keep the max_pixels largest entries (insertion into a small sorted array) */
+  for (int i = 0; i < res->n; i++) {
+    double m = (double)u[i] * u[i];
+    total += m;
+    if (ntop < max_pixels || m > top[ntop - 1].m) {
+      int p = ntop < max_pixels ? ntop++ : ntop - 1;
+      while (p > 0 && top[p - 1].m < m) {
+        top[p] = top[p - 1];
+        p--;
+      }
+      top[p].m = m;
+      top[p].i = i;
+    }
+  }
+  qsort(top, (size_t)ntop, sizeof(*top), cmp_mass_desc);
+  for (; count < ntop && acc < (1.0 - 1e-3) * total; count++) {
+    acc += top[count].m;
+    pixels[count] = top[count].i;
+  }
+  return acc >= (1.0 - 1e-3) * total ? count : 0;
+}
+
+int app_pick_vectors(const eig_result *res, int k, double min_support, int *pick)
+{
+  int got = 0, skipped = 0;
+  for (int j = 0; j < res->nconv && got < k; j++) {
+    if (app_support(res, j) >= min_support)
+      pick[got++] = j;
+    else
+      skipped++;
+  }
+  if (got < k) { /* not enough spread-out vectors: use the top k as they are */
+    for (int j = 0; j < k; j++)
+      pick[j] = j;
+    return 0;
+  }
+  return skipped;
+}
+
+int app_embedding(const eig_result *res, const double *sqrt_degree, const int *pick, int k,
+                  float **emb, int *dim)
 {
   const int n = res->n, m = k - 1;
+  double a[APP_MAX_EMBED], w[APP_MAX_EMBED], h[APP_MAX_EMBED][APP_MAX_EMBED], tt = 0.0, an = 0.0, ww;
   float *e;
   *emb = NULL;
   if (k < 2 || k > res->nconv)
     return dsg_error_set(DSG_ERR_INVALID, "-k %d needs 2 <= k <= the %d eigenvectors computed", k,
                          res->nconv);
+  for (int j = 0; pick && j < k; j++)
+    if (pick[j] < 0 || pick[j] >= res->nconv)
+      return dsg_error_set(DSG_ERR_INVALID, "embedding vector %d does not exist", pick[j]);
+  if (k > APP_MAX_EMBED)
+    return dsg_error_set(DSG_ERR_INVALID, "-k %d is over the embedding limit of %d", k,
+                         APP_MAX_EMBED);
+  /* a = U_k^T t for the trivial direction t = D^1/2 1 / |D^1/2 1| */
+  for (int i = 0; i < n; i++)
+    tt += sqrt_degree[i] * sqrt_degree[i];
+  for (int j = 0; j < k; j++) {
+    const float *u = res->vectors + (size_t)(pick ? pick[j] : j) * (size_t)n;
+    double s = 0.0;
+    for (int i = 0; i < n; i++)
+      s += (double)u[i] * sqrt_degree[i];
+    a[j] = s / sqrt(tt);
+    an += a[j] * a[j];
+  }
+  /* Householder H = I - 2 w w^T / (w^T w) maps a / |a| to -+e_0: its columns 1..k-1 are an
+   * orthonormal basis of span(U_k) without t. For a connected image a = e_0 and H = I (up to the
+   * sign of column 0), i.e. plain "drop u_0". */
+  an = sqrt(an);
+  for (int j = 0; j < k; j++)
+    w[j] = an > 0.0 ? a[j] / an : (j == 0);
+  w[0] += w[0] >= 0.0 ? 1.0 : -1.0;
+  ww = 0.0;
+  for (int j = 0; j < k; j++)
+    ww += w[j] * w[j];
+  for (int r = 0; r < k; r++)
+    for (int c = 0; c < k; c++)
+      h[r][c] = (r == c) - 2.0 * w[r] * w[c] / ww;
+
   e = malloc((size_t)n * (size_t)m * sizeof(*e));
   if (!e)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a %d x %d embedding", n, m);
 #pragma omp parallel for schedule(static)
   for (int i = 0; i < n; i++) {
-    double ss = 0.0;
+    double ss = 0.0, u[APP_MAX_EMBED];
     float *row = e + (size_t)i * (size_t)m;
+    for (int r = 0; r < k; r++)
+      u[r] = res->vectors[(size_t)(pick ? pick[r] : r) * (size_t)n + (size_t)i];
     for (int j = 0; j < m; j++) {
-      double v = (double)res->vectors[(size_t)(j + 1) * (size_t)n + (size_t)i] / sqrt_degree[i];
+      double q = 0.0;
+      for (int r = 0; r < k; r++)
+        q += u[r] * h[r][j + 1];
+      double v = q / sqrt_degree[i]; /* generalised eigenvector entry: D^-1/2 u */
       row[j] = (float)v;
       ss += v * v;
     }
@@ -39,6 +153,41 @@ int app_embedding(const eig_result *res, const double *sqrt_degree, int k, float
   *emb = e;
   *dim = m;
   return DSG_OK;
+}
+
+void app_fill_specks(int *labels, const app_components *comps, int width, int height)
+{
+  const size_t n = (size_t)width * (size_t)height;
+  int changed = 1;
+  if (comps->significant >= comps->count)
+    return;
+  for (size_t i = 0; i < n; i++)
+    if (comps->label[i] >= comps->significant)
+      labels[i] = -1;
+  /* sweeps until every speck pixel has a labelled neighbour chain (specks are small) */
+  while (changed) {
+    changed = 0;
+    for (int y = 0; y < height; y++)
+      for (int x = 0; x < width; x++) {
+        const size_t i = (size_t)y * (size_t)width + (size_t)x;
+        if (labels[i] >= 0)
+          continue;
+        int l = x > 0 ? labels[i - 1] : -1;
+        if (l < 0 && y > 0)
+          l = labels[i - (size_t)width];
+        if (l < 0 && x + 1 < width)
+          l = labels[i + 1];
+        if (l < 0 && y + 1 < height)
+          l = labels[i + (size_t)width];
+        if (l >= 0) {
+          labels[i] = l;
+          changed = 1;
+        }
+      }
+  }
+  for (size_t i = 0; i < n; i++)
+    if (labels[i] < 0)
+      labels[i] = 0; /* only if no pixel outside specks exists at all */
 }
 
 /* splitmix64: small, fast, and good enough for seeding. */

@@ -93,6 +93,11 @@ typedef struct run {
   int solve_status;
   int *labels;
   int clustered;
+  int pick[APP_MAX_EMBED]; /* eigenvectors used by the embedding */
+  int solves;              /* eigensolves run (more than one when specks were carved out) */
+  long matvecs_all;        /* products over all of them */
+  int carved;              /* localised eigenvectors carved out as specks */
+  int skipped;             /* localised eigenvectors passed over */
   double inertia;
   app_out *out;
   int nfiles;
@@ -117,11 +122,33 @@ static int check_cancel(void)
   return DSG_OK;
 }
 
+/* Carves eigenvectors localised on fewer pixels than a speck out as speck groups. Returns how
+ * many were carved (0: none, the solve stands). */
+static int carve_localised(run *r, int *carved)
+{
+  const int n = r->N->rows, max_pixels = (int)app_min_support((size_t)n);
+  int *pixels = malloc((size_t)max_pixels * sizeof(*pixels)), status = DSG_OK;
+  *carved = 0;
+  if (!pixels)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %d pixel indices", max_pixels);
+  for (int j = 0; j < r->eig.nconv && status == DSG_OK; j++) {
+    int count = app_localised_support(&r->eig, j, max_pixels, pixels);
+    if (count > 0 && count < max_pixels) {
+      status = app_components_carve(&r->comps, r->sqrt_degree, n, pixels, count);
+      (*carved)++;
+    }
+  }
+  free(pixels);
+  return status;
+}
+
+#define APP_SPECK_ROUNDS 3 /* solves at most: the first and two after carving specks */
+
 static int stage_solve(run *r)
 {
   const app_config *cfg = r->cfg;
   eig_options opt;
-  int status, tty = !cfg->quiet && isatty(STDERR_FILENO);
+  int status, tty = !cfg->quiet && isatty(STDERR_FILENO), carved = 0;
   double t0 = dsg_seconds();
 
   status = app_components_find(r->N, r->sqrt_degree, &r->comps);
@@ -129,18 +156,32 @@ static int stage_solve(run *r)
     status = spmv_matvec_create_cpu(&r->mv, r->N);
   if (status != DSG_OK)
     return status;
-  eig_options_init(&opt);
-  opt.known_count = r->comps.count;
-  opt.known_label = r->comps.label;
-  opt.known_values = r->comps.values;
-  opt.nev = cfg->nev;
-  opt.ncv = cfg->ncv;
-  opt.tol = cfg->tol;
-  opt.max_iter = cfg->max_iter;
-  opt.cancel = &app_cancel;
-  if (tty)
-    opt.progress = progress;
-  status = eig_arpack_solve(r->mv, &opt, &r->eig);
+  for (int round = 0; round < APP_SPECK_ROUNDS; round++) {
+    eig_options_init(&opt);
+    opt.nev = cfg->nev;
+    opt.ncv = cfg->ncv;
+    opt.tol = cfg->tol;
+    opt.max_iter = cfg->max_iter;
+    opt.cancel = &app_cancel;
+    if (!cfg->keep_specks) {
+      opt.known_count = r->comps.count;
+      opt.known_keep = r->comps.significant;
+      opt.known_label = r->comps.label;
+      opt.known_values = r->comps.values;
+    }
+    if (tty)
+      opt.progress = progress;
+    eig_result_free(&r->eig);
+    status = eig_arpack_solve(r->mv, &opt, &r->eig);
+    r->solves++;
+    r->matvecs_all += r->eig.matvecs;
+    if (status != DSG_OK || cfg->keep_specks || round + 1 == APP_SPECK_ROUNDS)
+      break;
+    status = carve_localised(r, &carved);
+    if (status != DSG_OK || carved == 0)
+      break;
+    r->carved += carved;
+  }
   if (tty)
     fprintf(stderr, "\r%60s\r", "");
   r->t_solve = dsg_seconds() - t0;
@@ -177,13 +218,15 @@ static int stage_cluster(run *r)
   if (cfg->k == 1) {
     memset(r->labels, 0, n * sizeof(*r->labels));
   } else {
-    status = app_embedding(&r->eig, r->sqrt_degree, cfg->k, &emb, &dim);
+    r->skipped = app_pick_vectors(&r->eig, cfg->k, app_min_support(n), r->pick);
+    status = app_embedding(&r->eig, r->sqrt_degree, r->pick, cfg->k, &emb, &dim);
     if (status != DSG_OK)
       return status;
     status = app_kmeans(emb, n, dim, &kp, r->labels, &r->inertia);
     free(emb);
     if (status != DSG_OK)
       return status;
+    app_fill_specks(r->labels, &r->comps, r->img.width, r->img.height);
   }
   r->clustered = 1;
   r->t_cluster = dsg_seconds() - t0;
@@ -321,6 +364,7 @@ static int build_report(const run *r, app_json *j)
   else
     app_json_null(j, "k");
   app_json_begin_object(j, "parameters");
+  app_json_bool(j, "keep_specks", cfg->keep_specks);
   app_json_int(j, "radius", cfg->affinity.radius);
   app_json_number(j, "sigma_i", cfg->affinity.sigma_i);
   app_json_number(j, "sigma_x", cfg->affinity.sigma_x);
@@ -345,6 +389,11 @@ static int build_report(const run *r, app_json *j)
   app_json_end_array(j);
   app_json_end_object(j);
   app_json_int(j, "components", r->comps.count);
+  app_json_int(j, "significant_components", r->comps.significant);
+  app_json_int(j, "speck_pixels", (long long)r->comps.speck_pixels);
+  app_json_int(j, "specks_carved_from_eigenvectors", r->carved);
+  app_json_int(j, "eigensolves", r->solves);
+  app_json_int(j, "matvec_count_all_solves", r->matvecs_all);
   app_json_bool(j, "converged", e->converged);
   app_json_int(j, "converged_count", e->nconv);
   app_json_string(j, "solver_status", e->converged ? "converged" : "iteration limit reached: "
@@ -357,8 +406,14 @@ static int build_report(const run *r, app_json *j)
   app_json_string(j, "matvec_backend", spmv_matvec_backend(r->mv));
   app_json_begin_object(j, "segmentation");
   app_json_bool(j, "written", r->clustered);
-  if (r->clustered)
+  if (r->clustered) {
     app_json_number(j, "kmeans_inertia", r->inertia);
+    app_json_begin_array(j, "embedding_vectors");
+    for (int q = 0; q < cfg->k && cfg->k > 1; q++)
+      app_json_int(j, NULL, r->pick[q]);
+    app_json_end_array(j);
+    app_json_int(j, "localised_vectors_skipped", r->skipped);
+  }
   app_json_end_object(j);
   app_json_begin_object(j, "seconds");
   app_json_number(j, "load", r->t_load);

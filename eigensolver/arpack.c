@@ -72,6 +72,9 @@ int eig_check_options(const eig_options *opt, int n, int *ncv_out)
   if (opt->known_count < 0 || (opt->known_count > 0 && (!opt->known_label || !opt->known_values)))
     return dsg_error_set(DSG_ERR_INVALID, "known eigenvectors: %d given without labels or values",
                          opt->known_count);
+  if (opt->known_keep < 0 || opt->known_keep > opt->known_count)
+    return dsg_error_set(DSG_ERR_INVALID, "known eigenvectors: keep %d of %d", opt->known_keep,
+                         opt->known_count);
   for (int i = 0; opt->known_count > 0 && i < n; i++)
     if (opt->known_label[i] < -1 || opt->known_label[i] >= opt->known_count)
       return dsg_error_set(DSG_ERR_INVALID, "known eigenvectors: row %d has label %d outside "
@@ -209,34 +212,22 @@ int eig_known_pairs(spmv_matvec *mv, const eig_options *opt, double *values, flo
                     int count)
 {
   const int n = spmv_matvec_rows(mv);
-  float *x = malloc((size_t)n * sizeof(*x)), *y = malloc((size_t)n * sizeof(*y));
+  float *y = malloc((size_t)n * sizeof(*y));
   int status = DSG_OK;
-  if (!x || !y) {
-    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the known-vector workspace");
-    goto out;
-  }
-  /* all known vectors at once (disjoint supports): y = A sum_c v_c; the quotient of component c
-   * ignores the couplings between components, which are below the component threshold */
-  for (int i = 0; i < n; i++)
-    x[i] = opt->known_label[i] >= 0 ? opt->known_values[i] : 0.0f;
-  status = spmv_matvec_apply(mv, x, y);
-  if (status != DSG_OK)
-    goto out;
-  for (int k = 0; k < count; k++)
-    values[k] = 0.0;
-  for (int i = 0; i < n; i++) {
-    int c = opt->known_label[i];
-    if (c >= 0 && c < count)
-      values[c] += (double)x[i] * (double)y[i];
-  }
-  for (int k = 0; k < count; k++) {
+  if (!y)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the known-vector workspace");
+  /* one product per returned vector: its Rayleigh quotient */
+  for (int k = 0; k < count && status == DSG_OK; k++) {
     float *u = vectors + (size_t)k * (size_t)n;
+    double q = 0.0;
     for (int i = 0; i < n; i++)
       u[i] = opt->known_label[i] == k ? opt->known_values[i] : 0.0f;
+    status = spmv_matvec_apply(mv, u, y);
+    for (int i = 0; i < n; i++)
+      q += (double)u[i] * (double)y[i];
+    values[k] = q;
     eig_normalize_sign(u, n);
   }
-out:
-  free(x);
   free(y);
   return status;
 }
@@ -401,7 +392,9 @@ int eig_arpack_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
   status = eig_result_alloc(res, n, opt->nev);
   if (status != DSG_OK)
     return status;
-  nknown = opt->known_count < opt->nev ? opt->known_count : opt->nev;
+  nknown = opt->known_keep > 0 && opt->known_keep < opt->known_count ? opt->known_keep
+                                                                     : opt->known_count;
+  nknown = nknown < opt->nev ? nknown : opt->nev;
   nev_a = opt->nev - nknown;
 
   pthread_mutex_lock(&arpack_lock);

@@ -32,9 +32,11 @@ typedef struct eig_options {
    * the component count, which a Krylov method with one start vector cannot resolve.
    * Known vector c has the entries known_values[i] on the rows with known_label[i] == c and zero
    * elsewhere (unit norm each; labels in [0, known_count), -1 for rows in none). They are
-   * projected out of the Lanczos operator and returned among the results, with their Rayleigh
-   * quotients as eigenvalues. */
+   * projected out of the Lanczos operator; the first known_keep of them (0: all) are returned
+   * among the results, with their Rayleigh quotients as eigenvalues. The others (e.g. isolated
+   * specks, whose eigenvalue-1 indicators carry no segmentation) are only kept out of the way. */
   int known_count;
+  int known_keep;
   const int *known_label;
   const float *known_values;
   const volatile sig_atomic_t *cancel; /* optional: nonzero asks the solve to stop */

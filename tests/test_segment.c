@@ -24,6 +24,19 @@ static int region_of(int x, int y)
 
 /* Intensity image: levels 0.15 / 0.75 / 0.45 / 0.95, uniform noise +-0.03. Colour image: equal
  * luminance for every region (only the hue differs), so only --affinity color can separate them. */
+static void make_image(app_image *img, int *truth, int color);
+
+/* Specks: isolated pixels far in intensity from every neighbour are components of their own with
+ * eigenvalue 1. They must neither take eigenvector slots nor become segments. */
+static void add_specks(app_image *img, int count)
+{
+  for (int s = 0; s < count; s++) {
+    int x = 3 + (int)(test_uniform() * (W - 6)), y = 3 + (int)(test_uniform() * (H - 6));
+    unsigned char *p = img->pixels + ((size_t)y * W + x) * img->channels;
+    p[0] = p[0] < 128 ? 255 : 0;
+  }
+}
+
 static void make_image(app_image *img, int *truth, int color)
 {
   static const double level[4] = {0.15, 0.75, 0.45, 0.95};
@@ -66,11 +79,31 @@ static double segment(const app_image *img, app_feature feature, int k, int *lab
   eig_options_init(&opt);
   opt.nev = 8;
   opt.known_count = comps.count;
+  opt.known_keep = comps.significant;
   opt.known_label = comps.label;
   opt.known_values = comps.values;
   CHECK(eig_arpack_solve(mv, &opt, &res) == DSG_OK, "solve: %s", dsg_error_message());
-  CHECK(app_embedding(&res, sd, k, &emb, &dim) == DSG_OK && dim == k - 1, "embedding");
+  CHECK(comps.significant <= 4 && comps.significant >= 1, "significant components %d",
+        comps.significant);
+  /* no returned eigenvector is concentrated on a speck */
+  for (int k2 = 0; k2 < res.nconv; k2++) {
+    double speck_mass = 0;
+    for (int i = 0; i < W * H; i++)
+      if (comps.label[i] >= comps.significant)
+        speck_mass += (double)res.vectors[(size_t)k2 * W * H + i] * res.vectors[(size_t)k2 * W * H + i];
+    CHECK(speck_mass < 1e-6, "eigenvector %d has %.3g of its mass on specks", k2, speck_mass);
+  }
+  if (getenv("TEST_SEGMENT_DUMP")) {
+    printf("components %d significant %d specks %zu:", comps.count, comps.significant, comps.speck_pixels);
+    for (int q = 0; q < res.nconv; q++)
+      printf(" %.8f", res.values[q]);
+    printf("\n");
+  }
+  int pick[APP_MAX_EMBED];
+  app_pick_vectors(&res, k, app_min_support((size_t)W * H), pick);
+  CHECK(app_embedding(&res, sd, pick, k, &emb, &dim) == DSG_OK && dim == k - 1, "embedding");
   CHECK(app_kmeans(emb, (size_t)W * H, dim, &kp, labels, NULL) == DSG_OK, "kmeans");
+  app_fill_specks(labels, &comps, W, H);
   free(emb);
   app_components_free(&comps);
   eig_result_free(&res);
@@ -119,12 +152,76 @@ int main(int argc, char **argv)
   CHECK(labels[0] == 0, "labels not canonical");
   app_image_free(&img);
 
+  /* with 12 specks: same segmentation (speck pixels count with the region around them) */
+  make_image(&img, truth, 0);
+  add_specks(&img, 12);
+  segment(&img, APP_FEATURE_INTENSITY, 4, labels);
+  ari = app_adjusted_rand(truth, labels, (size_t)W * H);
+  CHECK(ari >= 0.95, "regions with specks: adjusted Rand index %.4f < 0.95", ari);
+  printf("intensity with specks: ARI %.4f\n", ari);
+  if (getenv("TEST_SEGMENT_DUMP"))
+    for (int y = 0; y < H; y += 2, putchar('\n'))
+      for (int x = 0; x < W; x += 1)
+        putchar('0' + labels[y * W + x]);
+  app_image_free(&img);
+
   make_image(&img, truth, 1);
   segment(&img, APP_FEATURE_COLOR, 4, labels);
   ari = app_adjusted_rand(truth, labels, (size_t)W * H);
   CHECK(ari >= 0.95, "colour regions: adjusted Rand index %.4f < 0.95", ari);
   printf("color: ARI %.4f\n", ari);
   app_image_free(&img);
+
+  /* localised eigenvectors and carving them out as specks */
+  {
+    enum { NN = 500 };
+    float vec[3 * NN] = {0};
+    double val[3] = {1, 0.9, 0.8}, sd[NN];
+    eig_result er = {0};
+    er.n = NN;
+    er.nconv = 3;
+    er.values = val;
+    er.vectors = vec;
+    for (int i = 0; i < NN; i++) {
+      vec[i] = (float)(1.0 / sqrt(NN)); /* spread */
+      sd[i] = 1.0 + (i % 5);
+    }
+    vec[NN + 17] = 0.8f; /* localised on pixels 17 and 40, a faint tail elsewhere */
+    vec[NN + 40] = 0.6f;
+    for (int i = 0; i < NN; i++)
+      if (i != 17 && i != 40)
+        vec[NN + i] = 1e-4f;
+    vec[2 * NN + 3] = 1.0f; /* a single pixel */
+    int px[64];
+    CHECK(app_localised_support(&er, 0, 32, px) == 0, "a spread vector is not localised");
+    int cnt = app_localised_support(&er, 1, 32, px);
+    CHECK(cnt == 2 && px[0] == 17 && px[1] == 40, "pair support: %d (%d, %d)", cnt, px[0], px[1]);
+    CHECK(app_localised_support(&er, 2, 32, px) == 1 && px[0] == 3, "single-pixel support");
+    CHECK(app_support(&er, 0) > NN - 1 && app_support(&er, 2) < 1.0001, "participation ratios %g %g",
+          app_support(&er, 0), app_support(&er, 2));
+
+    app_components comps = {0};
+    comps.count = 1;
+    comps.significant = 1;
+    comps.label = calloc(NN, sizeof(int));
+    comps.values = malloc(NN * sizeof(float));
+    CHECK(app_components_carve(&comps, sd, NN, px, 1) == DSG_OK && comps.count == 2 &&
+          comps.label[3] == 1 && comps.speck_pixels == 1, "carve one pixel");
+    double n0 = 0, n1 = 0;
+    for (int i = 0; i < NN; i++) {
+      double sq = (double)comps.values[i] * comps.values[i];
+      if (comps.label[i] == 0)
+        n0 += sq;
+      else
+        n1 += sq;
+      /* each group's vector is proportional to D^1/2 on it */
+      const int ref = comps.label[i] == 0 ? 0 : 3;
+      CHECK(CLOSE(comps.values[i] / sd[i], comps.values[ref] / sd[ref], 1e-6, 0),
+            "group vector not proportional to D^1/2 1 at %d", i);
+    }
+    CHECK(CLOSE(n0, 1, 1e-6, 0) && CLOSE(n1, 1, 1e-6, 0), "group norms %g %g", n0, n1);
+    app_components_free(&comps);
+  }
 
   /* k-means alone: three tight blobs in 2-D are found exactly, whatever the seed */
   {
