@@ -124,4 +124,82 @@ const char *spmv_matvec_backend(const spmv_matvec *mv);
 /* Frees mv and everything it created (NULL is allowed). */
 void spmv_matvec_destroy(spmv_matvec *mv);
 
+/* ---------------------------------------------------------------------------------------------
+ * The OpenCL path: the DIA kernels of kernels/dia_spmv.cl on any OpenCL device (a GPU, or a CPU
+ * through PoCL). One context and queue per matvec, the program built once, A uploaded once; each
+ * product writes x (into an image for the image kernel), runs the kernel and reads y back, timed
+ * with events.
+ * ------------------------------------------------------------------------------------------- */
+typedef enum spmv_kernel {
+  SPMV_KERNEL_AUTO = 0, /* image where the device supports images of the needed size, else vector */
+  SPMV_KERNEL_NAIVE,    /* one row per work-item, packed A, offsets from global memory */
+  SPMV_KERNEL_ALIGNED,  /* the pitched, aligned layout */
+  SPMV_KERNEL_LOCAL,    /* offsets staged in local memory */
+  SPMV_KERNEL_VECTOR,   /* four rows per work-item, float4 loads */
+  SPMV_KERNEL_IMAGE,    /* vector, with x read from a float4 image (texture cache) */
+  SPMV_KERNEL_COUNT
+} spmv_kernel;
+
+/* "naive", "aligned", ... ("auto" for SPMV_KERNEL_AUTO). */
+const char *spmv_kernel_name(spmv_kernel k);
+/* Parses a kernel name. Returns DSG_OK or DSG_ERR_INVALID with a message listing the names. */
+int spmv_kernel_parse(const char *name, spmv_kernel *k);
+
+typedef struct spmv_cl_device {
+  int index;               /* across all platforms, in enumeration order */
+  char platform[96];
+  char name[96];
+  char version[64];        /* the device's OpenCL version string */
+  int gpu;                 /* CL_DEVICE_TYPE_GPU */
+  int cpu;                 /* CL_DEVICE_TYPE_CPU */
+  unsigned long long global_mem, max_alloc, local_mem;
+  int compute_units;
+  size_t max_work_group;
+  int image_support;
+  size_t image2d_max_width, image2d_max_height;
+  int fp64;
+} spmv_cl_device;
+
+/* Every OpenCL device of every platform. *list is malloc'd (caller frees). Returns DSG_OK, or
+ * DSG_ERR_NODEVICE with a message when there is no platform (no ICD) or no device. */
+int spmv_cl_devices(spmv_cl_device **list, int *count);
+/* The device a spec names: an index, or a case-insensitive substring of "platform device"; NULL
+ * or "" means $DIASEG_CL_DEVICE if set, else the first GPU, else (unless gpu_only) the first
+ * device. Returns DSG_OK or DSG_ERR_NODEVICE with a message. */
+int spmv_cl_pick(const spmv_cl_device *list, int count, const char *spec, int gpu_only, int *index);
+
+typedef struct spmv_cl_options {
+  const char *device;           /* see spmv_cl_pick */
+  spmv_kernel kernel;           /* SPMV_KERNEL_AUTO by default */
+  size_t local_size;            /* work-group size; 0: 128 (capped by the device) */
+  const char *kernel_dir;       /* load dia_spmv.cl from here ($DIASEG_KERNEL_DIR); NULL: built in */
+  unsigned long long max_alloc; /* 0: the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE; else a lower cap
+                                 * ($DIASEG_CL_MAX_ALLOC), to test the size checks */
+} spmv_cl_options;
+
+void spmv_cl_options_init(spmv_cl_options *opt);
+
+/* Creates the OpenCL matvec for A on the chosen device (A is copied to the device; the host copy
+ * may be freed afterwards). Checks every allocation against the device's limits first. Returns
+ * DSG_OK, DSG_ERR_NODEVICE, DSG_ERR_LIMIT, DSG_ERR_OPENCL or DSG_ERR_INVALID, with a message; a
+ * failed program build leaves its log in spmv_cl_build_log(). */
+int spmv_matvec_create_opencl(spmv_matvec **out, const spmv_dia *A, const spmv_cl_options *opt);
+
+typedef struct spmv_cl_info {
+  char platform[96];
+  char device[96];
+  spmv_kernel kernel;
+  size_t local_size;
+  size_t image_width, image_height; /* image kernel: x's image, in float4 pixels */
+  char note[256];                   /* why this kernel, when it was chosen automatically */
+} spmv_cl_info;
+
+/* The OpenCL details of mv, or NULL for the C path. */
+const spmv_cl_info *spmv_matvec_cl_info(const spmv_matvec *mv);
+/* The build log of this thread's last failed program build ("" if none). */
+const char *spmv_cl_build_log(void);
+/* The device's copy bandwidth: copy_float4 over `bytes`, the median of `repeat` event-timed runs,
+ * bytes read plus written per second. mv must be an OpenCL matvec. */
+int spmv_cl_copy_gbs(spmv_matvec *mv, size_t bytes, int repeat, double *gbs);
+
 #endif /* DIASEG_SPMV_H */

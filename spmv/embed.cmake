@@ -1,0 +1,17 @@
+# Embeds OpenCL sources into a C file: cmake -DOUT=file.c -DINPUTS="a.cl|b.cl" -P embed.cmake
+# Each file becomes a NUL-terminated char array; spmv_kernel_source("dia_spmv") returns it.
+string(REPLACE "|" ";" inputs "${INPUTS}")
+set(body "/* Generated from the files in kernels/ by spmv/embed.cmake at build time: do not edit. */\n#include <string.h>\n\n")
+set(table "")
+foreach(f IN LISTS inputs)
+  get_filename_component(name "${f}" NAME_WE)
+  file(READ "${f}" hex HEX)
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," hex "${hex}")
+  string(REGEX REPLACE "((0x..,){24})" "\\1\n  " hex "${hex}")
+  string(APPEND body "static const char src_${name}[] = {\n  ${hex}0x00};\n\n")
+  string(APPEND table "  {\"${name}\", src_${name}},\n")
+endforeach()
+string(APPEND body "static const struct { const char *name, *source; } spmv_kernels[] = {\n${table}};\n\n")
+string(APPEND body "const char *spmv_kernel_source(const char *name);\nconst char *spmv_kernel_source(const char *name)\n{\n  for (size_t i = 0; i < sizeof(spmv_kernels) / sizeof(spmv_kernels[0]); i++)\n    if (strcmp(spmv_kernels[i].name, name) == 0)\n      return spmv_kernels[i].source;\n  return NULL;\n}\n")
+file(WRITE "${OUT}.tmp" "${body}")
+file(RENAME "${OUT}.tmp" "${OUT}")
