@@ -240,7 +240,8 @@ typedef enum app_command {
   APP_CMD_SEGMENT, /* image -> segments, pictures, report */
   APP_CMD_EIGS,    /* image -> eigenvectors, pictures, report (no clustering) */
   APP_CMD_AFFINITY, /* image -> the normalised matrix as .npy files (for other solvers) */
-  APP_CMD_BENCH     /* SpMV and solve timings per backend, against the bandwidth bound */
+  APP_CMD_BENCH,    /* SpMV and solve timings per backend, against the bandwidth bound */
+  APP_CMD_DEVICES   /* list the OpenCL platforms and devices */
 } app_command;
 
 #define APP_MAX_INPUTS 16
@@ -260,7 +261,13 @@ typedef struct app_config {
   int max_iter;         /* --max-iter */
   app_affinity_params affinity;
   app_feature feature;  /* --affinity intensity|color */
-  const char *matvec;   /* --matvec cpu */
+  const char *matvec;   /* --matvec auto|cpu|opencl (bench: also all) */
+  const char *cl_device; /* --cl-device INDEX|NAME ($DIASEG_CL_DEVICE) */
+  spmv_kernel kernel;   /* --kernel (SPMV_KERNEL_AUTO; bench: all_kernels) */
+  int all_kernels;      /* bench --kernel all (the default there) */
+  size_t local_size;    /* --local-size */
+  const char *kernel_dir; /* --kernel-dir ($DIASEG_KERNEL_DIR) */
+  unsigned long long cl_max_alloc; /* --cl-max-alloc ($DIASEG_CL_MAX_ALLOC) */
   uint64_t seed;        /* --seed (k-means) */
   int restarts;         /* --restarts (k-means) */
   const char *json;     /* --json FILE or "-" */
@@ -307,6 +314,16 @@ enum app_exit {
 };
 /* Maps a status to the exit code above. */
 int app_exit_code(int status);
+
+/* Creates the matvec cfg asks for on N. "cpu": the C path. "opencl": cfg's device and kernel;
+ * failures are errors. "auto": a named device ($DIASEG_CL_DEVICE, --cl-device), else the first
+ * OpenCL GPU, else the C path; if the OpenCL path fails it falls back to the C path. Says on
+ * stderr which it took (unless quiet). N must outlive the matvec. */
+int app_matvec_create(const app_config *cfg, const spmv_dia *N, spmv_matvec **mv);
+/* The spmv_cl_options that cfg asks for. */
+void app_cl_options(const app_config *cfg, spmv_cl_options *opt);
+/* diaseg devices: the platforms and devices, and which one diaseg would pick. */
+int app_devices(const app_config *cfg);
 
 /* Runs the bench command: tables on stdout, --json / --csv / --chart files. */
 int app_bench(const app_config *cfg);

@@ -12,11 +12,13 @@
 #define SOLVE_CMDS (CMD_BIT(APP_CMD_SEGMENT) | CMD_BIT(APP_CMD_EIGS))
 #define IMAGE_CMDS (SOLVE_CMDS | CMD_BIT(APP_CMD_AFFINITY))
 #define BENCH_CMD CMD_BIT(APP_CMD_BENCH)
+#define DEVICES_CMD CMD_BIT(APP_CMD_DEVICES)
 
 enum opt_id {
   OPT_K, OPT_OUT, OPT_NEV, OPT_NCV, OPT_TOL, OPT_MAX_ITER, OPT_RADIUS, OPT_SIGMA_I, OPT_SIGMA_X,
   OPT_AFFINITY, OPT_MATVEC, OPT_SEED, OPT_RESTARTS, OPT_JSON, OPT_MAX_PIXELS, OPT_QUIET, OPT_HELP,
-  OPT_VERSION, OPT_KEEP_SPECKS, OPT_RESIZE, OPT_EXPORT, OPT_SIZE, OPT_REPEAT, OPT_SPMV_ONLY, OPT_CSV, OPT_CHART
+  OPT_VERSION, OPT_CL_DEVICE, OPT_KERNEL, OPT_LOCAL_SIZE, OPT_KERNEL_DIR, OPT_CL_MAX_ALLOC,
+  OPT_KEEP_SPECKS, OPT_RESIZE, OPT_EXPORT, OPT_SIZE, OPT_REPEAT, OPT_SPMV_ONLY, OPT_CSV, OPT_CHART
 };
 
 typedef struct opt_def {
@@ -39,13 +41,18 @@ static const opt_def options[] = {
   {"sigma-i", 0, "S", OPT_SIGMA_I, (IMAGE_CMDS | BENCH_CMD), "feature scale of the affinity (default 0.1)"},
   {"sigma-x", 0, "S", OPT_SIGMA_X, (IMAGE_CMDS | BENCH_CMD), "spatial scale of the affinity in pixels (default 4.0)"},
   {"affinity", 0, "KIND", OPT_AFFINITY, (IMAGE_CMDS | BENCH_CMD), "features: intensity (default) or color"},
-  {"matvec", 0, "BACKEND", OPT_MATVEC, (SOLVE_CMDS | BENCH_CMD), "matrix-vector product: cpu (default)"},
+  {"matvec", 0, "BACKEND", OPT_MATVEC, (SOLVE_CMDS | BENCH_CMD), "auto (default: first OpenCL GPU, else cpu), cpu, opencl (bench: also all)"},
+  {"cl-device", 0, "DEV", OPT_CL_DEVICE, (SOLVE_CMDS | BENCH_CMD | DEVICES_CMD), "OpenCL device: index or name substring (see 'diaseg devices'; $DIASEG_CL_DEVICE)"},
+  {"kernel", 0, "NAME", OPT_KERNEL, (SOLVE_CMDS | BENCH_CMD), "DIA kernel: naive, aligned, local, vector, image, auto (default; bench: all)"},
+  {"local-size", 0, "N", OPT_LOCAL_SIZE, (SOLVE_CMDS | BENCH_CMD), "OpenCL work-group size (default 128)"},
+  {"kernel-dir", 0, "DIR", OPT_KERNEL_DIR, (SOLVE_CMDS | BENCH_CMD), "load dia_spmv.cl from DIR instead of the built-in copy ($DIASEG_KERNEL_DIR)"},
+  {"cl-max-alloc", 0, "BYTES", OPT_CL_MAX_ALLOC, (SOLVE_CMDS | BENCH_CMD), "pretend the device's largest allocation is BYTES ($DIASEG_CL_MAX_ALLOC)"},
   {"seed", 0, "S", OPT_SEED, CMD_BIT(APP_CMD_SEGMENT), "k-means++ seed (default 1)"},
   {"restarts", 0, "R", OPT_RESTARTS, CMD_BIT(APP_CMD_SEGMENT), "k-means restarts; the best is kept (default 8)"},
   {"resize", 0, "WxH", OPT_RESIZE, IMAGE_CMDS, "resample the image to W x H pixels first (bilinear)"},
   {"export", 0, "DIR", OPT_EXPORT, CMD_BIT(APP_CMD_AFFINITY), "folder for the matrix files (default matrix)"},
   {"keep-specks", 0, NULL, OPT_KEEP_SPECKS, SOLVE_CMDS, "no speck handling: the plain top of the spectrum (docs/PIPELINE.md)"},
-  {"json", 0, "FILE", OPT_JSON, (SOLVE_CMDS | BENCH_CMD), "also write the report to FILE ('-': standard output)"},
+  {"json", 0, "FILE", OPT_JSON, (SOLVE_CMDS | BENCH_CMD | DEVICES_CMD), "also write the report to FILE ('-': standard output)"},
   {"max-pixels", 0, "N", OPT_MAX_PIXELS, (IMAGE_CMDS | BENCH_CMD), "refuse images with more pixels (default 33554432)"},
   {"quiet", 'q', NULL, OPT_QUIET, (IMAGE_CMDS | BENCH_CMD), "no progress or summary on standard error"},
   {"size", 0, "WxH", OPT_SIZE, BENCH_CMD, "bench the sample image resampled to W x H (repeatable)"},
@@ -71,6 +78,7 @@ static const struct {
    "export the normalised affinity N (DIA offsets and diagonals) as .npy files"},
   {"bench", APP_CMD_BENCH, "[IMAGE ... | --size WxH ...]",
    "time the SpMV and the eigensolve per backend against the measured bandwidth"},
+  {"devices", APP_CMD_DEVICES, "", "list the OpenCL platforms and devices, and which diaseg picks"},
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -95,7 +103,7 @@ void app_config_init(app_config *cfg)
   cfg->affinity.sigma_i = 0.1;
   cfg->affinity.sigma_x = 4.0;
   cfg->feature = APP_FEATURE_INTENSITY;
-  cfg->matvec = "cpu";
+  cfg->matvec = "auto";
   cfg->seed = 1;
   cfg->restarts = 8;
   cfg->max_pixels = APP_DEFAULT_MAX_PIXELS;
@@ -202,9 +210,34 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
       return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not one of intensity, color", flag, v);
     break;
   case OPT_MATVEC:
-    if (strcmp(v, "cpu") != 0)
-      return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not one of cpu", flag, v);
+    if (strcmp(v, "cpu") != 0 && strcmp(v, "opencl") != 0 && strcmp(v, "auto") != 0 &&
+        (cfg->command != APP_CMD_BENCH || strcmp(v, "all") != 0))
+      return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not one of auto, cpu, opencl%s", flag, v,
+                           cfg->command == APP_CMD_BENCH ? ", all" : "");
     cfg->matvec = v;
+    break;
+  case OPT_CL_DEVICE:
+    cfg->cl_device = v;
+    break;
+  case OPT_KERNEL:
+    if (cfg->command == APP_CMD_BENCH && strcmp(v, "all") == 0) {
+      cfg->all_kernels = 1;
+      cfg->kernel = SPMV_KERNEL_AUTO;
+      break;
+    }
+    cfg->all_kernels = 0;
+    status = spmv_kernel_parse(v, &cfg->kernel);
+    break;
+  case OPT_LOCAL_SIZE:
+    status = parse_long(flag, v, 1, 4096, &iv);
+    cfg->local_size = (size_t)iv;
+    break;
+  case OPT_KERNEL_DIR:
+    cfg->kernel_dir = v;
+    break;
+  case OPT_CL_MAX_ALLOC:
+    status = parse_long(flag, v, 1, LLONG_MAX, &iv);
+    cfg->cl_max_alloc = (unsigned long long)iv;
     break;
   case OPT_SEED:
     status = parse_long(flag, v, 0, LLONG_MAX, &iv);
@@ -275,6 +308,7 @@ static const opt_def *find_short(char c, app_command cmd)
 int app_cli_parse(int argc, char **argv, app_config *cfg)
 {
   int i = 1, positional = 0, status, explicit_out = 0, explicit_nev = 0, explicit_tol = 0;
+  int explicit_matvec = 0, explicit_kernel = 0;
 
   if (argc < 2)
     return DSG_OK; /* no command: the caller shows the overview */
@@ -353,6 +387,8 @@ int app_cli_parse(int argc, char **argv, app_config *cfg)
     explicit_out |= o->id == OPT_EXPORT;
     explicit_nev |= o->id == OPT_NEV;
     explicit_tol |= o->id == OPT_TOL;
+    explicit_matvec |= o->id == OPT_MATVEC;
+    explicit_kernel |= o->id == OPT_KERNEL;
     status = apply_option(cfg, o, flag, value ? value : "");
     if (status != DSG_OK)
       return status;
@@ -364,6 +400,10 @@ int app_cli_parse(int argc, char **argv, app_config *cfg)
   if (cfg->command == APP_CMD_AFFINITY && !explicit_out)
     cfg->out_dir = "matrix";
   if (cfg->command == APP_CMD_BENCH) {
+    if (!explicit_matvec)
+      cfg->matvec = "all";
+    if (!explicit_kernel)
+      cfg->all_kernels = 1;
     if (!explicit_nev)
       cfg->nev = 16;
     if (!explicit_tol)
@@ -413,7 +453,8 @@ void app_cli_usage(FILE *f, app_command cmd)
     fprintf(f, "  %-24s %s\n", left, o->help);
   }
   if (cmd == APP_CMD_BENCH)
-    fprintf(f, "\nbench's own defaults: --nev 16 --tol 1e-3 (the same for every backend).\n"
+    fprintf(f, "\nbench's own defaults: --nev 16 --tol 1e-3 (the same for every backend), --matvec all\n"
+               "(the C path and every OpenCL device), --kernel all.\n"
                "Without inputs it benches the sample image. Results: a table on standard output,\n"
                "--json / --csv / --chart files; progress on standard error.\n");
   fprintf(f, "\nExit codes: 0 ok, 1 runtime error, 2 bad arguments or input, 3 not converged "

@@ -23,7 +23,12 @@ int main(int argc, char **argv)
     return cfg.help ? APP_EXIT_OK : APP_EXIT_USAGE;
   }
   app_signals_install();
-  status = cfg.command == APP_CMD_BENCH ? app_bench(&cfg) : app_run(&cfg);
+  if (cfg.command == APP_CMD_DEVICES)
+    status = app_devices(&cfg);
+  else if (cfg.command == APP_CMD_BENCH)
+    status = app_bench(&cfg);
+  else
+    status = app_run(&cfg);
   if (status != DSG_OK)
     fprintf(stderr, "diaseg: %s: %s\n", status == DSG_ERR_NOCONV ? "warning" : "error",
             dsg_error_message());

@@ -153,7 +153,7 @@ static int stage_solve(run *r)
 
   status = app_components_find(r->N, r->sqrt_degree, &r->comps);
   if (status == DSG_OK)
-    status = spmv_matvec_create_cpu(&r->mv, r->N);
+    status = app_matvec_create(cfg, r->N, &r->mv);
   if (status != DSG_OK)
     return status;
   for (int round = 0; round < APP_SPECK_ROUNDS; round++) {
@@ -404,6 +404,23 @@ static int build_report(const run *r, app_json *j)
   app_json_int(j, "matvec_count", e->matvecs);
   app_json_int(j, "arpack_iterations", e->iterations);
   app_json_string(j, "matvec_backend", spmv_matvec_backend(r->mv));
+  {
+    const spmv_cl_info *cl = spmv_matvec_cl_info(r->mv);
+    if (cl) {
+      app_json_begin_object(j, "opencl");
+      app_json_string(j, "platform", cl->platform);
+      app_json_string(j, "device", cl->device);
+      app_json_string(j, "kernel", spmv_kernel_name(cl->kernel));
+      app_json_int(j, "local_size", (long long)cl->local_size);
+      if (cl->kernel == SPMV_KERNEL_IMAGE) {
+        app_json_int(j, "image_width", (long long)cl->image_width);
+        app_json_int(j, "image_height", (long long)cl->image_height);
+      }
+      app_json_end_object(j);
+    } else {
+      app_json_null(j, "opencl");
+    }
+  }
   app_json_begin_object(j, "segmentation");
   app_json_bool(j, "written", r->clustered);
   if (r->clustered) {

@@ -281,8 +281,88 @@ def adjusted_rand(a, b):
     return (sum_ij - expected) / (0.5 * (sa + sb) - expected)
 
 
+def opencl_runs(tmp, data):
+    """--matvec opencl with each kernel gives the C path's eigenvalues and segmentation; the OpenCL
+    failures a CPU machine can produce give a message, and --matvec auto falls back."""
+    image = os.path.join(data, "synthetic_regions.png")
+    dev = os.environ.get("DIASEG_CL_DEVICE", "0")
+    base = ["segment", image, "-k", "4", "--nev", "6", "-q"]
+    code, _, err = run(base + ["--matvec", "cpu", "-o", os.path.join(tmp, "cl_cpu")])
+    check(code == 0, f"cpu run: {err}")
+    ref = json.load(open(os.path.join(tmp, "cl_cpu", "report.json")))
+    ref_labels = np.load(os.path.join(tmp, "cl_cpu", "labels.npy"))
+    for kernel in ["naive", "aligned", "local", "vector", "image"]:
+        out = os.path.join(tmp, "cl_" + kernel)
+        code, _, err = run(base + ["--matvec", "opencl", "--cl-device", dev, "--kernel", kernel,
+                                   "-o", out])
+        check(code == 0, f"--kernel {kernel}: exit {code}: {err}")
+        if code:
+            continue
+        rep = json.load(open(os.path.join(out, "report.json")))
+        check(rep["matvec_backend"] == "opencl" and rep["opencl"]["kernel"] == kernel,
+              f"--kernel {kernel}: report {rep['matvec_backend']} {rep.get('opencl')}")
+        diff = np.max(np.abs(np.array(rep["eigenvalues"]) - np.array(ref["eigenvalues"])))
+        check(diff <= 1e-5, f"--kernel {kernel}: eigenvalues differ from the C path by {diff}")
+        labels = np.load(os.path.join(out, "labels.npy"))
+        check(np.array_equal(labels, ref_labels),
+              f"--kernel {kernel}: segmentation differs from the C path "
+              f"(ARI {adjusted_rand(ref_labels.ravel(), labels.ravel())})")
+        split = rep["seconds"]["solve_split"]
+        check(split["matvec_kernel"] > 0 and split["matvec_transfer"] >= 0, f"split {split}")
+
+    # no OpenCL at all: an empty ICD directory
+    empty = os.path.join(tmp, "no_icd")
+    os.mkdir(empty)
+    env = dict(os.environ, OCL_ICD_VENDORS=empty)
+    out = os.path.join(tmp, "cl_none")
+    code, _, err = run(["segment", image, "--matvec", "opencl", "-o", out], env=env)
+    check(code == 1 and "no OpenCL platform" in err and len(err.splitlines()) == 1,
+          f"empty ICD dir, --matvec opencl: {code} {err!r}")
+    check(not os.path.exists(out), "empty ICD dir left output")
+    code, _, err = run(["segment", image, "--matvec", "auto", "-o", out], env=env)
+    check(code == 0 and "C path" in err, f"empty ICD dir, --matvec auto: {code} {err!r}")
+    check(json.load(open(os.path.join(out, "report.json")))["matvec_backend"] == "cpu", "auto -> cpu")
+    code, stdout, _ = run(["devices"], env=env)
+    check(code == 0 and "No OpenCL devices" in stdout, f"devices without ICD: {stdout!r}")
+
+    # a device that does not exist
+    out = os.path.join(tmp, "cl_99")
+    code, _, err = run(["segment", image, "--matvec", "opencl", "--cl-device", "99", "-o", out])
+    check(code == 1 and "does not exist" in err and not os.path.exists(out),
+          f"--cl-device 99: {code} {err!r}")
+    # an absurd size limit: an error with opencl, a fallback with auto
+    code, _, err = run(["segment", image, "--matvec", "opencl", "--cl-device", dev,
+                        "--cl-max-alloc", "1000", "-o", out])
+    check(code == 1 and "allocation" in err and not os.path.exists(out),
+          f"--cl-max-alloc 1000: {code} {err!r}")
+    code, _, err = run(["segment", image, "--matvec", "auto", "--cl-device", dev,
+                        "--cl-max-alloc", "1000", "-o", out])
+    check(code == 0 and "falling back to the C path" in err, f"auto + max-alloc: {code} {err!r}")
+    # a kernel file that does not build: the build log, then the error (or the fallback)
+    kdir = os.path.join(tmp, "badkernels")
+    os.mkdir(kdir)
+    with open(os.path.join(kdir, "dia_spmv.cl"), "w") as f:
+        f.write("__kernel void dia_image(void) { syntax error here }\n")
+    out2 = os.path.join(tmp, "cl_badkernel")
+    code, _, err = run(["segment", image, "--matvec", "opencl", "--cl-device", dev,
+                        "--kernel-dir", kdir, "-o", out2])
+    check(code == 1 and "build log" in err and err.strip().splitlines()[-1].startswith("diaseg: error:")
+          and not os.path.exists(out2), f"broken kernel: {code} {err!r}")
+    code, _, err = run(["segment", image, "--matvec", "auto", "--cl-device", dev, "--kernel-dir",
+                        kdir, "-o", out2])
+    check(code == 0 and "falling back" in err, f"broken kernel, auto: {code} {err!r}")
+    # devices
+    code, stdout, _ = run(["devices", "--json", "-"])
+    devs = json.loads(stdout) if code == 0 else {}
+    check(code == 0 and len(devs.get("devices", [])) >= 1 and
+          all(d["global_mem"] > 0 for d in devs["devices"]), f"devices --json: {code}")
+    code, stdout, _ = run(["devices"])
+    check(code == 0 and "[0]" in stdout and "--matvec auto" in stdout, "devices")
+
+
 def help_and_version():
-    for args in [["--help"], ["segment", "--help"], ["eigs", "--help"], ["help", "segment"]]:
+    for args in [["--help"], ["segment", "--help"], ["eigs", "--help"], ["help", "segment"],
+                 ["affinity", "--help"], ["bench", "--help"], ["devices", "--help"]]:
         code, stdout, _ = run(args)
         check(code == 0 and "Usage: diaseg" in stdout, f"{args}: {code}")
     code, stdout, _ = run(["--version"])
@@ -303,6 +383,7 @@ def main():
         help_and_version()
         bad_inputs(tmp, opts.data)
         normal_run(tmp, opts.data)
+        opencl_runs(tmp, opts.data)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if FAILURES:
