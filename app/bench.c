@@ -21,7 +21,7 @@ typedef struct bench_row {
   char input[64];
   int width, height, n, ndiag;
   char backend[32]; /* "cpu" */
-  char device[128];
+  char device[200];
   char kernel[32];
   double check_error;        /* max row error of the product vs the reference */
   double spmv_median, spmv_min; /* seconds */
@@ -256,10 +256,15 @@ static void print_table(const bench *b, FILE *out)
     else
       fprintf(out, " %8s %6s %8s %8s %8s %7.2f %7s\n", "-", "-", "-", "-", "-", r->speedup_spmv, "-");
   }
-  for (int i = 0; i < b->nrows; i++)
-    if (b->rows[i].input[0] && (i == 0 || strcmp(b->rows[i].input, b->rows[i - 1].input) != 0))
-      fprintf(out, "# %s: %dx%d, n = %d, %d diagonals; copy bandwidth of each device in the JSON\n",
-             b->rows[i].input, b->rows[i].width, b->rows[i].height, b->rows[i].n, b->rows[i].ndiag);
+  for (int i = 0; i < b->nrows; i++) {
+    const bench_row *r = &b->rows[i];
+    if (i == 0 || strcmp(r->input, b->rows[i - 1].input) != 0)
+      fprintf(out, "# %s: %dx%d, n = %d, %d diagonals\n", r->input, r->width, r->height, r->n,
+              r->ndiag);
+    if (i == 0 || strcmp(r->input, b->rows[i - 1].input) != 0 ||
+        strcmp(r->backend, b->rows[i - 1].backend) != 0)
+      fprintf(out, "#   %s = %s, copy bandwidth %.1f GB/s\n", r->backend, r->device, r->copy_gbs);
+  }
 }
 
 static int write_json(const bench *b, const char *path)
@@ -452,6 +457,80 @@ static int write_chart(const bench *b, const char *path)
   return DSG_OK;
 }
 
+/* Every OpenCL device (or the one --cl-device names) x every kernel (or --kernel's): a row each.
+ * A device or kernel that fails is reported on stderr and skipped; the others go on. */
+static int bench_opencl(const app_config *cfg, bench *b, bench_input *in, const char *label)
+{
+  spmv_cl_device *list = NULL;
+  int count = 0, status = spmv_cl_devices(&list, &count);
+  if (status != DSG_OK) {
+    if (!cfg->quiet)
+      fprintf(stderr, "bench: no OpenCL backend: %s\n", dsg_error_message());
+    return strcmp(cfg->matvec, "opencl") == 0 ? status : DSG_OK;
+  }
+  int only = -1;
+  if (cfg->cl_device && *cfg->cl_device) {
+    status = spmv_cl_pick(list, count, cfg->cl_device, 0, &only);
+    if (status != DSG_OK) {
+      free(list);
+      return status;
+    }
+  }
+  for (int d = 0; d < count && status == DSG_OK; d++) {
+    double copy = NAN;
+    if (only >= 0 && d != only)
+      continue;
+    for (int k = SPMV_KERNEL_NAIVE; k < SPMV_KERNEL_COUNT && status == DSG_OK; k++) {
+      spmv_cl_options opt;
+      spmv_matvec *mv = NULL;
+      char spec[16];
+      if (!cfg->all_kernels && cfg->kernel != SPMV_KERNEL_AUTO && (int)cfg->kernel != k)
+        continue;
+      if (!cfg->all_kernels && cfg->kernel == SPMV_KERNEL_AUTO && k != SPMV_KERNEL_IMAGE &&
+          k != SPMV_KERNEL_VECTOR)
+        continue; /* auto: the kernel the device would get, decided below */
+      app_cl_options(cfg, &opt);
+      snprintf(spec, sizeof(spec), "%d", d);
+      opt.device = spec;
+      opt.kernel = cfg->all_kernels ? (spmv_kernel)k : cfg->kernel;
+      if (!cfg->quiet)
+        fprintf(stderr, "bench: %s: opencl [%d] %s: kernel %s\n", label, d, list[d].name,
+                cfg->all_kernels || cfg->kernel != SPMV_KERNEL_AUTO ? spmv_kernel_name(k) : "auto");
+      if (spmv_matvec_create_opencl(&mv, in->N, &opt) != DSG_OK) {
+        fprintf(stderr, "bench: %s: skipping [%d] %s kernel %s: %s\n", label, d, list[d].name,
+                spmv_kernel_name(k), dsg_error_message());
+        continue;
+      }
+      const spmv_cl_info *info = spmv_matvec_cl_info(mv);
+      if (!cfg->all_kernels && cfg->kernel == SPMV_KERNEL_AUTO && (int)info->kernel != k) {
+        spmv_matvec_destroy(mv); /* auto picked the other one of image/vector */
+        continue;
+      }
+      if (isnan(copy)) {
+        status = spmv_cl_copy_gbs(mv, spmv_dia_bytes(in->N), cfg->repeat, &copy);
+        if (status != DSG_OK) {
+          spmv_matvec_destroy(mv);
+          break;
+        }
+      }
+      bench_row *row = new_row(b);
+      if (!row) {
+        spmv_matvec_destroy(mv);
+        status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate bench results");
+        break;
+      }
+      snprintf(row->backend, sizeof(row->backend), "opencl:%d", d);
+      snprintf(row->device, sizeof(row->device), "%s (%s)", info->device, info->platform);
+      snprintf(row->kernel, sizeof(row->kernel), "%s", spmv_kernel_name(info->kernel));
+      row->copy_gbs = copy;
+      status = bench_backend(cfg, in, mv, row);
+      spmv_matvec_destroy(mv);
+    }
+  }
+  free(list);
+  return status;
+}
+
 int app_bench(const app_config *cfg)
 {
   bench b = {cfg, NULL, 0, 0};
@@ -489,7 +568,7 @@ int app_bench(const app_config *cfg)
 
     /* the C path */
     const int first = b.nrows;
-    if (status == DSG_OK) {
+    if (status == DSG_OK && strcmp(cfg->matvec, "opencl") != 0) {
       spmv_matvec *mv = NULL;
       bench_row *row = new_row(&b);
       double copy = 0;
@@ -511,11 +590,14 @@ int app_bench(const app_config *cfg)
         spmv_matvec_destroy(mv);
       }
     }
+    if (status == DSG_OK && strcmp(cfg->matvec, "cpu") != 0)
+      status = bench_opencl(cfg, &b, &in, label);
     /* speedups against the C path of this input */
     for (int r = first; r < b.nrows; r++) {
       bench_row *row = &b.rows[r], *cpu = &b.rows[first];
-      row->speedup_spmv = cpu->spmv_median / row->spmv_median;
-      row->speedup_solve = row->solved && cpu->solved ? cpu->solve_s / row->solve_s : NAN;
+      const int have_cpu = strcmp(cpu->backend, "cpu") == 0;
+      row->speedup_spmv = have_cpu ? cpu->spmv_median / row->spmv_median : NAN;
+      row->speedup_solve = have_cpu && row->solved && cpu->solved ? cpu->solve_s / row->solve_s : NAN;
     }
     input_free(&in);
     if (status == DSG_OK && app_cancel)

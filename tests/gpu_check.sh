@@ -1,0 +1,75 @@
+#!/bin/bash
+# Build diaseg on a GPU machine, run its correctness tests against the OpenCL GPU, and measure.
+# Used on the H200 machine (docs/PERFORMANCE.md); any Linux box with an OpenCL GPU works.
+#
+#   tests/gpu_check.sh OUT [STEP ...]      steps: setup build devices test spmv bench peers
+#
+# setup: where .deps/ holds Debian's libarpack2, libarpack2-dev, libstb-dev and libstb0 packages
+# (apt-get download), unpack them to /opt/deps and register NVIDIA's OpenCL ICD (the recipe of the
+# machine this was measured on). Results and logs go to OUT.
+set -u
+OUT=${1:?usage: tests/gpu_check.sh OUT [STEP ...]}
+shift
+STEPS=${*:-setup build devices test spmv}
+mkdir -p "$OUT"
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=$ROOT/build-gpu
+D=$BUILD/app/diaseg
+GPU=${DIASEG_CL_DEVICE:-NVIDIA}
+SIZES="--size 481x321 --size 1920x1080 --size 3840x2160"
+
+step() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
+log() { echo "== $* ($(date +%T))"; }
+
+if [ -d "$ROOT/.deps" ]; then
+  export LD_LIBRARY_PATH=/opt/deps/usr/lib/x86_64-linux-gnu CPATH=/opt/deps/usr/include \
+         LIBRARY_PATH=/opt/deps/usr/lib/x86_64-linux-gnu \
+         PKG_CONFIG_PATH=/opt/deps/usr/lib/x86_64-linux-gnu/pkgconfig PKG_CONFIG_SYSROOT_DIR=/opt/deps
+fi
+if step setup; then
+  log setup
+  if [ -d "$ROOT/.deps" ]; then
+    for f in "$ROOT"/.deps/*.deb; do dpkg -x "$f" /opt/deps; done
+  fi
+  mkdir -p /etc/OpenCL/vendors
+  [ -e /etc/OpenCL/vendors/nvidia.icd ] || echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv \
+    > "$OUT/gpu.txt" 2>&1
+  (nproc; grep -m1 "model name" /proc/cpuinfo; free -g | head -2) >> "$OUT/gpu.txt"
+fi
+if step build; then
+  log build
+  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/deps/usr \
+    > "$OUT/build.log" 2>&1 && cmake --build "$BUILD" -j"$(nproc)" >> "$OUT/build.log" 2>&1 \
+    || { tail -30 "$OUT/build.log"; exit 1; }
+fi
+if step devices; then
+  log devices
+  "$D" devices | tee "$OUT/devices.txt"
+fi
+if step test; then
+  log "test: ctest with DIASEG_CL_DEVICE=$GPU"
+  (cd "$BUILD" && DIASEG_CL_DEVICE=$GPU ctest --output-on-failure) > "$OUT/ctest_gpu.log" 2>&1
+  tail -15 "$OUT/ctest_gpu.log"
+fi
+if step spmv; then
+  log "spmv: every backend and kernel, three sizes"
+  "$D" bench $SIZES --spmv-only --repeat 20 --json "$OUT/spmv.json" --csv "$OUT/spmv.csv" \
+    --chart "$OUT/spmv.svg" 2> "$OUT/spmv.err" | tee "$OUT/spmv.txt"
+fi
+if step bench; then
+  log "bench: eigensolves, nev 16, tol 1e-3"
+  "$D" bench $SIZES --matvec all --kernel auto --repeat 20 --json "$OUT/bench.json" \
+    --csv "$OUT/bench.csv" --chart "$OUT/bench.svg" 2> "$OUT/bench.err" | tee "$OUT/bench.txt"
+fi
+if step peers; then
+  log "peers: SciPy and CuPy on the same matrices"
+  for S in 481x321 1920x1080 3840x2160; do
+    "$D" affinity --resize "$S" --export "/tmp/m_$S" -q
+    "$D" eigs "$ROOT/data/coffee.png" --resize "$S" --nev 16 --tol 1e-3 --keep-specks \
+      --matvec opencl --cl-device "$GPU" -o "/tmp/e_$S" -q
+    python3 "$ROOT/tests/peers.py" "/tmp/m_$S" --nev 16 --tol 1e-3 --cupy \
+      --report "/tmp/e_$S/report.json" --json "$OUT/peers_$S.json" | tee -a "$OUT/peers.txt"
+  done
+fi
+log done
