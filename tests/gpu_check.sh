@@ -2,7 +2,7 @@
 # Build diaseg on a GPU machine, run its correctness tests against the OpenCL GPU, and measure.
 # Used on the H200 machine (docs/PERFORMANCE.md); any Linux box with an OpenCL GPU works.
 #
-#   tests/gpu_check.sh OUT [STEP ...]      steps: setup build devices test spmv bench peers
+#   tests/gpu_check.sh OUT [STEP ...]   steps: setup build devices test spmv sweep solvecheck bench peers
 #
 # setup: where .deps/ holds Debian's libarpack2, libarpack2-dev, libstb-dev and libstb0 packages
 # (apt-get download), unpack them to /opt/deps and register NVIDIA's OpenCL ICD (the recipe of the
@@ -56,6 +56,30 @@ if step spmv; then
   log "spmv: every backend and kernel, three sizes"
   "$D" bench $SIZES --spmv-only --repeat 20 --json "$OUT/spmv.json" --csv "$OUT/spmv.csv" \
     --chart "$OUT/spmv.svg" 2> "$OUT/spmv.err" | tee "$OUT/spmv.txt"
+fi
+if step sweep; then
+  log "sweep: vector and image kernels, unrolled 1/2/4/8 times, work-groups of 64/128/256"
+  : > "$OUT/sweep.txt"
+  for u in 1 2 4 8; do
+    dir=/tmp/diaseg-unroll$u
+    mkdir -p "$dir"
+    sed "s|^      for (int d = 0; d < count; d++) {|#pragma unroll $u\n      for (int d = 0; d < count; d++) {|" \
+      "$ROOT/kernels/dia_spmv.cl" > "$dir/dia_spmv.cl"
+    for ls in 64 128 256; do
+      echo "# unroll $u, local size $ls" >> "$OUT/sweep.txt"
+      "$D" bench --size 1920x1080 --size 3840x2160 --spmv-only --repeat 20 --matvec opencl \
+        --cl-device "$GPU" --kernel all --kernel-dir "$dir" --local-size $ls -q \
+        >> "$OUT/sweep.txt" 2>&1
+    done
+  done
+  grep -E "^#|opencl" "$OUT/sweep.txt" | grep -vE "^#   |^# [0-9]" | head -200
+fi
+if step solvecheck; then
+  log "solvecheck: a small solve on each backend, with its time split"
+  for mv in cpu opencl; do
+    "$D" eigs "$ROOT/data/coffee.png" --matvec $mv --cl-device "$GPU" --nev 8 -o /tmp/sc_$mv -q \
+      --json - | python3 -c "import json,sys; r=json.load(sys.stdin); print('$mv', r['matvec_count'], r['seconds']['solve'], r['seconds']['solve_split'])"
+  done | tee "$OUT/solvecheck.txt"
 fi
 if step bench; then
   log "bench: eigensolves, nev 16, tol 1e-3"

@@ -34,6 +34,12 @@ def run(args, cwd=None, env=None):
     return p.returncode, p.stdout, p.stderr
 
 
+def auto_device():
+    """The device --matvec auto picks (-1: the C path), from diaseg devices --json."""
+    code, stdout, _ = run(["devices", "--json", "-"])
+    return json.loads(stdout)["auto_device"] if code == 0 else -1
+
+
 def png_chunk(kind, data):
     return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
@@ -172,7 +178,8 @@ def normal_run(tmp, data):
     check((w, h, report["n"], report["nev"], report["k"]) == (120, 80, 9600, 6, 4),
           f"report shape fields {w} {h} {report['n']} {report['nev']} {report['k']}")
     check(report["converged"] is True and report["converged_count"] == 6, "not converged")
-    check(report["matvec_backend"] == "cpu", "backend")
+    check(report["matvec_backend"] == ("opencl" if auto_device() >= 0 else "cpu"),
+          f"backend {report['matvec_backend']}")
     params = report["parameters"]
     check(params["radius"] == 5 and params["sigma_i"] == 0.1 and params["sigma_x"] == 4 and
           params["affinity"] == "intensity" and params["seed"] == 7, f"parameters {params}")
@@ -310,20 +317,25 @@ def opencl_runs(tmp, data):
         split = rep["seconds"]["solve_split"]
         check(split["matvec_kernel"] > 0 and split["matvec_transfer"] >= 0, f"split {split}")
 
-    # no OpenCL at all: an empty ICD directory
+    # no OpenCL at all: an empty ICD directory (Debian's ocl-icd loader honours OCL_ICD_VENDORS;
+    # some vendors' loaders do not, and then this case cannot be produced here)
     empty = os.path.join(tmp, "no_icd")
     os.mkdir(empty)
     env = dict(os.environ, OCL_ICD_VENDORS=empty)
-    out = os.path.join(tmp, "cl_none")
-    code, _, err = run(["segment", image, "--matvec", "opencl", "-o", out], env=env)
-    check(code == 1 and "no OpenCL platform" in err and len(err.splitlines()) == 1,
-          f"empty ICD dir, --matvec opencl: {code} {err!r}")
-    check(not os.path.exists(out), "empty ICD dir left output")
-    code, _, err = run(["segment", image, "--matvec", "auto", "-o", out], env=env)
-    check(code == 0 and "C path" in err, f"empty ICD dir, --matvec auto: {code} {err!r}")
-    check(json.load(open(os.path.join(out, "report.json")))["matvec_backend"] == "cpu", "auto -> cpu")
     code, stdout, _ = run(["devices"], env=env)
-    check(code == 0 and "No OpenCL devices" in stdout, f"devices without ICD: {stdout!r}")
+    if "No OpenCL devices" not in stdout:
+        print("note: this OpenCL loader ignores OCL_ICD_VENDORS; the no-ICD checks are skipped")
+        env = None
+    out = os.path.join(tmp, "cl_none")
+    if env is not None:
+        code, _, err = run(["segment", image, "--matvec", "opencl", "-o", out], env=env)
+        check(code == 1 and "no OpenCL platform" in err and len(err.splitlines()) == 1,
+              f"empty ICD dir, --matvec opencl: {code} {err!r}")
+        check(not os.path.exists(out), "empty ICD dir left output")
+        code, _, err = run(["segment", image, "--matvec", "auto", "-o", out], env=env)
+        check(code == 0 and "C path" in err, f"empty ICD dir, --matvec auto: {code} {err!r}")
+        check(json.load(open(os.path.join(out, "report.json")))["matvec_backend"] == "cpu",
+              "auto -> cpu")
 
     # a device that does not exist
     out = os.path.join(tmp, "cl_99")
