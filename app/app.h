@@ -39,6 +39,10 @@ typedef struct app_image {
  * Returns DSG_OK, DSG_ERR_IO (missing, unreadable, a directory), DSG_ERR_FORMAT (not an image,
  * truncated or corrupt) or DSG_ERR_LIMIT. Free with app_image_free. */
 int app_image_load(const char *path, size_t max_pixels, app_image *img);
+/* The same checks and decoding on a file already in memory; `name` is used in messages and to
+ * recognise TGA by its extension. The entry point of the image fuzzer. */
+int app_image_decode(const unsigned char *file, size_t len, const char *name, size_t max_pixels,
+                     app_image *img);
 /* Wraps existing pixels (copied) in an app_image, e.g. for synthetic test images. */
 int app_image_from_pixels(app_image *img, int width, int height, int channels,
                           const unsigned char *pixels);

@@ -197,80 +197,73 @@ out_close:
   return status;
 }
 
-int app_image_load(const char *path, size_t max_pixels, app_image *img)
+int app_image_decode(const unsigned char *file, size_t len, const char *name, size_t max_pixels,
+                     app_image *img)
 {
-  unsigned char *file = NULL, *pixels = NULL;
-  size_t len = 0;
+  unsigned char *pixels = NULL;
   int w = 0, h = 0, comp = 0, status;
   enum image_format fmt;
 
   memset(img, 0, sizeof(*img));
-  status = read_file(path, &file, &len);
-  if (status != DSG_OK)
-    return status;
-  if (len > (size_t)INT32_MAX) {
-    status = dsg_error_set(DSG_ERR_LIMIT, "'%s' is too large for the image decoder", path);
-    goto out_free;
-  }
-  fmt = sniff(file, len, path);
-  if (fmt == FMT_UNKNOWN) {
-    status = dsg_error_set(DSG_ERR_FORMAT, "'%s' is not a supported image (PNG, JPEG, BMP, TGA, "
-                           "PNM P5/P6)", path);
-    goto out_free;
-  }
+  if (len == 0)
+    return dsg_error_set(DSG_ERR_FORMAT, "'%s' is empty, not an image", name);
+  if (len > (size_t)INT32_MAX)
+    return dsg_error_set(DSG_ERR_LIMIT, "'%s' is too large for the image decoder", name);
+  fmt = sniff(file, len, name);
+  if (fmt == FMT_UNKNOWN)
+    return dsg_error_set(DSG_ERR_FORMAT, "'%s' is not a supported image (PNG, JPEG, BMP, TGA, "
+                         "PNM P5/P6)", name);
   {
     long dw = 0, dh = 0;
     if (declared_size(fmt, file, len, &dw, &dh)) {
-      if (dw < 1 || dh < 1) {
-        status = dsg_error_set(DSG_ERR_FORMAT, "'%s' declares a %ld x %ld image: it needs at least "
-                               "one pixel", path, dw, dh);
-        goto out_free;
-      }
-      if ((size_t)dw > max_pixels / (size_t)dh) {
-        status = dsg_error_set(DSG_ERR_LIMIT, "'%s' is %ld x %ld = %.0f pixels, over the cap of %zu "
-                               "(raise it with --max-pixels)", path, dw, dh, (double)dw * (double)dh,
-                               max_pixels);
-        goto out_free;
-      }
+      if (dw < 1 || dh < 1)
+        return dsg_error_set(DSG_ERR_FORMAT, "'%s' declares a %ld x %ld image: it needs at least "
+                             "one pixel", name, dw, dh);
+      if ((size_t)dw > max_pixels / (size_t)dh)
+        return dsg_error_set(DSG_ERR_LIMIT, "'%s' is %ld x %ld = %.0f pixels, over the cap of %zu "
+                             "(raise it with --max-pixels)", name, dw, dh, (double)dw * (double)dh,
+                             max_pixels);
     }
   }
-  if (!stbi_info_from_memory(file, (int)len, &w, &h, &comp)) {
-    status = dsg_error_set(DSG_ERR_FORMAT, "'%s' has a corrupt or unsupported header (%s)", path,
-                           stbi_failure_reason() ? stbi_failure_reason() : "unknown");
-    goto out_free;
-  }
-  if (w < 1 || h < 1 || comp < 1 || comp > 4) {
-    status = dsg_error_set(DSG_ERR_FORMAT, "'%s' declares a %d x %d image with %d channels: it "
-                           "needs at least one pixel and 1 to 4 channels", path, w, h, comp);
-    goto out_free;
-  }
-  if ((size_t)w > max_pixels / (size_t)h) {
-    status = dsg_error_set(DSG_ERR_LIMIT, "'%s' is %d x %d = %zu pixels, over the cap of %zu "
-                           "(raise it with --max-pixels)", path, w, h, (size_t)w * (size_t)h,
-                           max_pixels);
-    goto out_free;
-  }
-  status = check_complete(fmt, file, len, w, h, path);
+  if (!stbi_info_from_memory(file, (int)len, &w, &h, &comp))
+    return dsg_error_set(DSG_ERR_FORMAT, "'%s' has a corrupt or unsupported header (%s)", name,
+                         stbi_failure_reason() ? stbi_failure_reason() : "unknown");
+  if (w < 1 || h < 1 || comp < 1 || comp > 4)
+    return dsg_error_set(DSG_ERR_FORMAT, "'%s' declares a %d x %d image with %d channels: it "
+                         "needs at least one pixel and 1 to 4 channels", name, w, h, comp);
+  if ((size_t)w > max_pixels / (size_t)h)
+    return dsg_error_set(DSG_ERR_LIMIT, "'%s' is %d x %d = %zu pixels, over the cap of %zu "
+                         "(raise it with --max-pixels)", name, w, h, (size_t)w * (size_t)h,
+                         max_pixels);
+  status = check_complete(fmt, file, len, w, h, name);
   if (status != DSG_OK)
-    goto out_free;
+    return status;
   {
     int w2 = 0, h2 = 0, c2 = 0;
     pixels = stbi_load_from_memory(file, (int)len, &w2, &h2, &c2, 0);
-    if (!pixels) {
-      status = dsg_error_set(DSG_ERR_FORMAT, "cannot decode '%s' (%s): truncated or corrupt", path,
-                             stbi_failure_reason() ? stbi_failure_reason() : "unknown");
-      goto out_free;
-    }
+    if (!pixels)
+      return dsg_error_set(DSG_ERR_FORMAT, "cannot decode '%s' (%s): truncated or corrupt", name,
+                           stbi_failure_reason() ? stbi_failure_reason() : "unknown");
     if (w2 != w || h2 != h || c2 != comp) {
-      status = dsg_error_set(DSG_ERR_FORMAT, "'%s' decoded as %d x %d x %d, its header said %d x "
-                             "%d x %d", path, w2, h2, c2, w, h, comp);
-      goto out_free;
+      stbi_image_free(pixels);
+      return dsg_error_set(DSG_ERR_FORMAT, "'%s' decoded as %d x %d x %d, its header said %d x "
+                           "%d x %d", name, w2, h2, c2, w, h, comp);
     }
   }
   status = app_image_from_pixels(img, w, h, comp, pixels);
-
-out_free:
   stbi_image_free(pixels);
+  return status;
+}
+
+int app_image_load(const char *path, size_t max_pixels, app_image *img)
+{
+  unsigned char *file = NULL;
+  size_t len = 0;
+  int status;
+  memset(img, 0, sizeof(*img));
+  status = read_file(path, &file, &len);
+  if (status == DSG_OK)
+    status = app_image_decode(file, len, path, max_pixels, img);
   free(file);
   return status;
 }

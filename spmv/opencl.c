@@ -656,7 +656,7 @@ int spmv_cl_copy_gbs(spmv_matvec *mv, size_t bytes, int repeat, double *gbs)
     return dsg_error_set(DSG_ERR_INVALID, "spmv_cl_copy_gbs needs an OpenCL matvec");
   m = mv->impl;
   n4 = (int)(bytes / 16);
-  local = m->local;
+  local = m->dev.max_work_group >= 256 ? 256 : m->dev.max_work_group; /* not the matvec's size */
   global = ((size_t)n4 + local - 1) / local * local;
   t = malloc((size_t)(repeat + 2) * sizeof(*t));
   src = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, (size_t)n4 * 16, NULL, &err);
