@@ -266,6 +266,7 @@ typedef struct app_config {
   app_affinity_params affinity;
   app_feature feature;  /* --affinity intensity|color */
   const char *matvec;   /* --matvec auto|cpu|opencl (bench: also all) */
+  const char *solver;   /* --solver lanczos|arpack (bench: also all) */
   const char *cl_device; /* --cl-device INDEX|NAME ($DIASEG_CL_DEVICE) */
   spmv_kernel kernel;   /* --kernel (SPMV_KERNEL_AUTO; bench: all_kernels) */
   int all_kernels;      /* bench --kernel all (the default there) */
@@ -328,6 +329,9 @@ int app_matvec_create(const app_config *cfg, const spmv_dia *N, spmv_matvec **mv
 void app_cl_options(const app_config *cfg, spmv_cl_options *opt);
 /* diaseg devices: the platforms and devices, and which one diaseg would pick. */
 int app_devices(const app_config *cfg);
+
+/* Runs the eigensolver cfg->solver names ("lanczos" or "arpack"). */
+int app_solve(const app_config *cfg, spmv_matvec *mv, const eig_options *opt, eig_result *res);
 
 /* Runs the bench command: tables on stdout, --json / --csv / --chart files. */
 int app_bench(const app_config *cfg);

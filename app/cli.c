@@ -17,7 +17,7 @@
 enum opt_id {
   OPT_K, OPT_OUT, OPT_NEV, OPT_NCV, OPT_TOL, OPT_MAX_ITER, OPT_RADIUS, OPT_SIGMA_I, OPT_SIGMA_X,
   OPT_AFFINITY, OPT_MATVEC, OPT_SEED, OPT_RESTARTS, OPT_JSON, OPT_MAX_PIXELS, OPT_QUIET, OPT_HELP,
-  OPT_VERSION, OPT_CL_DEVICE, OPT_KERNEL, OPT_LOCAL_SIZE, OPT_KERNEL_DIR, OPT_CL_MAX_ALLOC,
+  OPT_VERSION, OPT_SOLVER, OPT_CL_DEVICE, OPT_KERNEL, OPT_LOCAL_SIZE, OPT_KERNEL_DIR, OPT_CL_MAX_ALLOC,
   OPT_KEEP_SPECKS, OPT_RESIZE, OPT_EXPORT, OPT_SIZE, OPT_REPEAT, OPT_SPMV_ONLY, OPT_CSV, OPT_CHART
 };
 
@@ -42,6 +42,7 @@ static const opt_def options[] = {
   {"sigma-x", 0, "S", OPT_SIGMA_X, (IMAGE_CMDS | BENCH_CMD), "spatial scale of the affinity in pixels (default 4.0)"},
   {"affinity", 0, "KIND", OPT_AFFINITY, (IMAGE_CMDS | BENCH_CMD), "features: intensity (default) or color"},
   {"matvec", 0, "BACKEND", OPT_MATVEC, (SOLVE_CMDS | BENCH_CMD), "auto (default: first OpenCL GPU, else cpu), cpu, opencl (bench: also all)"},
+  {"solver", 0, "NAME", OPT_SOLVER, (SOLVE_CMDS | BENCH_CMD), "lanczos (default: diaseg's own, device-resident on OpenCL) or arpack (bench: also all)"},
   {"cl-device", 0, "DEV", OPT_CL_DEVICE, (SOLVE_CMDS | BENCH_CMD | DEVICES_CMD), "OpenCL device: index or name substring (see 'diaseg devices'; $DIASEG_CL_DEVICE)"},
   {"kernel", 0, "NAME", OPT_KERNEL, (SOLVE_CMDS | BENCH_CMD), "DIA kernel: naive, aligned, local, vector, image, auto (default; bench: all)"},
   {"local-size", 0, "N", OPT_LOCAL_SIZE, (SOLVE_CMDS | BENCH_CMD), "OpenCL work-group size (default 128)"},
@@ -104,6 +105,7 @@ void app_config_init(app_config *cfg)
   cfg->affinity.sigma_x = 4.0;
   cfg->feature = APP_FEATURE_INTENSITY;
   cfg->matvec = "auto";
+  cfg->solver = "lanczos";
   cfg->seed = 1;
   cfg->restarts = 8;
   cfg->max_pixels = APP_DEFAULT_MAX_PIXELS;
@@ -216,6 +218,13 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
                            cfg->command == APP_CMD_BENCH ? ", all" : "");
     cfg->matvec = v;
     break;
+  case OPT_SOLVER:
+    if (strcmp(v, "lanczos") != 0 && strcmp(v, "arpack") != 0 &&
+        (cfg->command != APP_CMD_BENCH || strcmp(v, "all") != 0))
+      return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not one of lanczos, arpack%s", flag, v,
+                           cfg->command == APP_CMD_BENCH ? ", all" : "");
+    cfg->solver = v;
+    break;
   case OPT_CL_DEVICE:
     cfg->cl_device = v;
     break;
@@ -308,7 +317,7 @@ static const opt_def *find_short(char c, app_command cmd)
 int app_cli_parse(int argc, char **argv, app_config *cfg)
 {
   int i = 1, positional = 0, status, explicit_out = 0, explicit_nev = 0, explicit_tol = 0;
-  int explicit_matvec = 0, explicit_kernel = 0;
+  int explicit_matvec = 0, explicit_kernel = 0, explicit_solver = 0;
 
   if (argc < 2)
     return DSG_OK; /* no command: the caller shows the overview */
@@ -388,6 +397,7 @@ int app_cli_parse(int argc, char **argv, app_config *cfg)
     explicit_nev |= o->id == OPT_NEV;
     explicit_tol |= o->id == OPT_TOL;
     explicit_matvec |= o->id == OPT_MATVEC;
+    explicit_solver |= o->id == OPT_SOLVER;
     explicit_kernel |= o->id == OPT_KERNEL;
     status = apply_option(cfg, o, flag, value ? value : "");
     if (status != DSG_OK)
@@ -402,6 +412,8 @@ int app_cli_parse(int argc, char **argv, app_config *cfg)
   if (cfg->command == APP_CMD_BENCH) {
     if (!explicit_matvec)
       cfg->matvec = "all";
+    if (!explicit_solver)
+      cfg->solver = "all";
     if (!explicit_kernel)
       cfg->all_kernels = 1;
     if (!explicit_nev)

@@ -172,7 +172,7 @@ static int stage_solve(run *r)
     if (tty)
       opt.progress = progress;
     eig_result_free(&r->eig);
-    status = eig_arpack_solve(r->mv, &opt, &r->eig);
+    status = app_solve(cfg, r->mv, &opt, &r->eig);
     r->solves++;
     r->matvecs_all += r->eig.matvecs;
     if (status != DSG_OK || cfg->keep_specks || round + 1 == APP_SPECK_ROUNDS)
@@ -373,7 +373,7 @@ static int build_report(const run *r, app_json *j)
   app_json_int(j, "max_iter", cfg->max_iter);
   app_json_int(j, "ncv", e->ncv);
   app_json_string(j, "matvec", cfg->matvec);
-  app_json_string(j, "solver", "arpack");
+  app_json_string(j, "solver", e->solver ? e->solver : cfg->solver);
   app_json_int(j, "seed", (long long)cfg->seed);
   app_json_int(j, "restarts", cfg->restarts);
   app_json_int(j, "max_pixels", (long long)cfg->max_pixels);
@@ -402,7 +402,8 @@ static int build_report(const run *r, app_json *j)
   json_numbers(j, "residuals", e->residuals, e->nconv);
   app_json_number(j, "max_residual", max_res);
   app_json_int(j, "matvec_count", e->matvecs);
-  app_json_int(j, "arpack_iterations", e->iterations);
+  app_json_int(j, "arpack_iterations", e->iterations); /* restarts, whichever solver */
+  app_json_int(j, "iterations", e->iterations);
   app_json_string(j, "matvec_backend", spmv_matvec_backend(r->mv));
   {
     const spmv_cl_info *cl = spmv_matvec_cl_info(r->mv);
@@ -445,6 +446,14 @@ static int build_report(const run *r, app_json *j)
   app_json_number(j, "matvec_transfer", e->matvec.transfer_s);
   app_json_number(j, "matvec_host", e->matvec.host_s);
   app_json_number(j, "eigensolver_host", e->host_s);
+  if (e->basis.steps > 0) {
+    app_json_int(j, "lanczos_steps", e->basis.steps);
+    app_json_int(j, "kernel_launches", e->basis.launches);
+    app_json_number(j, "projection", e->basis.project_s);
+    app_json_number(j, "orthogonalization", e->basis.orth_s);
+    app_json_number(j, "normalization", e->basis.normalize_s);
+    app_json_number(j, "restart", e->basis.restart_s);
+  }
   app_json_end_object(j);
   app_json_end_object(j);
   app_json_end_object(j);

@@ -404,6 +404,7 @@ int eig_arpack_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
   res->n = n;
   res->nev = opt->nev;
   res->ncv = ncv;
+  res->solver = "arpack";
   status = eig_result_alloc(res, n, opt->nev);
   if (status != DSG_OK)
     return status;

@@ -42,6 +42,7 @@ typedef struct eig_options {
   const volatile sig_atomic_t *cancel; /* optional: nonzero asks the solve to stop */
   eig_progress_fn progress;            /* optional */
   void *progress_data;
+  int lanczos_unfused; /* eig_lanczos_solve: compute |w| in a pass of its own (for measuring) */
 } eig_options;
 
 /* Fills *opt with the defaults (nev 8, ncv auto, tol 1e-5, max_iter 1000, no cancel/progress). */
@@ -60,7 +61,10 @@ typedef struct eig_result {
   double *residuals; /* nconv values |A u - lambda u|_2, measured with one extra product each */
   double solve_s;    /* wall time of the solve (residual products excluded) */
   spmv_timing matvec; /* the matvec time inside solve_s */
-  double host_s;     /* solve_s minus matvec.total_s: ARPACK's orthogonalisation and restarts */
+  double host_s;     /* the rest of solve_s: ARPACK's orthogonalisation and restarts; for the
+                      * Lanczos solver the host's share (launches, waits, the small problem) */
+  spmv_basis_timing basis; /* eig_lanczos_solve: time per kind of basis operation */
+  const char *solver; /* "arpack" or "lanczos" */
 } eig_result;
 
 /* Computes the opt->nev largest (algebraic) eigenpairs of the symmetric operator mv.
@@ -69,6 +73,12 @@ typedef struct eig_result {
  * for bad options; DSG_ERR_SOLVER for an ARPACK failure; DSG_ERR_INTERRUPTED when *cancel was
  * set; or the matvec's error. On every return res is valid for eig_result_free(). */
 int eig_arpack_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res);
+
+/* The same problem with diaseg's thick-restart Lanczos (Wu & Simon) with full
+ * reorthogonalisation, on mv's backend: for an OpenCL matvec every vector of length n stays in
+ * device memory. Same options, results and return codes as eig_arpack_solve; ncv is the basis
+ * size m (the default max(2 nev + 1, 32)). */
+int eig_lanczos_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res);
 
 /* Frees the arrays of res (not res itself) and zeroes it. */
 void eig_result_free(eig_result *res);

@@ -21,4 +21,7 @@ int eig_known_pairs(spmv_matvec *mv, const eig_options *opt, double *values, flo
 /* Sorts res's nconv pairs by descending value. */
 int eig_sort_pairs(eig_result *res);
 
+/* Ritz vectors kept at a thick restart: nev + (m - nev) / 2, within [nev, m - 1]. */
+void eig_lanczos_default_keep(int m, int nev, int *keep);
+
 #endif

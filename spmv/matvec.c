@@ -59,7 +59,7 @@ static int cpu_apply(void *impl, const float *x, float *y, spmv_timing *t)
 
 static void cpu_destroy(void *impl) { (void)impl; /* the matrix is borrowed */ }
 
-static const spmv_matvec_ops cpu_ops = {"cpu", cpu_apply, cpu_destroy};
+static const spmv_matvec_ops cpu_ops = {"cpu", cpu_apply, cpu_destroy, spmv_basis_init_cpu};
 
 int spmv_matvec_create_cpu(spmv_matvec **out, const spmv_dia *A)
 {

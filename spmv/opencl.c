@@ -1,7 +1,6 @@
 /* The OpenCL backend of the matvec interface: devices, the program, the DIA kernels, timing. */
-#include "spmv_internal.h"
+#include "opencl_internal.h"
 
-#include <CL/cl.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -12,8 +11,6 @@
 #define CL_PLATFORM_NOT_FOUND_KHR -1001
 #endif
 
-/* generated at build time from the files in kernels/ (spmv/embed.cmake) */
-const char *spmv_kernel_source(const char *name);
 
 #define SPMV_DEFAULT_LOCAL 128
 #define SPMV_IMAGE_MAX_WIDTH 8192 /* pixels; the image is at most this wide (a power of two) */
@@ -21,6 +18,14 @@ const char *spmv_kernel_source(const char *name);
 static _Thread_local char build_log[8192];
 
 const char *spmv_cl_build_log(void) { return build_log; }
+
+void spmv_cl_keep_build_log(cl_program prog, cl_device_id dev)
+{
+  size_t len = 0;
+  build_log[0] = '\0';
+  clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, sizeof(build_log) - 1, build_log, &len);
+  build_log[len < sizeof(build_log) ? len : sizeof(build_log) - 1] = '\0';
+}
 
 static const char *kernel_names[SPMV_KERNEL_COUNT] = {"auto", "naive", "aligned", "local",
                                                       "vector", "image"};
@@ -41,7 +46,7 @@ int spmv_kernel_parse(const char *name, spmv_kernel *k)
                        "vector, image, auto", name);
 }
 
-static const char *cl_error_name(cl_int e)
+const char *spmv_cl_error_name(cl_int e)
 {
   switch (e) {
   case CL_SUCCESS: return "CL_SUCCESS";
@@ -79,13 +84,13 @@ static const char *cl_error_name(cl_int e)
 
 /* Records an OpenCL failure with its code, e.g. "clBuildProgram failed: CL_BUILD_PROGRAM_FAILURE
  * (-11) on NVIDIA H200". */
-static int cl_fail(cl_int err, const char *what, const char *device)
+int spmv_cl_fail(cl_int err, const char *what, const char *device)
 {
   int status = err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
                        err == CL_OUT_OF_HOST_MEMORY
                    ? DSG_ERR_LIMIT
                    : DSG_ERR_OPENCL;
-  return dsg_error_set(status, "%s failed: %s (%d)%s%s%s", what, cl_error_name(err), (int)err,
+  return dsg_error_set(status, "%s failed: %s (%d)%s%s%s", what, spmv_cl_error_name(err), (int)err,
                        device ? " on " : "", device ? device : "",
                        status == DSG_ERR_LIMIT ? "; the device is out of memory or resources" : "");
 }
@@ -121,7 +126,7 @@ static int list_devices(spmv_cl_device **list, cl_device_id **ids, int *count)
                          "install an OpenCL driver (e.g. pocl-opencl-icd) or check OCL_ICD_VENDORS "
                          "and /etc/OpenCL/vendors");
   if (err != CL_SUCCESS)
-    return cl_fail(err, "clGetPlatformIDs", NULL);
+    return spmv_cl_fail(err, "clGetPlatformIDs", NULL);
   for (cl_uint p = 0; p < nplat && p < 32; p++) {
     char pname[96];
     cl_uint ndev = 0;
@@ -259,19 +264,6 @@ void spmv_cl_options_init(spmv_cl_options *opt)
 
 /* ---- the matvec ---- */
 
-typedef struct cl_matvec {
-  cl_context ctx;
-  cl_command_queue queue;
-  cl_program program;
-  cl_kernel kernel, copy;
-  cl_mem A, offsets, x, y, ximage;
-  float *staging; /* image kernel: x zero-padded to the image */
-  int rows, ndiag;
-  size_t pitch, global, local;
-  spmv_cl_info info;
-  spmv_cl_device dev;
-} cl_matvec;
-
 static void cl_destroy(void *impl)
 {
   cl_matvec *m = impl;
@@ -303,7 +295,7 @@ static void cl_destroy(void *impl)
   free(m);
 }
 
-static double event_seconds(cl_event ev)
+double spmv_cl_event_seconds(cl_event ev)
 {
   cl_ulong t0 = 0, t1 = 0;
   if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(t0), &t0, NULL) != CL_SUCCESS ||
@@ -330,23 +322,23 @@ static int cl_apply(void *impl, const float *x, float *y, spmv_timing *t)
                                NULL, &ev[0]);
   }
   if (err != CL_SUCCESS) {
-    status = cl_fail(err, "writing x", m->info.device);
+    status = spmv_cl_fail(err, "writing x", m->info.device);
     goto out;
   }
   err = clEnqueueNDRangeKernel(m->queue, m->kernel, 1, NULL, &m->global, &m->local, 0, NULL, &ev[1]);
   if (err != CL_SUCCESS) {
-    status = cl_fail(err, "running the DIA kernel", m->info.device);
+    status = spmv_cl_fail(err, "running the DIA kernel", m->info.device);
     goto out;
   }
   err = clEnqueueReadBuffer(m->queue, m->y, CL_TRUE, 0, (size_t)m->rows * sizeof(float), y, 0, NULL,
                             &ev[2]);
   if (err != CL_SUCCESS) {
-    status = cl_fail(err, "reading y", m->info.device);
+    status = spmv_cl_fail(err, "reading y", m->info.device);
     goto out;
   }
   {
     double wall = dsg_seconds() - t0;
-    double k = event_seconds(ev[1]), tr = event_seconds(ev[0]) + event_seconds(ev[2]);
+    double k = spmv_cl_event_seconds(ev[1]), tr = spmv_cl_event_seconds(ev[0]) + spmv_cl_event_seconds(ev[2]);
     t->kernel_s += k;
     t->transfer_s += tr;
     t->host_s += wall > k + tr ? wall - k - tr : 0.0;
@@ -360,9 +352,9 @@ out:
   return status;
 }
 
-static const spmv_matvec_ops cl_ops = {"opencl", cl_apply, cl_destroy};
+static const spmv_matvec_ops cl_ops = {"opencl", cl_apply, cl_destroy, spmv_basis_init_cl};
 
-static char *read_text(const char *path)
+char *spmv_cl_read_text(const char *path)
 {
   FILE *f = fopen(path, "rb");
   char *buf = NULL;
@@ -393,7 +385,7 @@ static int build_program(cl_matvec *m, cl_device_id dev, const spmv_cl_options *
   build_log[0] = '\0';
   if (dir && *dir) {
     snprintf(path, sizeof(path), "%s/dia_spmv.cl", dir);
-    from_disk = read_text(path);
+    from_disk = spmv_cl_read_text(path);
     if (!from_disk)
       return dsg_error_set(DSG_ERR_IO, "cannot read the kernel file '%s': %s", path, strerror(errno));
     src = from_disk;
@@ -402,18 +394,15 @@ static int build_program(cl_matvec *m, cl_device_id dev, const spmv_cl_options *
   }
   m->program = clCreateProgramWithSource(m->ctx, 1, &src, NULL, &err);
   if (err != CL_SUCCESS) {
-    status = cl_fail(err, "clCreateProgramWithSource", m->info.device);
+    status = spmv_cl_fail(err, "clCreateProgramWithSource", m->info.device);
     goto out;
   }
   err = clBuildProgram(m->program, 1, &dev, "-cl-std=CL1.2", NULL, NULL);
   if (err != CL_SUCCESS) {
-    size_t len = 0;
-    clGetProgramBuildInfo(m->program, dev, CL_PROGRAM_BUILD_LOG, sizeof(build_log) - 1, build_log,
-                          &len);
-    build_log[len < sizeof(build_log) ? len : sizeof(build_log) - 1] = '\0';
+    spmv_cl_keep_build_log(m->program, dev);
     status = dsg_error_set(DSG_ERR_OPENCL, "building the OpenCL kernels%s%s failed: %s (%d) on %s "
                            "(build log above)", from_disk ? " from " : "", from_disk ? path : "",
-                           cl_error_name(err), (int)err, m->info.device);
+                           spmv_cl_error_name(err), (int)err, m->info.device);
   }
 out:
   free(from_disk);
@@ -494,7 +483,7 @@ static int set_args(cl_matvec *m)
     err |= clSetKernelArg(m->kernel, a++, sizeof(cl_mem), &m->x);
   }
   err |= clSetKernelArg(m->kernel, a++, sizeof(cl_mem), &m->y);
-  return err == CL_SUCCESS ? DSG_OK : cl_fail(CL_INVALID_KERNEL_ARGS, "clSetKernelArg", m->info.device);
+  return err == CL_SUCCESS ? DSG_OK : spmv_cl_fail(CL_INVALID_KERNEL_ARGS, "clSetKernelArg", m->info.device);
 }
 
 int spmv_matvec_create_opencl(spmv_matvec **out, const spmv_dia *A, const spmv_cl_options *opt)
@@ -519,6 +508,7 @@ int spmv_matvec_create_opencl(spmv_matvec **out, const spmv_dia *A, const spmv_c
   }
   m->dev = list[index];
   dev = ids[index];
+  m->device = dev;
   m->rows = A->rows;
   m->ndiag = A->ndiag;
   m->pitch = A->pitch;
@@ -530,12 +520,12 @@ int spmv_matvec_create_opencl(spmv_matvec **out, const spmv_dia *A, const spmv_c
 
   m->ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
   if (err != CL_SUCCESS) {
-    status = cl_fail(err, "clCreateContext", m->info.device);
+    status = spmv_cl_fail(err, "clCreateContext", m->info.device);
     goto out;
   }
   m->queue = clCreateCommandQueue(m->ctx, dev, CL_QUEUE_PROFILING_ENABLE, &err);
   if (err != CL_SUCCESS) {
-    status = cl_fail(err, "clCreateCommandQueue", m->info.device);
+    status = spmv_cl_fail(err, "clCreateCommandQueue", m->info.device);
     goto out;
   }
   status = build_program(m, dev, opt);
@@ -546,12 +536,12 @@ int spmv_matvec_create_opencl(spmv_matvec **out, const spmv_dia *A, const spmv_c
                                                 "dia_vector", "dia_image"};
     m->kernel = clCreateKernel(m->program, fn[m->info.kernel], &err);
     if (err != CL_SUCCESS) {
-      status = cl_fail(err, "clCreateKernel", m->info.device);
+      status = spmv_cl_fail(err, "clCreateKernel", m->info.device);
       goto out;
     }
     m->copy = clCreateKernel(m->program, "copy_float4", &err);
     if (err != CL_SUCCESS) {
-      status = cl_fail(err, "clCreateKernel(copy_float4)", m->info.device);
+      status = spmv_cl_fail(err, "clCreateKernel(copy_float4)", m->info.device);
       goto out;
     }
   }
@@ -573,7 +563,7 @@ int spmv_matvec_create_opencl(spmv_matvec **out, const spmv_dia *A, const spmv_c
                           A->values, &err);
   }
   if (err != CL_SUCCESS) {
-    status = cl_fail(err, "uploading the matrix", m->info.device);
+    status = spmv_cl_fail(err, "uploading the matrix", m->info.device);
     goto out;
   }
   m->offsets = clCreateBuffer(m->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
@@ -598,7 +588,7 @@ int spmv_matvec_create_opencl(spmv_matvec **out, const spmv_dia *A, const spmv_c
     }
   }
   if (err != CL_SUCCESS) {
-    status = cl_fail(err, "allocating the vectors", m->info.device);
+    status = spmv_cl_fail(err, "allocating the vectors", m->info.device);
     goto out;
   }
   {
@@ -663,7 +653,7 @@ int spmv_cl_copy_gbs(spmv_matvec *mv, size_t bytes, int repeat, double *gbs)
   if (err == CL_SUCCESS)
     dst = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, (size_t)n4 * 16, NULL, &err);
   if (err != CL_SUCCESS || !t) {
-    status = t ? cl_fail(err, "allocating the copy benchmark", m->info.device)
+    status = t ? spmv_cl_fail(err, "allocating the copy benchmark", m->info.device)
                : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate timings");
     goto out;
   }
@@ -679,11 +669,11 @@ int spmv_cl_copy_gbs(spmv_matvec *mv, size_t bytes, int repeat, double *gbs)
     cl_event ev;
     err = clEnqueueNDRangeKernel(m->queue, m->copy, 1, NULL, &global, &local, 0, NULL, &ev);
     if (err != CL_SUCCESS) {
-      status = cl_fail(err, "running the copy benchmark", m->info.device);
+      status = spmv_cl_fail(err, "running the copy benchmark", m->info.device);
       goto out;
     }
     clWaitForEvents(1, &ev);
-    t[r] = event_seconds(ev);
+    t[r] = spmv_cl_event_seconds(ev);
     clReleaseEvent(ev);
   }
   qsort(t + 2, (size_t)repeat, sizeof(*t), cmp_double);

@@ -202,4 +202,56 @@ const char *spmv_cl_build_log(void);
  * bytes read plus written per second. mv must be an OpenCL matvec. */
 int spmv_cl_copy_gbs(spmv_matvec *mv, size_t bytes, int repeat, double *gbs);
 
+/* ---------------------------------------------------------------------------------------------
+ * Lanczos bases: the vector operations of a restarted Lanczos method, done where the matvec
+ * lives. On the OpenCL path everything of length n stays in device memory; only the small
+ * coefficient arrays cross to the host. The C path implements the same operations with OpenMP.
+ *
+ * The basis holds m + 1 columns V[:, 0..m] of n floats and a work vector w. Reductions are done in
+ * double. Known vectors with disjoint supports (spmv_known) are projected out after every product,
+ * so the method works on P A P.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct spmv_known {
+  int count;          /* 0: none */
+  const int *label;   /* n labels in [-1, count): the vector each row belongs to (-1: none) */
+  const float *value; /* n entries: row i's value in vector label[i]; each vector has unit norm */
+} spmv_known;
+
+typedef struct spmv_basis spmv_basis;
+
+/* Time spent in each kind of basis operation since creation, in seconds (device event time on
+ * the OpenCL path, wall time on the C path), and how many expansion steps ran. */
+typedef struct spmv_basis_timing {
+  long steps;
+  double matvec_s;    /* the DIA product (and the copy of x into the image, if any) */
+  double project_s;   /* known-vector projection */
+  double orth_s;      /* both Gram-Schmidt passes: V^T w and w - V h */
+  double normalize_s; /* |w| and V[:, j+1] = w / |w| */
+  double restart_s;   /* the restart product V Y and the Ritz vectors */
+  double transfer_s;  /* coefficients to the host, start vectors to the device */
+  long launches;      /* OpenCL kernel launches (0 on the C path) */
+} spmv_basis_timing;
+
+/* Creates a basis of m + 1 columns on mv's backend. known may be NULL. `fuse` (OpenCL) computes
+ * |w|^2 inside the second Gram-Schmidt update instead of in a pass of its own.
+ * Returns DSG_OK, DSG_ERR_LIMIT (device memory), DSG_ERR_NOMEM, DSG_ERR_OPENCL. */
+int spmv_basis_create(spmv_basis **out, spmv_matvec *mv, int m, const spmv_known *known, int fuse);
+/* V[:, col] = x / |x| after x is projected and orthogonalised against V[:, 0..col-1] (twice).
+ * *norm receives |x| after orthogonalisation (0: x lies in the span). */
+int spmv_basis_set(spmv_basis *b, int col, const float *x, double *norm);
+/* One Lanczos step, queued (no host synchronisation): w = P A P V[:, j]; two classical
+ * Gram-Schmidt passes against V[:, 0..j]; V[:, j + 1] = w / |w|. Step j's coefficients
+ * (h_0 .. h_j summed over both passes, then |w|) are logged for spmv_basis_coefficients. */
+int spmv_basis_expand(spmv_basis *b, int j);
+/* Waits for the queued steps and reads the logged coefficients of steps j0 .. j1 - 1 into
+ * coef[(j - j0) * (m + 2) + i]: h_i for i <= j, then |w| at index j + 1. */
+int spmv_basis_coefficients(spmv_basis *b, int j0, int j1, double *coef);
+/* Thick restart: V[:, c] = sum_i V[:, i] Y[i + c * ldy] for c < k (i < mcur), then V[:, k] =
+ * V[:, mcur] (the residual direction). Y is column-major with leading dimension ldy. */
+int spmv_basis_restart(spmv_basis *b, const double *Y, int ldy, int mcur, int k);
+/* out[c * n + r] = sum_i V[r, i] Y[i + c * ldy] for c < k, i < mcur: Ritz vectors to the host. */
+int spmv_basis_ritz(spmv_basis *b, const double *Y, int ldy, int mcur, int k, float *out);
+spmv_basis_timing spmv_basis_get_timing(const spmv_basis *b);
+void spmv_basis_destroy(spmv_basis *b);
+
 #endif /* DIASEG_SPMV_H */

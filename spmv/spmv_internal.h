@@ -4,12 +4,39 @@
 
 #include "spmv.h"
 
+typedef struct spmv_basis_ops spmv_basis_ops;
+
 typedef struct spmv_matvec_ops {
   const char *backend;
   /* y = A x on host arrays; adds its time split to *t (calls and total_s are kept by the caller). */
   int (*apply)(void *impl, const float *x, float *y, spmv_timing *t);
   void (*destroy)(void *impl);
+  /* fills b->ops and b->impl for a basis on this backend */
+  int (*basis_init)(spmv_basis *b);
 } spmv_matvec_ops;
+
+/* A basis: the operations of its backend, and what they share. */
+struct spmv_basis_ops {
+  int (*set)(spmv_basis *b, int col, const float *x, double *norm);
+  int (*expand)(spmv_basis *b, int j);
+  int (*coefficients)(spmv_basis *b, int j0, int j1, double *coef);
+  int (*restart)(spmv_basis *b, const double *Y, int ldy, int mcur, int k);
+  int (*ritz)(spmv_basis *b, const double *Y, int ldy, int mcur, int k, float *out);
+  void (*destroy)(spmv_basis *b);
+};
+
+struct spmv_basis {
+  const spmv_basis_ops *ops;
+  spmv_matvec *mv;
+  void *impl;
+  int n, m;
+  spmv_known known;
+  int fuse;
+  spmv_basis_timing timing;
+};
+
+int spmv_basis_init_cpu(spmv_basis *b);
+int spmv_basis_init_cl(spmv_basis *b);
 
 struct spmv_matvec {
   const spmv_matvec_ops *ops;

@@ -1,0 +1,254 @@
+/* diaseg's own Lanczos solver: thick-restart Lanczos (K. Wu and H. Simon, "Thick-restart Lanczos
+ * method for large symmetric eigenvalue problems", SIAM J. Matrix Anal. Appl. 22(2), 2000) with
+ * full reorthogonalisation (classical Gram-Schmidt applied twice), written once against the
+ * spmv_basis operations, so the same algorithm runs on the C path and, with everything of length
+ * n in device memory, on an OpenCL device. The host keeps only the small projected matrix T
+ * (at most ncv x ncv), solved with LAPACK's dsyev.
+ *
+ * After a restart that keeps k Ritz vectors y_0 .. y_k-1 (values theta_i), the basis is
+ * [Y_k, r / |r|] and T is an arrowhead: theta on the diagonal, s_i = beta * y_i[m-1] in the k-th
+ * row and column; the expansion continues with the ordinary three-term recurrence. A Ritz pair
+ * has converged when |beta * y_i[m-1]| <= tol |theta_i|. */
+#include "eigensolver.h"
+#include "eigensolver_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
+                   double *w, double *work, const int *lwork, int *info);
+
+/* Eigenpairs of the leading mcur x mcur block of T (leading dimension ld): values descending into
+ * theta, vectors as the columns of Y (ld = mcur), same order. */
+static int small_eigen(const double *T, int ld, int mcur, double *theta, double *Y, double *work,
+                       int lwork)
+{
+  double *A = Y; /* dsyev overwrites A with the vectors */
+  int info = 0;
+  for (int c = 0; c < mcur; c++)
+    for (int r = 0; r < mcur; r++)
+      A[r + c * mcur] = T[r + c * ld];
+  dsyev_("V", "U", &mcur, A, &mcur, theta, work, &lwork, &info);
+  if (info != 0)
+    return dsg_error_set(DSG_ERR_SOLVER, "LAPACK dsyev failed on the %d x %d projected matrix "
+                         "(info %d)", mcur, mcur, info);
+  /* ascending -> descending: reverse values and columns */
+  for (int a = 0, b = mcur - 1; a < b; a++, b--) {
+    double t = theta[a];
+    theta[a] = theta[b];
+    theta[b] = t;
+    for (int r = 0; r < mcur; r++) {
+      t = A[r + a * mcur];
+      A[r + a * mcur] = A[r + b * mcur];
+      A[r + b * mcur] = t;
+    }
+  }
+  return DSG_OK;
+}
+
+void eig_lanczos_default_keep(int m, int nev, int *keep)
+{
+  int k = nev + (m - nev) / 2;
+  *keep = k > m - 1 ? m - 1 : k < nev ? nev : k;
+}
+
+int eig_lanczos_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
+{
+  const int n = spmv_matvec_rows(mv);
+  int m = 0, status, nknown, nev_a, k = 0, mcur = 0, iter = 0, lwork;
+  double *T = NULL, *theta = NULL, *Y = NULL, *coef = NULL, *work = NULL, *rstart = NULL;
+  float *fstart = NULL;
+  spmv_basis *b = NULL;
+  spmv_timing before;
+  spmv_known known = {opt->known_count, opt->known_label, opt->known_values};
+  double t0, beta_m = 0.0, next_report;
+
+  memset(res, 0, sizeof(*res));
+  status = eig_check_options(opt, n, &m);
+  if (status != DSG_OK)
+    return status;
+  res->n = n;
+  res->nev = opt->nev;
+  res->ncv = m;
+  res->solver = "lanczos";
+  status = eig_result_alloc(res, n, opt->nev);
+  if (status != DSG_OK)
+    return status;
+  nknown = opt->known_keep > 0 && opt->known_keep < opt->known_count ? opt->known_keep
+                                                                     : opt->known_count;
+  nknown = nknown < opt->nev ? nknown : opt->nev;
+  nev_a = opt->nev - nknown;
+
+  before = spmv_matvec_timing(mv);
+  t0 = dsg_seconds();
+  next_report = t0 + 0.2;
+  if (nknown > 0)
+    status = eig_known_pairs(mv, opt, res->values, res->vectors, nknown);
+  res->nconv = nknown;
+  if (status != DSG_OK || nev_a == 0)
+    goto out_timing;
+
+  lwork = 8 * (m + 1);
+  T = calloc((size_t)(m + 1) * (size_t)(m + 1), sizeof(*T));
+  theta = malloc((size_t)(m + 1) * sizeof(*theta));
+  Y = malloc((size_t)(m + 1) * (size_t)(m + 1) * sizeof(*Y));
+  coef = malloc((size_t)m * (size_t)(m + 2) * sizeof(*coef));
+  work = malloc((size_t)lwork * sizeof(*work));
+  rstart = malloc((size_t)n * sizeof(*rstart));
+  fstart = malloc((size_t)n * sizeof(*fstart));
+  if (!T || !theta || !Y || !coef || !work || !rstart || !fstart) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the Lanczos workspace (m = %d)", m);
+    goto out_timing;
+  }
+  status = spmv_basis_create(&b, mv, m, opt->known_count > 0 ? &known : NULL, !opt->lanczos_unfused);
+  if (status != DSG_OK)
+    goto out_timing;
+  eig_start_vector(rstart, n);
+  for (int i = 0; i < n; i++)
+    fstart[i] = (float)rstart[i];
+  {
+    double norm = 0.0;
+    status = spmv_basis_set(b, 0, fstart, &norm);
+    if (status == DSG_OK && !(norm > 0.0))
+      status = dsg_error_set(DSG_ERR_SOLVER, "the start vector lies in the span of the known "
+                             "eigenvectors");
+  }
+  if (status != DSG_OK)
+    goto out_timing;
+
+  for (iter = 1; iter <= opt->max_iter; iter++) {
+    int breakdown = -1, nconv = 0;
+    for (int j = k; j < m && status == DSG_OK; j++)
+      status = spmv_basis_expand(b, j);
+    if (status == DSG_OK)
+      status = spmv_basis_coefficients(b, k, m, coef);
+    if (status != DSG_OK)
+      goto out_timing;
+    res->matvecs += m - k;
+
+    /* T's new rows: alpha on the diagonal, beta beside it; the arrowhead row k stays */
+    double tnorm = 0.0;
+    for (int j = 0; j < k; j++)
+      tnorm = fmax(tnorm, fabs(T[j + j * (m + 1)]));
+    for (int j = k; j < m; j++) {
+      const double *cj = coef + (size_t)(j - k) * (size_t)(m + 2);
+      const double alpha = cj[j], beta = cj[j + 1];
+      T[j + j * (m + 1)] = alpha;
+      tnorm = fmax(tnorm, fabs(alpha) + beta);
+      if (breakdown < 0 && !(beta > 1e-12 * (tnorm > 0 ? tnorm : 1.0))) {
+        breakdown = j; /* an invariant subspace: V[:, 0..j] */
+        beta_m = 0.0;
+        break;
+      }
+      if (j + 1 < m) {
+        T[j + (j + 1) * (m + 1)] = beta;
+        T[(j + 1) + j * (m + 1)] = beta;
+      }
+      beta_m = beta;
+    }
+    mcur = breakdown >= 0 ? breakdown + 1 : m;
+
+    status = small_eigen(T, m + 1, mcur, theta, Y, work, lwork);
+    if (status != DSG_OK)
+      goto out_timing;
+    for (int i = 0; i < nev_a && i < mcur; i++) {
+      const double est = fabs(beta_m * Y[(mcur - 1) + i * mcur]);
+      if (est <= opt->tol * fabs(theta[i]))
+        nconv++;
+      else
+        break; /* converged from the top down */
+    }
+    if (opt->progress && dsg_seconds() >= next_report) {
+      opt->progress(opt->progress_data, res->matvecs, nconv, dsg_seconds() - t0);
+      next_report = dsg_seconds() + 0.2;
+    }
+    if (opt->cancel && *opt->cancel) {
+      status = dsg_error_set(DSG_ERR_INTERRUPTED, "the eigensolve was interrupted after %ld "
+                             "products", res->matvecs);
+      goto out_timing;
+    }
+    if (nconv >= nev_a || iter == opt->max_iter || (breakdown >= 0 && mcur >= nev_a)) {
+      const int take = nconv >= nev_a || breakdown >= 0 ? (nev_a < mcur ? nev_a : mcur) : nconv;
+      for (int i = 0; i < take; i++)
+        res->values[nknown + i] = theta[i];
+      status = spmv_basis_ritz(b, Y, mcur, mcur, take, res->vectors + (size_t)nknown * (size_t)n);
+      if (status != DSG_OK)
+        goto out_timing;
+      for (int i = 0; i < take; i++)
+        eig_normalize_sign(res->vectors + (size_t)(nknown + i) * (size_t)n, n);
+      res->nconv = nknown + take;
+      break;
+    }
+    if (breakdown >= 0) {
+      /* the space explored so far is invariant but holds too few eigenpairs (mcur < nev_a < m):
+       * keep all of it, as Ritz vectors, and go on from a fresh direction orthogonal to it */
+      double norm = 0.0;
+      k = mcur;
+      status = spmv_basis_restart(b, Y, mcur, mcur, k);
+      for (int i = 0; i < n; i++)
+        fstart[i] = (float)rstart[((long long)i * 7919 + iter) % n];
+      if (status == DSG_OK)
+        status = spmv_basis_set(b, k, fstart, &norm);
+      if (status == DSG_OK && !(norm > 1e-6))
+        status = dsg_error_set(DSG_ERR_SOLVER, "the operator has only %d eigenpairs outside "
+                               "the known vectors; --nev %d asks for more", mcur + nknown,
+                               opt->nev);
+      if (status != DSG_OK)
+        goto out_timing;
+      memset(T, 0, (size_t)(m + 1) * (size_t)(m + 1) * sizeof(*T));
+      for (int i = 0; i < k; i++)
+        T[i + i * (m + 1)] = theta[i];
+      continue;
+    }
+
+    /* thick restart: keep the top k Ritz vectors and the residual direction */
+    eig_lanczos_default_keep(m, nev_a, &k);
+    status = spmv_basis_restart(b, Y, mcur, mcur, k);
+    if (status != DSG_OK)
+      goto out_timing;
+    memset(T, 0, (size_t)(m + 1) * (size_t)(m + 1) * sizeof(*T));
+    for (int i = 0; i < k; i++) {
+      const double s = beta_m * Y[(mcur - 1) + i * mcur];
+      T[i + i * (m + 1)] = theta[i];
+      T[i + k * (m + 1)] = s;
+      T[k + i * (m + 1)] = s;
+    }
+  }
+  res->iterations = iter < opt->max_iter ? iter : opt->max_iter;
+
+out_timing:
+  res->solve_s = dsg_seconds() - t0;
+  {
+    spmv_timing after = spmv_matvec_timing(mv);
+    if (b)
+      res->basis = spmv_basis_get_timing(b);
+    /* the products: the basis steps' DIA kernels plus the known vectors' Rayleigh quotients */
+    res->matvec.calls = res->basis.steps + (after.calls - before.calls);
+    res->matvec.kernel_s = res->basis.matvec_s + (after.kernel_s - before.kernel_s);
+    res->matvec.transfer_s = res->basis.transfer_s + (after.transfer_s - before.transfer_s);
+    res->matvec.host_s = after.host_s - before.host_s;
+    res->matvec.total_s = res->matvec.kernel_s + res->matvec.transfer_s + res->matvec.host_s;
+    res->host_s = res->solve_s - res->matvec.total_s - res->basis.project_s - res->basis.orth_s -
+                  res->basis.normalize_s - res->basis.restart_s;
+  }
+  spmv_basis_destroy(b);
+  free(T);
+  free(theta);
+  free(Y);
+  free(coef);
+  free(work);
+  free(rstart);
+  free(fstart);
+  if (status != DSG_OK)
+    return status;
+  res->converged = res->nconv == opt->nev;
+  status = eig_sort_pairs(res);
+  if (status == DSG_OK)
+    status = eig_residuals(mv, res);
+  if (status == DSG_OK && !res->converged)
+    status = dsg_error_set(DSG_ERR_NOCONV, "the eigensolver stopped at its iteration limit (%d "
+                           "restarts, %ld products) with %d of %d eigenpairs converged",
+                           res->iterations, res->matvecs, res->nconv, opt->nev);
+  return status;
+}

@@ -1,0 +1,332 @@
+/* Lanczos bases: the dispatcher, and the C implementation (OpenMP), which is the reference of
+ * the OpenCL one (basis_cl.c, kernels/lanczos.cl). Reductions run over a fixed partition of the
+ * rows and are added in order, so results do not depend on the number of threads. */
+#include "spmv_internal.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int spmv_basis_create(spmv_basis **out, spmv_matvec *mv, int m, const spmv_known *known, int fuse)
+{
+  spmv_basis *b;
+  int status;
+  *out = NULL;
+  if (m < 2 || m > 4096)
+    return dsg_error_set(DSG_ERR_INVALID, "a Lanczos basis needs 2 <= m <= 4096 (m = %d)", m);
+  b = calloc(1, sizeof(*b));
+  if (!b)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a basis");
+  b->mv = mv;
+  b->n = mv->rows;
+  b->m = m;
+  b->fuse = fuse;
+  if (known)
+    b->known = *known;
+  status = mv->ops->basis_init(b);
+  if (status != DSG_OK) {
+    free(b);
+    return status;
+  }
+  *out = b;
+  return DSG_OK;
+}
+
+int spmv_basis_set(spmv_basis *b, int col, const float *x, double *norm)
+{
+  if (col < 0 || col > b->m)
+    return dsg_error_set(DSG_ERR_INVALID, "basis column %d outside [0, %d]", col, b->m);
+  return b->ops->set(b, col, x, norm);
+}
+
+int spmv_basis_expand(spmv_basis *b, int j)
+{
+  if (j < 0 || j >= b->m)
+    return dsg_error_set(DSG_ERR_INVALID, "Lanczos step %d outside [0, %d)", j, b->m);
+  b->timing.steps++;
+  return b->ops->expand(b, j);
+}
+
+int spmv_basis_coefficients(spmv_basis *b, int j0, int j1, double *coef)
+{
+  return b->ops->coefficients(b, j0, j1, coef);
+}
+
+int spmv_basis_restart(spmv_basis *b, const double *Y, int ldy, int mcur, int k)
+{
+  if (mcur < 1 || mcur > b->m || k < 1 || k >= mcur + 1 || k > b->m)
+    return dsg_error_set(DSG_ERR_INVALID, "restart keeps %d of %d columns", k, mcur);
+  return b->ops->restart(b, Y, ldy, mcur, k);
+}
+
+int spmv_basis_ritz(spmv_basis *b, const double *Y, int ldy, int mcur, int k, float *out)
+{
+  return b->ops->ritz(b, Y, ldy, mcur, k, out);
+}
+
+spmv_basis_timing spmv_basis_get_timing(const spmv_basis *b) { return b->timing; }
+
+void spmv_basis_destroy(spmv_basis *b)
+{
+  if (!b)
+    return;
+  b->ops->destroy(b);
+  free(b);
+}
+
+/* ---- the C implementation ---- */
+
+#define CHUNK_ROWS 4096 /* rows per reduction chunk: a chunk of w stays in L1 */
+
+typedef struct cpu_basis {
+  float *V;     /* (m + 1) columns of n */
+  float *w;
+  float *tmp;   /* restart: (m + 1) columns */
+  double *coef; /* m steps x (m + 2) */
+  double *part; /* nchunks x max(m + 1, known) partial sums */
+  int nchunks;
+} cpu_basis;
+
+static void cpu_basis_destroy(spmv_basis *b)
+{
+  cpu_basis *c = b->impl;
+  if (!c)
+    return;
+  free(c->V);
+  free(c->w);
+  free(c->tmp);
+  free(c->coef);
+  free(c->part);
+  free(c);
+}
+
+/* dots[i] = V[:, i] . x for i < nc (double, chunked, added in chunk order). */
+static void dots_v(const cpu_basis *c, int n, int nc, const float *x, double *dots)
+{
+  const int nch = c->nchunks;
+  double *part = c->part;
+#pragma omp parallel for schedule(static)
+  for (int q = 0; q < nch; q++) {
+    const int r0 = q * CHUNK_ROWS, r1 = r0 + CHUNK_ROWS < n ? r0 + CHUNK_ROWS : n;
+    for (int i = 0; i < nc; i++) {
+      const float *v = c->V + (size_t)i * (size_t)n;
+      double s = 0.0;
+#pragma omp simd reduction(+ : s)
+      for (int r = r0; r < r1; r++)
+        s += (double)v[r] * (double)x[r];
+      part[(size_t)q * (size_t)nc + (size_t)i] = s;
+    }
+  }
+  for (int i = 0; i < nc; i++) {
+    double s = 0.0;
+    for (int q = 0; q < nch; q++)
+      s += part[(size_t)q * (size_t)nc + (size_t)i];
+    dots[i] = s;
+  }
+}
+
+/* x -= V[:, 0..nc) h */
+static void update_v(const cpu_basis *c, int n, int nc, const double *h, float *x)
+{
+#pragma omp parallel for schedule(static)
+  for (int r0 = 0; r0 < n; r0 += CHUNK_ROWS) {
+    const int r1 = r0 + CHUNK_ROWS < n ? r0 + CHUNK_ROWS : n;
+    for (int i = 0; i < nc; i++) {
+      const float *v = c->V + (size_t)i * (size_t)n;
+      const double hi = h[i];
+#pragma omp simd
+      for (int r = r0; r < r1; r++)
+        x[r] = (float)((double)x[r] - (double)v[r] * hi);
+    }
+  }
+}
+
+static double norm_of(const cpu_basis *c, int n, const float *x)
+{
+  const int nch = c->nchunks;
+  double *part = c->part, s = 0.0;
+#pragma omp parallel for schedule(static)
+  for (int q = 0; q < nch; q++) {
+    const int r0 = q * CHUNK_ROWS, r1 = r0 + CHUNK_ROWS < n ? r0 + CHUNK_ROWS : n;
+    double t = 0.0;
+#pragma omp simd reduction(+ : t)
+    for (int r = r0; r < r1; r++)
+      t += (double)x[r] * (double)x[r];
+    part[q] = t;
+  }
+  for (int q = 0; q < nch; q++)
+    s += part[q];
+  return sqrt(s);
+}
+
+/* x -= sum_c (v_c . x) v_c over the known vectors (disjoint supports). */
+static void project_known(spmv_basis *b, float *x)
+{
+  const spmv_known *k = &b->known;
+  cpu_basis *c = b->impl;
+  const int n = b->n, nch = c->nchunks, nk = k->count;
+  double *dots, *part = c->part;
+  if (nk <= 0)
+    return;
+  dots = calloc((size_t)nk, sizeof(*dots));
+  if (!dots)
+    return; /* checked at creation: part has room; dots is small */
+#pragma omp parallel for schedule(static)
+  for (int q = 0; q < nch; q++) {
+    const int r0 = q * CHUNK_ROWS, r1 = r0 + CHUNK_ROWS < n ? r0 + CHUNK_ROWS : n;
+    double *p = part + (size_t)q * (size_t)nk;
+    for (int i = 0; i < nk; i++)
+      p[i] = 0.0;
+    for (int r = r0; r < r1; r++)
+      if (k->label[r] >= 0)
+        p[k->label[r]] += (double)k->value[r] * (double)x[r];
+  }
+  for (int q = 0; q < nch; q++)
+    for (int i = 0; i < nk; i++)
+      dots[i] += part[(size_t)q * (size_t)nk + (size_t)i];
+#pragma omp parallel for schedule(static)
+  for (int r = 0; r < n; r++)
+    if (k->label[r] >= 0)
+      x[r] = (float)((double)x[r] - dots[k->label[r]] * (double)k->value[r]);
+  free(dots);
+}
+
+/* Two classical Gram-Schmidt passes of x against V[:, 0..nc); coef[i] += h_i. */
+static void cgs2(spmv_basis *b, int nc, float *x, double *coef)
+{
+  cpu_basis *c = b->impl;
+  double h[4097];
+  for (int pass = 0; pass < 2 && nc > 0; pass++) {
+    dots_v(c, b->n, nc, x, h);
+    update_v(c, b->n, nc, h, x);
+    for (int i = 0; coef && i < nc; i++)
+      coef[i] += h[i];
+  }
+}
+
+static int cpu_set(spmv_basis *b, int col, const float *x, double *norm)
+{
+  cpu_basis *c = b->impl;
+  const int n = b->n;
+  float *v = c->V + (size_t)col * (size_t)n;
+  double t0 = dsg_seconds(), nrm;
+  memcpy(c->w, x, (size_t)n * sizeof(float));
+  project_known(b, c->w);
+  cgs2(b, col, c->w, NULL);
+  nrm = norm_of(c, n, c->w);
+  for (int r = 0; r < n; r++)
+    v[r] = nrm > 0.0 ? (float)((double)c->w[r] / nrm) : 0.0f;
+  *norm = nrm;
+  b->timing.orth_s += dsg_seconds() - t0;
+  return DSG_OK;
+}
+
+static int cpu_expand(spmv_basis *b, int j)
+{
+  cpu_basis *c = b->impl;
+  const int n = b->n;
+  double *coef = c->coef + (size_t)j * (size_t)(b->m + 2), t0 = dsg_seconds(), t1, beta;
+  memset(coef, 0, (size_t)(b->m + 2) * sizeof(*coef));
+  spmv_dia_mul(b->mv->impl, c->V + (size_t)j * (size_t)n, c->w);
+  t1 = dsg_seconds();
+  b->timing.matvec_s += t1 - t0;
+  project_known(b, c->w);
+  t0 = dsg_seconds();
+  b->timing.project_s += t0 - t1;
+  cgs2(b, j + 1, c->w, coef);
+  t1 = dsg_seconds();
+  b->timing.orth_s += t1 - t0;
+  beta = norm_of(c, n, c->w);
+  coef[j + 1] = beta;
+  {
+    float *v = c->V + (size_t)(j + 1) * (size_t)n;
+    const float inv = beta > 0.0 ? (float)(1.0 / beta) : 0.0f;
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < n; r++)
+      v[r] = c->w[r] * inv;
+  }
+  b->timing.normalize_s += dsg_seconds() - t1;
+  return DSG_OK;
+}
+
+static int cpu_coefficients(spmv_basis *b, int j0, int j1, double *coef)
+{
+  cpu_basis *c = b->impl;
+  memcpy(coef, c->coef + (size_t)j0 * (size_t)(b->m + 2),
+         (size_t)(j1 - j0) * (size_t)(b->m + 2) * sizeof(double));
+  return DSG_OK;
+}
+
+/* out[:, col] = V[:, 0..mcur) Y[:, col] for col < k */
+static void rotate(const cpu_basis *c, int n, const double *Y, int ldy, int mcur, int k, float *out,
+                   size_t ldo)
+{
+#pragma omp parallel for schedule(static)
+  for (int r0 = 0; r0 < n; r0 += CHUNK_ROWS) {
+    const int r1 = r0 + CHUNK_ROWS < n ? r0 + CHUNK_ROWS : n;
+    double acc[CHUNK_ROWS];
+    for (int col = 0; col < k; col++) {
+      for (int r = r0; r < r1; r++)
+        acc[r - r0] = 0.0;
+      for (int i = 0; i < mcur; i++) {
+        const float *v = c->V + (size_t)i * (size_t)n;
+        const double y = Y[i + (size_t)col * (size_t)ldy];
+#pragma omp simd
+        for (int r = r0; r < r1; r++)
+          acc[r - r0] += (double)v[r] * y;
+      }
+      for (int r = r0; r < r1; r++)
+        out[(size_t)col * ldo + (size_t)r] = (float)acc[r - r0];
+    }
+  }
+}
+
+static int cpu_restart(spmv_basis *b, const double *Y, int ldy, int mcur, int k)
+{
+  cpu_basis *c = b->impl;
+  const size_t n = (size_t)b->n;
+  double t0 = dsg_seconds();
+  rotate(c, b->n, Y, ldy, mcur, k, c->tmp, n);
+  memcpy(c->tmp + (size_t)k * n, c->V + (size_t)mcur * n, n * sizeof(float)); /* residual */
+  memcpy(c->V, c->tmp, (size_t)(k + 1) * n * sizeof(float));
+  b->timing.restart_s += dsg_seconds() - t0;
+  return DSG_OK;
+}
+
+static int cpu_ritz(spmv_basis *b, const double *Y, int ldy, int mcur, int k, float *out)
+{
+  double t0 = dsg_seconds();
+  rotate(b->impl, b->n, Y, ldy, mcur, k, out, (size_t)b->n);
+  b->timing.restart_s += dsg_seconds() - t0;
+  return DSG_OK;
+}
+
+static const spmv_basis_ops cpu_basis_ops = {cpu_set, cpu_expand, cpu_coefficients, cpu_restart,
+                                             cpu_ritz, cpu_basis_destroy};
+
+int spmv_basis_init_cpu(spmv_basis *b)
+{
+  const size_t n = (size_t)b->n, cols = (size_t)b->m + 1;
+  cpu_basis *c = calloc(1, sizeof(*c));
+  const int width = b->m + 1 > b->known.count ? b->m + 1 : b->known.count;
+  if (!c)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a basis");
+  b->impl = c;
+  b->ops = &cpu_basis_ops;
+  c->nchunks = (int)((n + CHUNK_ROWS - 1) / CHUNK_ROWS);
+  if (cols > SIZE_MAX / sizeof(float) / n)
+    return dsg_error_set(DSG_ERR_LIMIT, "a basis of %zu x %zu floats overflows", cols, n);
+  c->V = malloc(cols * n * sizeof(float));
+  c->tmp = malloc(cols * n * sizeof(float));
+  c->w = malloc(n * sizeof(float));
+  c->coef = calloc((size_t)b->m * ((size_t)b->m + 2), sizeof(double));
+  c->part = malloc((size_t)c->nchunks * (size_t)width * sizeof(double));
+  if (!c->V || !c->tmp || !c->w || !c->coef || !c->part) {
+    cpu_basis_destroy(b);
+    b->impl = NULL;
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a Lanczos basis of %zu x %zu floats "
+                         "(%.1f MiB, twice)", n, cols, (double)(cols * n * 4) / 1048576.0);
+  }
+  return DSG_OK;
+}

@@ -1,0 +1,530 @@
+/* The OpenCL Lanczos basis: V, w and the coefficient log live in device memory; a Lanczos step
+ * is a queue of kernels (kernels/lanczos.cl) with no host synchronisation; the host reads the
+ * coefficients once per restart. Every kernel is timed with events, read at the sync points. */
+#include "opencl_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BASIS_LOCAL 256
+#define BASIS_TILE 8
+
+enum { K_MATVEC, K_PROJECT, K_ORTH, K_NORMALIZE, K_RESTART, K_TRANSFER, K_KINDS };
+
+typedef struct cl_basis {
+  cl_matvec *m; /* the matvec: context, queue, DIA program and matrix */
+  cl_program prog;
+  cl_kernel dia, gemvt, reduce, gemvn, norm2, beta, scale, kdot, kapply, rotate;
+  cl_mem V, tmp, w, part, h, coef, inv, scratch, Y, label, value, kd;
+  cl_mem *col; /* sub-buffers: column i of V (the DIA kernel's x) */
+  size_t ld;   /* floats per column: >= n, >= the image's size, base-address aligned */
+  size_t groups, local;
+  int ycap;    /* doubles Y can hold */
+  cl_event *ev;
+  int *ev_kind;
+  int nev, evcap;
+} cl_basis;
+
+static void drain_events(spmv_basis *b)
+{
+  cl_basis *c = b->impl;
+  double *slot[K_KINDS] = {&b->timing.matvec_s, &b->timing.project_s, &b->timing.orth_s,
+                           &b->timing.normalize_s, &b->timing.restart_s, &b->timing.transfer_s};
+  for (int i = 0; i < c->nev; i++) {
+    *slot[c->ev_kind[i]] += spmv_cl_event_seconds(c->ev[i]);
+    clReleaseEvent(c->ev[i]);
+  }
+  c->nev = 0;
+}
+
+/* Keeps the event for timing; returns a slot for the next one. */
+static cl_event *track(spmv_basis *b, int kind)
+{
+  cl_basis *c = b->impl;
+  if (c->nev == c->evcap) {
+    clFinish(c->m->queue); /* a long queue without a sync point: time what is done */
+    drain_events(b);
+  }
+  c->ev_kind[c->nev] = kind;
+  return &c->ev[c->nev++];
+}
+
+static void untrack_failed(cl_basis *c) { c->nev--; }
+
+static int launch(spmv_basis *b, cl_kernel k, size_t global, size_t local, int kind, const char *what)
+{
+  cl_basis *c = b->impl;
+  cl_event *ev = track(b, kind);
+  cl_int err = clEnqueueNDRangeKernel(c->m->queue, k, 1, NULL, &global, &local, 0, NULL, ev);
+  if (err != CL_SUCCESS) {
+    untrack_failed(c);
+    return spmv_cl_fail(err, what, c->m->info.device);
+  }
+  b->timing.launches++;
+  return DSG_OK;
+}
+
+#define ARG(k, i, v) clSetKernelArg(k, i, sizeof(v), &(v))
+
+/* out (nc doubles, and the coefficient log at coef_off with mode 1 = set, 2 = add) =
+ * sum over groups of part */
+static int reduce(spmv_basis *b, int nc, cl_mem out, int coef_off, int mode, int kind)
+{
+  cl_basis *c = b->impl;
+  const int groups = (int)c->groups;
+  cl_int err = ARG(c->reduce, 0, c->part) | ARG(c->reduce, 1, groups) | ARG(c->reduce, 2, nc) |
+               ARG(c->reduce, 3, out) | ARG(c->reduce, 4, c->coef) |
+               ARG(c->reduce, 5, coef_off) | ARG(c->reduce, 6, mode);
+  if (err != CL_SUCCESS)
+    return spmv_cl_fail(err, "setting lz_reduce's arguments", c->m->info.device);
+  return launch(b, c->reduce, c->local, c->local, kind, "lz_reduce");
+}
+
+/* w -= sum_c (v_c . w) v_c */
+static int project(spmv_basis *b)
+{
+  cl_basis *c = b->impl;
+  const int n = b->n, nk = b->known.count;
+  int status = DSG_OK;
+  if (nk <= 0)
+    return DSG_OK;
+  for (int c0 = 0; c0 < nk && status == DSG_OK; c0 += BASIS_TILE) {
+    cl_int err = ARG(c->kdot, 0, c->label) | ARG(c->kdot, 1, c->value) | ARG(c->kdot, 2, n) |
+                 ARG(c->kdot, 3, nk) | ARG(c->kdot, 4, c0) | ARG(c->kdot, 5, c->w) |
+                 ARG(c->kdot, 6, c->part);
+    if (err != CL_SUCCESS)
+      return spmv_cl_fail(err, "setting lz_known_dot's arguments", c->m->info.device);
+    status = launch(b, c->kdot, c->groups * c->local, c->local, K_PROJECT, "lz_known_dot");
+  }
+  if (status == DSG_OK)
+    status = reduce(b, nk, c->kd, 0, 0, K_PROJECT);
+  if (status == DSG_OK) {
+    cl_int err = ARG(c->kapply, 0, c->label) | ARG(c->kapply, 1, c->value) |
+                 ARG(c->kapply, 2, n) | ARG(c->kapply, 3, c->kd) | ARG(c->kapply, 4, c->w);
+    if (err != CL_SUCCESS)
+      return spmv_cl_fail(err, "setting lz_known_apply's arguments", c->m->info.device);
+    status = launch(b, c->kapply, c->groups * c->local, c->local, K_PROJECT, "lz_known_apply");
+  }
+  return status;
+}
+
+/* Two Gram-Schmidt passes of w against V[:, 0..nc); coefficients into the log at coef_off
+ * (-1: not logged). The second update computes |w|^2 partials when fused. */
+static int cgs2(spmv_basis *b, int nc, int coef_off, int fuse)
+{
+  cl_basis *c = b->impl;
+  const int n = b->n, ld = (int)c->ld;
+  int status = DSG_OK;
+  for (int pass = 0; pass < 2 && nc > 0 && status == DSG_OK; pass++) {
+    const int fused = pass == 1 && fuse;
+    cl_int err = ARG(c->gemvt, 0, c->V) | ARG(c->gemvt, 1, ld) | ARG(c->gemvt, 2, n) |
+                 ARG(c->gemvt, 3, nc) | ARG(c->gemvt, 4, c->w) | ARG(c->gemvt, 5, c->part);
+    if (err != CL_SUCCESS)
+      return spmv_cl_fail(err, "setting lz_gemvt's arguments", c->m->info.device);
+    status = launch(b, c->gemvt, c->groups * c->local, c->local, K_ORTH, "lz_gemvt (V^T w)");
+    if (status == DSG_OK)
+      status = reduce(b, nc, c->h, coef_off < 0 ? 0 : coef_off, coef_off < 0 ? 0 : pass + 1, K_ORTH);
+    if (status != DSG_OK)
+      break;
+    err = ARG(c->gemvn, 0, c->V) | ARG(c->gemvn, 1, ld) | ARG(c->gemvn, 2, n) |
+          ARG(c->gemvn, 3, nc) | ARG(c->gemvn, 4, c->h) | ARG(c->gemvn, 5, c->w) |
+          ARG(c->gemvn, 6, fused) | ARG(c->gemvn, 7, c->scratch);
+    if (err != CL_SUCCESS)
+      return spmv_cl_fail(err, "setting lz_gemvn's arguments", c->m->info.device);
+    status = launch(b, c->gemvn, c->groups * c->local, c->local, K_ORTH, "lz_gemvn (w - V h)");
+  }
+  return status;
+}
+
+/* beta = |w| into the log (coef_off), then V[:, dst] = w / beta. `have_partials`: the fused
+ * update already left |w|^2 partials in scratch. */
+static int normalize(spmv_basis *b, int coef_off, int dst, int have_partials)
+{
+  cl_basis *c = b->impl;
+  const int n = b->n, groups = (int)c->groups;
+  int status = DSG_OK;
+  cl_int err;
+  if (!have_partials) {
+    err = ARG(c->norm2, 0, c->w) | ARG(c->norm2, 1, n) | ARG(c->norm2, 2, c->scratch);
+    if (err != CL_SUCCESS)
+      return spmv_cl_fail(err, "setting lz_norm2's arguments", c->m->info.device);
+    status = launch(b, c->norm2, c->groups * c->local, c->local, K_NORMALIZE, "lz_norm2");
+  }
+  if (status != DSG_OK)
+    return status;
+  err = ARG(c->beta, 0, c->scratch) | ARG(c->beta, 1, groups) | ARG(c->beta, 2, c->coef) |
+        ARG(c->beta, 3, coef_off) | ARG(c->beta, 4, c->inv);
+  if (err != CL_SUCCESS)
+    return spmv_cl_fail(err, "setting lz_beta's arguments", c->m->info.device);
+  status = launch(b, c->beta, c->local, c->local, K_NORMALIZE, "lz_beta");
+  if (status != DSG_OK)
+    return status;
+  err = ARG(c->scale, 0, c->w) | ARG(c->scale, 1, n) | ARG(c->scale, 2, c->inv) |
+        ARG(c->scale, 3, c->col[dst]);
+  if (err != CL_SUCCESS)
+    return spmv_cl_fail(err, "setting lz_scale's arguments", c->m->info.device);
+  return launch(b, c->scale, c->groups * c->local, c->local, K_NORMALIZE, "lz_scale");
+}
+
+static int cl_set(spmv_basis *b, int col, const float *x, double *norm)
+{
+  cl_basis *c = b->impl;
+  const int slot = b->m * (b->m + 2); /* the log's spare slot */
+  int status;
+  cl_int err = clEnqueueWriteBuffer(c->m->queue, c->w, CL_FALSE, 0, (size_t)b->n * sizeof(float),
+                                    x, 0, NULL, track(b, K_TRANSFER));
+  if (err != CL_SUCCESS) {
+    untrack_failed(c);
+    return spmv_cl_fail(err, "uploading a start vector", c->m->info.device);
+  }
+  status = project(b);
+  if (status == DSG_OK)
+    status = cgs2(b, col, -1, 0);
+  if (status == DSG_OK)
+    status = normalize(b, slot, col, 0);
+  if (status == DSG_OK) {
+    err = clEnqueueReadBuffer(c->m->queue, c->coef, CL_TRUE, (size_t)slot * sizeof(double),
+                              sizeof(double), norm, 0, NULL, track(b, K_TRANSFER));
+    if (err != CL_SUCCESS) {
+      untrack_failed(c);
+      status = spmv_cl_fail(err, "reading a norm", c->m->info.device);
+    }
+  }
+  drain_events(b);
+  return status;
+}
+
+static int cl_expand(spmv_basis *b, int j)
+{
+  cl_basis *c = b->impl;
+  cl_matvec *m = c->m;
+  const int slot = j * (b->m + 2);
+  int status;
+  cl_int err;
+
+  /* w = A V[:, j]: the DIA kernel of the matvec, with x the column (or its image) and y = w */
+  if (m->info.kernel == SPMV_KERNEL_IMAGE) {
+    size_t origin[3] = {0, 0, 0}, region[3] = {m->info.image_width, m->info.image_height, 1};
+    /* from the parent buffer at column j's offset (PoCL 3.1 crashes copying from a sub-buffer) */
+    err = clEnqueueCopyBufferToImage(m->queue, c->V, m->ximage, (size_t)j * c->ld * sizeof(float),
+                                     origin, region, 0, NULL, track(b, K_MATVEC));
+    if (err != CL_SUCCESS) {
+      untrack_failed(c);
+      return spmv_cl_fail(err, "copying x into the image", m->info.device);
+    }
+  } else {
+    const int xarg = m->info.kernel == SPMV_KERNEL_NAIVE ? 4 : 5;
+    err = ARG(c->dia, xarg, c->col[j]);
+    if (err != CL_SUCCESS)
+      return spmv_cl_fail(err, "setting the DIA kernel's x", m->info.device);
+  }
+  status = launch(b, c->dia, m->global, m->local, K_MATVEC, "the DIA kernel");
+  if (status == DSG_OK)
+    status = project(b);
+  if (status == DSG_OK)
+    status = cgs2(b, j + 1, slot, b->fuse);
+  if (status == DSG_OK)
+    status = normalize(b, slot + j + 1, j + 1, b->fuse);
+  return status;
+}
+
+static int cl_coefficients(spmv_basis *b, int j0, int j1, double *coef)
+{
+  cl_basis *c = b->impl;
+  const size_t stride = (size_t)b->m + 2;
+  cl_int err = clEnqueueReadBuffer(c->m->queue, c->coef, CL_TRUE,
+                                   (size_t)j0 * stride * sizeof(double),
+                                   (size_t)(j1 - j0) * stride * sizeof(double), coef, 0, NULL,
+                                   track(b, K_TRANSFER));
+  int status = DSG_OK;
+  if (err != CL_SUCCESS) {
+    untrack_failed(c);
+    status = spmv_cl_fail(err, "reading the Lanczos coefficients", c->m->info.device);
+  }
+  clFinish(c->m->queue);
+  drain_events(b);
+  return status;
+}
+
+/* tmp[:, 0..k) = V[:, 0..mcur) Y */
+static int rotate(spmv_basis *b, const double *Y, int ldy, int mcur, int k)
+{
+  cl_basis *c = b->impl;
+  const int n = b->n, ld = (int)c->ld;
+  cl_int err;
+  if ((size_t)ldy * (size_t)k > (size_t)c->ycap)
+    return dsg_error_set(DSG_ERR_INVALID, "restart matrix of %d x %d is too large", ldy, k);
+  err = clEnqueueWriteBuffer(c->m->queue, c->Y, CL_FALSE, 0, (size_t)ldy * (size_t)k * sizeof(double),
+                             Y, 0, NULL, track(b, K_TRANSFER));
+  if (err != CL_SUCCESS) {
+    untrack_failed(c);
+    return spmv_cl_fail(err, "uploading the restart matrix", c->m->info.device);
+  }
+  err = ARG(c->rotate, 0, c->V) | ARG(c->rotate, 1, ld) | ARG(c->rotate, 2, n) |
+        ARG(c->rotate, 3, mcur) | ARG(c->rotate, 4, c->Y) | ARG(c->rotate, 5, ldy) |
+        ARG(c->rotate, 6, k) | ARG(c->rotate, 7, c->tmp) | ARG(c->rotate, 8, ld);
+  if (err != CL_SUCCESS)
+    return spmv_cl_fail(err, "setting lz_rotate's arguments", c->m->info.device);
+  return launch(b, c->rotate, c->groups * c->local, c->local, K_RESTART, "lz_rotate (V Y)");
+}
+
+static int cl_restart(spmv_basis *b, const double *Y, int ldy, int mcur, int k)
+{
+  cl_basis *c = b->impl;
+  const size_t col = c->ld * sizeof(float);
+  int status = rotate(b, Y, ldy, mcur, k);
+  cl_int err = CL_SUCCESS;
+  if (status != DSG_OK)
+    return status;
+  err = clEnqueueCopyBuffer(c->m->queue, c->tmp, c->V, 0, 0, (size_t)k * col, 0, NULL,
+                            track(b, K_RESTART));
+  if (err == CL_SUCCESS)
+    err = clEnqueueCopyBuffer(c->m->queue, c->V, c->V, (size_t)mcur * col, (size_t)k * col, col, 0,
+                              NULL, track(b, K_RESTART));
+  else
+    untrack_failed(c);
+  if (err != CL_SUCCESS) {
+    untrack_failed(c);
+    return spmv_cl_fail(err, "restarting the basis", c->m->info.device);
+  }
+  return DSG_OK;
+}
+
+static int cl_ritz(spmv_basis *b, const double *Y, int ldy, int mcur, int k, float *out)
+{
+  cl_basis *c = b->impl;
+  int status = rotate(b, Y, ldy, mcur, k);
+  for (int i = 0; i < k && status == DSG_OK; i++) {
+    cl_int err = clEnqueueReadBuffer(c->m->queue, c->tmp, CL_TRUE, (size_t)i * c->ld * sizeof(float),
+                                     (size_t)b->n * sizeof(float), out + (size_t)i * (size_t)b->n, 0,
+                                     NULL, track(b, K_TRANSFER));
+    if (err != CL_SUCCESS) {
+      untrack_failed(c);
+      status = spmv_cl_fail(err, "reading the Ritz vectors", c->m->info.device);
+    }
+  }
+  clFinish(c->m->queue);
+  drain_events(b);
+  return status;
+}
+
+static void cl_basis_destroy(spmv_basis *b)
+{
+  cl_basis *c = b->impl;
+  if (!c)
+    return;
+  if (c->m && c->m->queue)
+    clFinish(c->m->queue);
+  drain_events(b);
+  cl_kernel ks[] = {c->dia, c->gemvt, c->reduce, c->gemvn, c->norm2, c->beta, c->scale, c->kdot,
+                    c->kapply, c->rotate};
+  for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++)
+    if (ks[i])
+      clReleaseKernel(ks[i]);
+  for (int i = 0; c->col && i <= b->m; i++)
+    if (c->col[i])
+      clReleaseMemObject(c->col[i]);
+  cl_mem ms[] = {c->V, c->tmp, c->w, c->part, c->h, c->coef, c->inv, c->scratch, c->Y, c->label,
+                 c->value, c->kd};
+  for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
+    if (ms[i])
+      clReleaseMemObject(ms[i]);
+  if (c->prog)
+    clReleaseProgram(c->prog);
+  free(c->col);
+  free(c->ev);
+  free(c->ev_kind);
+  free(c);
+  b->impl = NULL;
+}
+
+static const spmv_basis_ops cl_basis_ops = {cl_set, cl_expand, cl_coefficients, cl_restart,
+                                            cl_ritz, cl_basis_destroy};
+
+static int build(cl_basis *c)
+{
+  cl_matvec *m = c->m;
+  const char *dir = getenv("DIASEG_KERNEL_DIR");
+  char *disk = NULL, opts[128], path[4096];
+  const char *src;
+  cl_int err;
+  int status = DSG_OK;
+  if (dir && *dir) {
+    snprintf(path, sizeof(path), "%s/lanczos.cl", dir);
+    disk = spmv_cl_read_text(path);
+  }
+  src = disk ? disk : spmv_kernel_source("lanczos");
+  c->prog = clCreateProgramWithSource(m->ctx, 1, &src, NULL, &err);
+  if (err != CL_SUCCESS) {
+    free(disk);
+    return spmv_cl_fail(err, "creating the Lanczos program", m->info.device);
+  }
+  snprintf(opts, sizeof(opts), "-cl-std=CL1.2 -DLOCAL=%d -DTILE=%d", (int)c->local, BASIS_TILE);
+  err = clBuildProgram(c->prog, 1, &m->device, opts, NULL, NULL);
+  if (err != CL_SUCCESS) {
+    spmv_cl_keep_build_log(c->prog, m->device);
+    status = dsg_error_set(DSG_ERR_OPENCL, "building the Lanczos kernels%s%s failed: %s (%d) on %s "
+                           "(build log above)", disk ? " from " : "", disk ? path : "",
+                           spmv_cl_error_name(err), (int)err, m->info.device);
+  }
+  free(disk);
+  return status;
+}
+
+int spmv_basis_init_cl(spmv_basis *b)
+{
+  cl_matvec *m = b->mv->impl;
+  cl_basis *c;
+  cl_int err = CL_SUCCESS;
+  cl_uint align_bits = 1024;
+  int status;
+  const size_t cols = (size_t)b->m + 1, n = (size_t)b->n;
+  size_t image_floats = m->info.image_width * m->info.image_height * 4, align, bytes;
+
+  if (!m->dev.fp64)
+    return dsg_error_set(DSG_ERR_NODEVICE, "the Lanczos solver on %s needs double precision "
+                         "(cl_khr_fp64), which the device lacks (use --solver arpack)",
+                         m->info.device);
+  c = calloc(1, sizeof(*c));
+  if (!c)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a basis");
+  b->impl = c;
+  b->ops = &cl_basis_ops;
+  c->m = m;
+  c->local = m->dev.max_work_group >= BASIS_LOCAL ? BASIS_LOCAL : 64;
+  c->groups = (size_t)(m->dev.compute_units > 0 ? m->dev.compute_units : 1) * 2;
+  if (c->groups * c->local > n)
+    c->groups = (n + c->local - 1) / c->local;
+  if (c->groups < 1)
+    c->groups = 1;
+  clGetDeviceInfo(m->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof(align_bits), &align_bits, NULL);
+  align = align_bits / 32 > 32 ? align_bits / 32 : 32; /* floats */
+  c->ld = ((n > image_floats ? n : image_floats) + align - 1) / align * align;
+  bytes = cols * c->ld * sizeof(float);
+  if (bytes > m->dev.max_alloc ||
+      2 * bytes + (size_t)m->ndiag * m->pitch * sizeof(float) > m->dev.global_mem) {
+    status = dsg_error_set(DSG_ERR_LIMIT, "a Lanczos basis of %zu x %zu floats (%.1f MiB, twice) "
+                           "does not fit %s's memory (largest allocation %.1f MiB)", cols, n,
+                           (double)bytes / 1048576.0, m->info.device,
+                           (double)m->dev.max_alloc / 1048576.0);
+    goto fail;
+  }
+  c->evcap = 4096;
+  c->ev = malloc((size_t)c->evcap * sizeof(*c->ev));
+  c->ev_kind = malloc((size_t)c->evcap * sizeof(*c->ev_kind));
+  c->col = calloc(cols, sizeof(*c->col));
+  if (!c->ev || !c->ev_kind || !c->col) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the basis bookkeeping");
+    goto fail;
+  }
+  status = build(c);
+  if (status != DSG_OK)
+    goto fail;
+  {
+    static const char *fn[] = {"lz_gemvt", "lz_reduce", "lz_gemvn", "lz_norm2", "lz_beta",
+                               "lz_scale", "lz_known_dot", "lz_known_apply", "lz_rotate"};
+    cl_kernel *dst[] = {&c->gemvt, &c->reduce, &c->gemvn, &c->norm2, &c->beta, &c->scale,
+                        &c->kdot, &c->kapply, &c->rotate};
+    for (size_t i = 0; i < sizeof(fn) / sizeof(fn[0]) && err == CL_SUCCESS; i++)
+      *dst[i] = clCreateKernel(c->prog, fn[i], &err);
+    if (err == CL_SUCCESS) { /* the matvec's DIA kernel, an object of our own */
+      static const char *dia[SPMV_KERNEL_COUNT] = {NULL, "dia_naive", "dia_aligned", "dia_local",
+                                                   "dia_vector", "dia_image"};
+      c->dia = clCreateKernel(m->program, dia[m->info.kernel], &err);
+    }
+    if (err != CL_SUCCESS) {
+      status = spmv_cl_fail(err, "creating the Lanczos kernels", m->info.device);
+      goto fail;
+    }
+  }
+  {
+    const int ycap = (b->m + 1) * (b->m + 1);
+    const size_t logd = (size_t)b->m * ((size_t)b->m + 2) + 1;
+    const size_t partd = c->groups * (size_t)(b->m + 1 > b->known.count ? b->m + 1 : b->known.count);
+    c->ycap = ycap;
+    c->V = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if (err == CL_SUCCESS)
+      c->tmp = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if (err == CL_SUCCESS)
+      c->w = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, n * sizeof(float), NULL, &err);
+    if (err == CL_SUCCESS)
+      c->part = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, partd * sizeof(double), NULL, &err);
+    if (err == CL_SUCCESS)
+      c->scratch = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, c->groups * sizeof(double), NULL, &err);
+    if (err == CL_SUCCESS)
+      c->h = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, (size_t)(b->m + 1) * sizeof(double), NULL, &err);
+    if (err == CL_SUCCESS)
+      c->coef = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, logd * sizeof(double), NULL, &err);
+    if (err == CL_SUCCESS)
+      c->inv = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, sizeof(float), NULL, &err);
+    if (err == CL_SUCCESS)
+      c->Y = clCreateBuffer(m->ctx, CL_MEM_READ_ONLY, (size_t)ycap * sizeof(double), NULL, &err);
+    if (err == CL_SUCCESS && b->known.count > 0) {
+      c->label = clCreateBuffer(m->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * sizeof(int),
+                                (void *)b->known.label, &err);
+      if (err == CL_SUCCESS)
+        c->value = clCreateBuffer(m->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                  n * sizeof(float), (void *)b->known.value, &err);
+      if (err == CL_SUCCESS)
+        c->kd = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, (size_t)b->known.count * sizeof(double),
+                               NULL, &err);
+    }
+    if (err != CL_SUCCESS) {
+      status = spmv_cl_fail(err, "allocating the Lanczos basis", m->info.device);
+      goto fail;
+    }
+    const float zero = 0.0f;
+    const double dzero = 0.0;
+    err = clEnqueueFillBuffer(m->queue, c->V, &zero, sizeof(zero), 0, bytes, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+      err = clEnqueueFillBuffer(m->queue, c->tmp, &zero, sizeof(zero), 0, bytes, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+      err = clEnqueueFillBuffer(m->queue, c->coef, &dzero, sizeof(dzero), 0, logd * sizeof(double),
+                                0, NULL, NULL);
+    for (size_t i = 0; i < cols && err == CL_SUCCESS; i++) {
+      cl_buffer_region region = {i * c->ld * sizeof(float), c->ld * sizeof(float)};
+      c->col[i] = clCreateSubBuffer(c->V, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region,
+                                    &err);
+    }
+    if (err != CL_SUCCESS) {
+      status = spmv_cl_fail(err, "setting up the Lanczos basis", m->info.device);
+      goto fail;
+    }
+  }
+  /* the DIA kernel's fixed arguments: those of the matvec, with y = w */
+  {
+    const int pitch = (int)m->pitch;
+    int a = 0;
+    err = ARG(c->dia, a, m->A);
+    a++;
+    if (m->info.kernel != SPMV_KERNEL_NAIVE)
+      err |= clSetKernelArg(c->dia, a++, sizeof(int), &pitch);
+    err |= clSetKernelArg(c->dia, a++, sizeof(int), &m->rows);
+    err |= clSetKernelArg(c->dia, a++, sizeof(int), &m->ndiag);
+    err |= ARG(c->dia, a, m->offsets);
+    a++;
+    if (m->info.kernel == SPMV_KERNEL_IMAGE) {
+      int log_w = 0, mask = (int)m->info.image_width - 1;
+      while (((size_t)1 << log_w) < m->info.image_width)
+        log_w++;
+      err |= ARG(c->dia, a, m->ximage);
+      a++;
+      err |= clSetKernelArg(c->dia, a++, sizeof(int), &log_w);
+      err |= clSetKernelArg(c->dia, a++, sizeof(int), &mask);
+    } else {
+      a++; /* x: set per step */
+    }
+    err |= ARG(c->dia, a, c->w);
+    if (err != CL_SUCCESS) {
+      status = spmv_cl_fail(err, "setting the DIA kernel's arguments", m->info.device);
+      goto fail;
+    }
+  }
+  clFinish(m->queue);
+  return DSG_OK;
+
+fail:
+  cl_basis_destroy(b);
+  return status;
+}
