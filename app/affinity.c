@@ -184,6 +184,7 @@ int app_components_find(const spmv_dia *N, const double *sqrt_degree, app_compon
 {
   const int n = N->rows, min_size = (int)app_min_support((size_t)n);
   int *fine = NULL, *fine_size = NULL, *coarse_size = NULL, *group_of = NULL, *rank = NULL;
+  int *coarse = NULL;
   int nfine = 0, ncoarse = 0, ngroups = 0, status;
   comp_size *groups = NULL;
   double *norm2 = NULL;
@@ -192,12 +193,13 @@ int app_components_find(const spmv_dia *N, const double *sqrt_degree, app_compon
   c->label = malloc((size_t)n * sizeof(*c->label));
   c->values = malloc((size_t)n * sizeof(*c->values));
   fine = malloc((size_t)n * sizeof(*fine));
-  if (!c->label || !c->values || !fine) {
+  coarse = malloc((size_t)n * sizeof(*coarse));
+  if (!c->label || !c->values || !fine || !coarse) {
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate component labels for %d pixels", n);
     goto out;
   }
   /* coarse: true components; fine: what the speck threshold separates */
-  status = spmv_dia_components(N, APP_COMPONENT_THRESHOLD, c->label, &ncoarse);
+  status = spmv_dia_components(N, APP_COMPONENT_THRESHOLD, coarse, &ncoarse);
   if (status == DSG_OK)
     status = spmv_dia_components(N, APP_SPECK_THRESHOLD, fine, &nfine);
   if (status != DSG_OK)
@@ -212,15 +214,15 @@ int app_components_find(const spmv_dia *N, const double *sqrt_degree, app_compon
   }
   for (int i = 0; i < n; i++) {
     fine_size[fine[i]]++;
-    coarse_size[c->label[i]]++;
+    coarse_size[coarse[i]]++;
   }
   /* group ids: coarse component k -> k; speck (small fine part, or small component) -> ncoarse +
    * its fine id. Fine parts are subsets of coarse components, so the groups are disjoint. */
   for (int k = 0; k < ncoarse + nfine; k++)
     group_of[k] = -1;
   for (int i = 0; i < n; i++) {
-    int speck = fine_size[fine[i]] < min_size || coarse_size[c->label[i]] < min_size;
-    int g = speck ? ncoarse + fine[i] : c->label[i];
+    int speck = fine_size[fine[i]] < min_size || coarse_size[coarse[i]] < min_size;
+    int g = speck ? ncoarse + fine[i] : coarse[i];
     if (group_of[g] < 0) {
       group_of[g] = ngroups;
       groups[ngroups].id = ngroups;
@@ -253,8 +255,38 @@ int app_components_find(const spmv_dia *N, const double *sqrt_degree, app_compon
     c->significant++;
   for (int k = c->significant; k < ngroups; k++)
     c->speck_pixels += (size_t)groups[k].size;
+  /* whole components: each significant group is a coarse component minus its specks */
+  {
+    int *sig_of_coarse = malloc((size_t)ncoarse * sizeof(*sig_of_coarse));
+    double *wn = calloc((size_t)(c->significant > 0 ? c->significant : 1), sizeof(*wn));
+    c->whole_label = malloc((size_t)n * sizeof(*c->whole_label));
+    c->whole_values = malloc((size_t)n * sizeof(*c->whole_values));
+    if (!sig_of_coarse || !wn || !c->whole_label || !c->whole_values) {
+      free(sig_of_coarse);
+      free(wn);
+      status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate whole components for %d pixels", n);
+      goto out;
+    }
+    for (int k = 0; k < ncoarse; k++)
+      sig_of_coarse[k] = -1;
+    for (int i = 0; i < n; i++)
+      if (c->label[i] < c->significant)
+        sig_of_coarse[coarse[i]] = c->label[i];
+    for (int i = 0; i < n; i++) {
+      c->whole_label[i] = sig_of_coarse[coarse[i]];
+      if (c->whole_label[i] >= 0)
+        wn[c->whole_label[i]] += sqrt_degree[i] * sqrt_degree[i];
+    }
+    for (int i = 0; i < n; i++)
+      c->whole_values[i] = c->whole_label[i] >= 0
+                               ? (float)(sqrt_degree[i] / sqrt(wn[c->whole_label[i]]))
+                               : 0.0f;
+    free(sig_of_coarse);
+    free(wn);
+  }
 out:
   free(fine);
+  free(coarse);
   free(fine_size);
   free(coarse_size);
   free(group_of);
@@ -290,5 +322,7 @@ void app_components_free(app_components *c)
 {
   free(c->label);
   free(c->values);
+  free(c->whole_label);
+  free(c->whole_values);
   memset(c, 0, sizeof(*c));
 }

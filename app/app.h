@@ -107,6 +107,11 @@ typedef struct app_components {
   size_t speck_pixels;
   int *label;
   float *values;
+  /* whole components, specks included: pixel i belongs to significant component whole_label[i]
+   * (-1: a component that is itself a speck); whole_values its D^1/2 1_C / |D^1/2 1_C| entry.
+   * These are exact eigenvectors (eigenvalue 1) and are what the solvers return. */
+  int *whole_label;
+  float *whole_values;
 } app_components;
 
 int app_components_find(const spmv_dia *N, const double *sqrt_degree, app_components *c);
@@ -270,6 +275,7 @@ typedef struct app_config {
   const char *cl_device; /* --cl-device INDEX|NAME ($DIASEG_CL_DEVICE) */
   spmv_kernel kernel;   /* --kernel (SPMV_KERNEL_AUTO; bench: all_kernels) */
   int all_kernels;      /* bench --kernel all (the default there) */
+  unsigned kernel_mask; /* bench --kernel a,b,...: bit k for spmv_kernel k (0: see above) */
   size_t local_size;    /* --local-size */
   const char *kernel_dir; /* --kernel-dir ($DIASEG_KERNEL_DIR) */
   unsigned long long cl_max_alloc; /* --cl-max-alloc ($DIASEG_CL_MAX_ALLOC) */

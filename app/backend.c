@@ -81,9 +81,12 @@ int app_matvec_create(const app_config *cfg, const spmv_dia *N, spmv_matvec **mv
 
 int app_solve(const app_config *cfg, spmv_matvec *mv, const eig_options *opt, eig_result *res)
 {
+  eig_options o = *opt;
+  const char *unfused = getenv("DIASEG_LANCZOS_UNFUSED"); /* for measuring the fusion */
   if (strcmp(cfg->solver, "arpack") == 0)
-    return eig_arpack_solve(mv, opt, res);
-  return eig_lanczos_solve(mv, opt, res);
+    return eig_arpack_solve(mv, &o, res);
+  o.lanczos_unfused = unfused && *unfused && strcmp(unfused, "0") != 0;
+  return eig_lanczos_solve(mv, &o, res);
 }
 
 static double gib(unsigned long long b) { return (double)b / (1024.0 * 1024.0 * 1024.0); }

@@ -26,6 +26,7 @@ typedef struct bench_row {
   char backend[32]; /* "cpu" */
   char device[200];
   char kernel[32];
+  char solver[16];           /* "arpack", "lanczos", or "" (SpMV only) */
   double check_error;        /* max row error of the product vs the reference */
   double spmv_median, spmv_min; /* seconds */
   double gflops, gbs, copy_gbs, bound_pct;
@@ -33,6 +34,8 @@ typedef struct bench_row {
   long matvecs;
   double solve_s, mv_kernel_s, mv_transfer_s, mv_host_s, eig_host_s, max_residual;
   double lambda_last; /* the nev-th eigenvalue, to compare backends */
+  double orth_s, other_dev_s; /* Lanczos: Gram-Schmidt kernels; projection, norms, restarts */
+  long steps, launches;      /* Lanczos: expansion steps, kernel launches */
   double speedup_spmv, speedup_solve; /* against the C path on the same input */
 } bench_row;
 
@@ -192,7 +195,8 @@ static int input_prepare(const app_config *cfg, bench_input *in, const char *pat
 }
 
 /* Times one backend's SpMV and solve on one input into row. */
-static int bench_backend(const app_config *cfg, bench_input *in, spmv_matvec *mv, bench_row *row)
+static int bench_backend(const app_config *cfg, bench *b, bench_input *in, spmv_matvec *mv,
+                         bench_row *row)
 {
   const spmv_dia *N = in->N;
   const int repeat = cfg->repeat;
@@ -225,35 +229,64 @@ static int bench_backend(const app_config *cfg, bench_input *in, spmv_matvec *mv
   row->bound_pct = row->copy_gbs > 0 ? 100.0 * row->gbs / row->copy_gbs : NAN;
 
   if (!cfg->no_solve) {
-    eig_options opt;
-    eig_result res;
-    eig_options_init(&opt);
-    opt.nev = cfg->nev;
-    opt.ncv = cfg->ncv;
-    opt.tol = cfg->tol;
-    opt.max_iter = cfg->max_iter;
-    opt.known_count = in->comps.count;
-    opt.known_keep = in->comps.significant;
-    opt.known_label = in->comps.label;
-    opt.known_values = in->comps.values;
-    opt.cancel = &app_cancel;
-    status = eig_arpack_solve(mv, &opt, &res);
-    if (status == DSG_OK || status == DSG_ERR_NOCONV) {
-      row->solved = 1;
-      row->converged = res.converged;
-      row->nconv = res.nconv;
-      row->matvecs = res.matvecs;
-      row->solve_s = res.solve_s;
-      row->mv_kernel_s = res.matvec.kernel_s;
-      row->mv_transfer_s = res.matvec.transfer_s;
-      row->mv_host_s = res.matvec.host_s;
-      row->eig_host_s = res.host_s;
-      for (int k = 0; k < res.nconv; k++)
-        row->max_residual = res.residuals[k] > row->max_residual ? res.residuals[k] : row->max_residual;
-      row->lambda_last = res.nconv ? res.values[res.nconv - 1] : NAN;
-      status = DSG_OK;
+    static const char *solvers[] = {"arpack", "lanczos"};
+    const bench_row spmv_row = *row;
+    int first = 1;
+    for (int s = 0; s < 2 && status == DSG_OK; s++) {
+      eig_options opt;
+      eig_result res;
+      app_config one = *cfg;
+      if (strcmp(cfg->solver, "all") != 0 && strcmp(cfg->solver, solvers[s]) != 0)
+        continue;
+      if (!first) { /* another row, with the same SpMV figures */
+        bench_row *next = new_row(b);
+        if (!next) {
+          status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate bench results");
+          break;
+        }
+        *next = spmv_row;
+        row = next;
+      }
+      first = 0;
+      snprintf(row->solver, sizeof(row->solver), "%s", solvers[s]);
+      one.solver = solvers[s];
+      eig_options_init(&opt);
+      opt.nev = cfg->nev;
+      opt.ncv = cfg->ncv;
+      opt.tol = cfg->tol;
+      opt.max_iter = cfg->max_iter;
+      opt.known_count = in->comps.count;
+      opt.known_keep = in->comps.significant;
+      opt.known_label = in->comps.label;
+      opt.known_values = in->comps.values;
+      opt.known_return_label = in->comps.whole_label;
+      opt.known_return_values = in->comps.whole_values;
+      opt.cancel = &app_cancel;
+      if (!cfg->quiet)
+        fprintf(stderr, "bench: %s: %s%s%s: %s solve\n", row->input, row->backend,
+                row->kernel[0] ? "/" : "", row->kernel, solvers[s]);
+      status = app_solve(&one, mv, &opt, &res);
+      if (status == DSG_OK || status == DSG_ERR_NOCONV) {
+        row->solved = 1;
+        row->converged = res.converged;
+        row->nconv = res.nconv;
+        row->matvecs = res.matvecs;
+        row->solve_s = res.solve_s;
+        row->mv_kernel_s = res.matvec.kernel_s;
+        row->mv_transfer_s = res.matvec.transfer_s;
+        row->mv_host_s = res.matvec.host_s;
+        row->eig_host_s = res.host_s;
+        row->orth_s = res.basis.orth_s;
+        row->other_dev_s = res.basis.project_s + res.basis.normalize_s + res.basis.restart_s;
+        row->steps = res.basis.steps;
+        row->launches = res.basis.launches;
+        for (int k = 0; k < res.nconv; k++)
+          row->max_residual = res.residuals[k] > row->max_residual ? res.residuals[k] : row->max_residual;
+        row->lambda_last = res.nconv ? res.values[res.nconv - 1] : NAN;
+        status = DSG_OK;
+      }
+      eig_result_free(&res);
     }
-    eig_result_free(&res);
   }
 out:
   free(t);
@@ -262,20 +295,24 @@ out:
 
 static void print_table(const bench *b, FILE *out)
 {
-  fprintf(out, "%-16s %-34s %9s %9s %8s %8s %6s %8s %6s %8s %8s %8s %7s %7s\n", "input", "backend",
-         "spmv ms", "min ms", "GFLOP/s", "GB/s", "%bw", "solve s", "prod", "mv s", "xfer s",
-         "host s", "x spmv", "x solve");
+  fprintf(out, "%-10s %-17s %-7s %8s %8s %7s %7s %5s %8s %6s %8s %7s %7s %7s %6s %7s\n", "input",
+          "backend", "solver", "spmv ms", "min ms", "GFLOP/s", "GB/s", "%bw", "solve s", "prod",
+          "mv s", "xfer s", "orth s", "host s", "x spmv", "x solve");
   for (int i = 0; i < b->nrows; i++) {
     const bench_row *r = &b->rows[i];
     char name[80];
     snprintf(name, sizeof(name), "%s%s%s", r->backend, r->kernel[0] ? "/" : "", r->kernel);
-    fprintf(out, "%-16s %-34.34s %9.3f %9.3f %8.2f %8.1f %6.1f", r->input, name, r->spmv_median * 1e3,
-           r->spmv_min * 1e3, r->gflops, r->gbs, r->bound_pct);
+    fprintf(out, "%-10s %-17.17s %-7s %8.3f %8.3f %7.1f %7.1f %5.1f", r->input, name,
+            r->solver[0] ? r->solver : "-", r->spmv_median * 1e3, r->spmv_min * 1e3, r->gflops,
+            r->gbs, r->bound_pct);
     if (r->solved)
-      fprintf(out, " %8.3f %6ld %8.3f %8.3f %8.3f %7.2f %7.2f\n", r->solve_s, r->matvecs, r->mv_kernel_s,
-             r->mv_transfer_s, r->mv_host_s + r->eig_host_s, r->speedup_spmv, r->speedup_solve);
+      fprintf(out, " %8.3f %6ld %8.3f %7.3f %7.3f %7.3f %6.2f %7.2f\n", r->solve_s, r->matvecs,
+              r->mv_kernel_s, r->mv_transfer_s, r->orth_s,
+              r->solve_s - r->mv_kernel_s - r->mv_transfer_s - r->orth_s - r->other_dev_s,
+              r->speedup_spmv, r->speedup_solve);
     else
-      fprintf(out, " %8s %6s %8s %8s %8s %7.2f %7s\n", "-", "-", "-", "-", "-", r->speedup_spmv, "-");
+      fprintf(out, " %8s %6s %8s %7s %7s %7s %6.2f %7s\n", "-", "-", "-", "-", "-", "-",
+              r->speedup_spmv, "-");
   }
   for (int i = 0; i < b->nrows; i++) {
     const bench_row *r = &b->rows[i];
@@ -313,6 +350,7 @@ static int write_json(const bench *b, const char *path)
     app_json_string(&j, "backend", r->backend);
     app_json_string(&j, "device", r->device);
     app_json_string(&j, "kernel", r->kernel[0] ? r->kernel : NULL);
+    app_json_string(&j, "solver", r->solver[0] ? r->solver : NULL);
     app_json_number(&j, "check_error", r->check_error);
     app_json_begin_object(&j, "spmv");
     app_json_number(&j, "median_s", r->spmv_median);
@@ -333,6 +371,10 @@ static int write_json(const bench *b, const char *path)
       app_json_number(&j, "matvec_transfer_s", r->mv_transfer_s);
       app_json_number(&j, "matvec_host_s", r->mv_host_s);
       app_json_number(&j, "eigensolver_host_s", r->eig_host_s);
+      app_json_number(&j, "orthogonalization_s", r->orth_s);
+      app_json_number(&j, "other_device_s", r->other_dev_s);
+      app_json_int(&j, "lanczos_steps", r->steps);
+      app_json_int(&j, "kernel_launches", r->launches);
       app_json_number(&j, "max_residual", r->max_residual);
       app_json_number(&j, "last_eigenvalue", r->lambda_last);
       app_json_number(&j, "speedup_vs_cpu", r->speedup_solve);
@@ -361,21 +403,22 @@ static int write_csv(const bench *b, const char *path)
   FILE *f = fopen(path, "w");
   if (!f)
     return dsg_error_set(DSG_ERR_IO, "cannot write '%s'", path);
-  fprintf(f, "input,width,height,n,ndiag,backend,device,kernel,check_error,spmv_median_s,spmv_min_s,"
-             "gflops,effective_gbs,copy_gbs,percent_of_copy_bandwidth,solve_s,matvecs,"
-             "matvec_kernel_s,matvec_transfer_s,matvec_host_s,eigensolver_host_s,max_residual,"
-             "speedup_spmv,speedup_solve\n");
+  fprintf(f, "input,width,height,n,ndiag,backend,device,kernel,solver,check_error,spmv_median_s,"
+             "spmv_min_s,gflops,effective_gbs,copy_gbs,percent_of_copy_bandwidth,solve_s,matvecs,"
+             "matvec_kernel_s,matvec_transfer_s,matvec_host_s,eigensolver_host_s,"
+             "orthogonalization_s,other_device_s,max_residual,speedup_spmv,speedup_solve\n");
   for (int i = 0; i < b->nrows; i++) {
     const bench_row *r = &b->rows[i];
-    fprintf(f, "%s,%d,%d,%d,%d,%s,\"%s\",%s,%.3g,%.6g,%.6g,%.4g,%.4g,%.4g,%.4g,", r->input, r->width,
-            r->height, r->n, r->ndiag, r->backend, r->device, r->kernel, r->check_error,
+    fprintf(f, "%s,%d,%d,%d,%d,%s,\"%s\",%s,%s,%.3g,%.6g,%.6g,%.4g,%.4g,%.4g,%.4g,", r->input,
+            r->width, r->height, r->n, r->ndiag, r->backend, r->device, r->kernel, r->solver,
+            r->check_error,
             r->spmv_median, r->spmv_min, r->gflops, r->gbs, r->copy_gbs, r->bound_pct);
     if (r->solved)
-      fprintf(f, "%.6g,%ld,%.6g,%.6g,%.6g,%.6g,%.3g,%.4g,%.4g\n", r->solve_s, r->matvecs,
-              r->mv_kernel_s, r->mv_transfer_s, r->mv_host_s, r->eig_host_s, r->max_residual,
-              r->speedup_spmv, r->speedup_solve);
+      fprintf(f, "%.6g,%ld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.3g,%.4g,%.4g\n", r->solve_s,
+              r->matvecs, r->mv_kernel_s, r->mv_transfer_s, r->mv_host_s, r->eig_host_s,
+              r->orth_s, r->other_dev_s, r->max_residual, r->speedup_spmv, r->speedup_solve);
     else
-      fprintf(f, ",,,,,,,%.4g,\n", r->speedup_spmv);
+      fprintf(f, ",,,,,,,,,%.4g,\n", r->speedup_spmv);
   }
   if (fclose(f) != 0)
     return dsg_error_set(DSG_ERR_IO, "cannot write '%s'", path);
@@ -396,7 +439,8 @@ static int write_chart(const bench *b, const char *path)
     const bench_row *r = &b->rows[i];
     char name[80];
     int k;
-    snprintf(name, sizeof(name), "%s%s%s", r->backend, r->kernel[0] ? " " : "", r->kernel);
+    snprintf(name, sizeof(name), "%s%s%s%s%s", r->backend, r->kernel[0] ? " " : "", r->kernel,
+             r->solver[0] ? " " : "", r->solver);
     for (k = 0; k < nb && strcmp(backends[k], name) != 0; k++)
       ;
     if (k == nb && nb < 32)
@@ -439,7 +483,8 @@ static int write_chart(const bench *b, const char *path)
       const bench_row *r = &b->rows[i];
       char name[80];
       int k;
-      snprintf(name, sizeof(name), "%s%s%s", r->backend, r->kernel[0] ? " " : "", r->kernel);
+      snprintf(name, sizeof(name), "%s%s%s%s%s", r->backend, r->kernel[0] ? " " : "", r->kernel,
+               r->solver[0] ? " " : "", r->solver);
       for (k = 0; k < nb && strcmp(backends[k], name) != 0; k++)
         ;
       const int bw = (gw - 20) / (nb ? nb : 1), x = left + group_of[i] * gw + 10 + k * bw;
@@ -505,25 +550,31 @@ static int bench_opencl(const app_config *cfg, bench *b, bench_input *in, const 
       spmv_cl_options opt;
       spmv_matvec *mv = NULL;
       char spec[16];
-      if (!cfg->all_kernels && cfg->kernel != SPMV_KERNEL_AUTO && (int)cfg->kernel != k)
+      if (cfg->kernel_mask && !(cfg->kernel_mask & (1u << k)))
         continue;
-      if (!cfg->all_kernels && cfg->kernel == SPMV_KERNEL_AUTO && k != SPMV_KERNEL_IMAGE &&
-          k != SPMV_KERNEL_VECTOR)
+      if (!cfg->kernel_mask && !cfg->all_kernels && cfg->kernel != SPMV_KERNEL_AUTO &&
+          (int)cfg->kernel != k)
+        continue;
+      if (!cfg->kernel_mask && !cfg->all_kernels && cfg->kernel == SPMV_KERNEL_AUTO &&
+          k != SPMV_KERNEL_IMAGE && k != SPMV_KERNEL_VECTOR)
         continue; /* auto: the kernel the device would get, decided below */
       app_cl_options(cfg, &opt);
       snprintf(spec, sizeof(spec), "%d", d);
       opt.device = spec;
-      opt.kernel = cfg->all_kernels ? (spmv_kernel)k : cfg->kernel;
+      opt.kernel = cfg->all_kernels || cfg->kernel_mask ? (spmv_kernel)k : cfg->kernel;
       if (!cfg->quiet)
         fprintf(stderr, "bench: %s: opencl [%d] %s: kernel %s\n", label, d, list[d].name,
-                cfg->all_kernels || cfg->kernel != SPMV_KERNEL_AUTO ? spmv_kernel_name(k) : "auto");
+                cfg->all_kernels || cfg->kernel_mask || cfg->kernel != SPMV_KERNEL_AUTO
+                    ? spmv_kernel_name(k)
+                    : "auto");
       if (spmv_matvec_create_opencl(&mv, in->N, &opt) != DSG_OK) {
         fprintf(stderr, "bench: %s: skipping [%d] %s kernel %s: %s\n", label, d, list[d].name,
                 spmv_kernel_name(k), dsg_error_message());
         continue;
       }
       const spmv_cl_info *info = spmv_matvec_cl_info(mv);
-      if (!cfg->all_kernels && cfg->kernel == SPMV_KERNEL_AUTO && (int)info->kernel != k) {
+      if (!cfg->kernel_mask && !cfg->all_kernels && cfg->kernel == SPMV_KERNEL_AUTO &&
+          (int)info->kernel != k) {
         spmv_matvec_destroy(mv); /* auto picked the other one of image/vector */
         continue;
       }
@@ -544,7 +595,7 @@ static int bench_opencl(const app_config *cfg, bench *b, bench_input *in, const 
       snprintf(row->device, sizeof(row->device), "%s (%s)", info->device, info->platform);
       snprintf(row->kernel, sizeof(row->kernel), "%s", spmv_kernel_name(info->kernel));
       row->copy_gbs = copy;
-      status = bench_backend(cfg, in, mv, row);
+      status = bench_backend(cfg, b, in, mv, row);
       spmv_matvec_destroy(mv);
     }
   }
@@ -607,18 +658,22 @@ int app_bench(const app_config *cfg)
         if (status == DSG_OK)
           status = spmv_matvec_create_cpu(&mv, in.N);
         if (status == DSG_OK)
-          status = bench_backend(cfg, &in, mv, row);
+          status = bench_backend(cfg, &b, &in, mv, row);
         spmv_matvec_destroy(mv);
       }
     }
     if (status == DSG_OK && strcmp(cfg->matvec, "cpu") != 0)
       status = bench_opencl(cfg, &b, &in, label);
     /* speedups against the C path of this input */
+    /* speedups against the C path of this input, with the same solver */
     for (int r = first; r < b.nrows; r++) {
-      bench_row *row = &b.rows[r], *cpu = &b.rows[first];
-      const int have_cpu = strcmp(cpu->backend, "cpu") == 0;
-      row->speedup_spmv = have_cpu ? cpu->spmv_median / row->spmv_median : NAN;
-      row->speedup_solve = have_cpu && row->solved && cpu->solved ? cpu->solve_s / row->solve_s : NAN;
+      bench_row *row = &b.rows[r];
+      const bench_row *cpu = NULL;
+      for (int q = first; q < b.nrows && !cpu; q++)
+        if (strcmp(b.rows[q].backend, "cpu") == 0 && strcmp(b.rows[q].solver, row->solver) == 0)
+          cpu = &b.rows[q];
+      row->speedup_spmv = cpu ? cpu->spmv_median / row->spmv_median : NAN;
+      row->speedup_solve = cpu && row->solved && cpu->solved ? cpu->solve_s / row->solve_s : NAN;
     }
     input_free(&in);
     if (status == DSG_OK && app_cancel)

@@ -44,7 +44,7 @@ static const opt_def options[] = {
   {"matvec", 0, "BACKEND", OPT_MATVEC, (SOLVE_CMDS | BENCH_CMD), "auto (default: first OpenCL GPU, else cpu), cpu, opencl (bench: also all)"},
   {"solver", 0, "NAME", OPT_SOLVER, (SOLVE_CMDS | BENCH_CMD), "lanczos (default: diaseg's own, device-resident on OpenCL) or arpack (bench: also all)"},
   {"cl-device", 0, "DEV", OPT_CL_DEVICE, (SOLVE_CMDS | BENCH_CMD | DEVICES_CMD), "OpenCL device: index or name substring (see 'diaseg devices'; $DIASEG_CL_DEVICE)"},
-  {"kernel", 0, "NAME", OPT_KERNEL, (SOLVE_CMDS | BENCH_CMD), "DIA kernel: naive, aligned, local, vector, image, auto (default; bench: all)"},
+  {"kernel", 0, "NAME", OPT_KERNEL, (SOLVE_CMDS | BENCH_CMD), "DIA kernel: naive, aligned, local, vector, image, auto (default; bench: all, or a list a,b)"},
   {"local-size", 0, "N", OPT_LOCAL_SIZE, (SOLVE_CMDS | BENCH_CMD), "OpenCL work-group size (default 128)"},
   {"kernel-dir", 0, "DIR", OPT_KERNEL_DIR, (SOLVE_CMDS | BENCH_CMD), "load dia_spmv.cl from DIR instead of the built-in copy ($DIASEG_KERNEL_DIR)"},
   {"cl-max-alloc", 0, "BYTES", OPT_CL_MAX_ALLOC, (SOLVE_CMDS | BENCH_CMD), "pretend the device's largest allocation is BYTES ($DIASEG_CL_MAX_ALLOC)"},
@@ -229,12 +229,28 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
     cfg->cl_device = v;
     break;
   case OPT_KERNEL:
+    cfg->kernel_mask = 0;
     if (cfg->command == APP_CMD_BENCH && strcmp(v, "all") == 0) {
       cfg->all_kernels = 1;
       cfg->kernel = SPMV_KERNEL_AUTO;
       break;
     }
     cfg->all_kernels = 0;
+    if (cfg->command == APP_CMD_BENCH && strchr(v, ',')) { /* a list */
+      char name[32];
+      for (const char *p = v; *p;) {
+        size_t len = strcspn(p, ",");
+        spmv_kernel k;
+        snprintf(name, sizeof(name), "%.*s", (int)(len < 31 ? len : 31), p);
+        status = spmv_kernel_parse(name, &k);
+        if (status != DSG_OK)
+          return status;
+        if (k != SPMV_KERNEL_AUTO)
+          cfg->kernel_mask |= 1u << k;
+        p += len + (p[len] == ',');
+      }
+      break;
+    }
     status = spmv_kernel_parse(v, &cfg->kernel);
     break;
   case OPT_LOCAL_SIZE:

@@ -168,6 +168,8 @@ static int stage_solve(run *r)
       opt.known_keep = r->comps.significant;
       opt.known_label = r->comps.label;
       opt.known_values = r->comps.values;
+      opt.known_return_label = r->comps.whole_label;
+      opt.known_return_values = r->comps.whole_values;
     }
     if (tty)
       opt.progress = progress;

@@ -13,19 +13,25 @@
 
 /* ARPACK's Fortran code keeps SAVEd state: one solve at a time in this process. */
 static pthread_mutex_t arpack_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
-
 /* ARPACK's orthogonalisation runs on whatever libblas.so.3 the system provides. OpenBLAS's
  * pthread build keeps its own pool of busy-waiting threads, one per core, which fights the
- * OpenMP threads of the products for the same cores (seen on the GPU machine: a 120 x 80 solve
- * took 35 ms per product). If that build is loaded, run it single-threaded; its OpenMP build
- * shares the OpenMP pool and is left alone. */
-static void tame_blas_threads(void)
+ * OpenMP threads of the products for the same cores: on the GPU machine a 120 x 80 solve took
+ * 35 ms per product. Below 2^20 rows its calls last microseconds and threads buy nothing, so
+ * that build runs single-threaded there; above, its calls last long enough for its threads to
+ * pay. Its OpenMP build shares the OpenMP pool and is left alone. Called under arpack_lock. */
+#define EIG_BLAS_THREADED_ROWS (1 << 20)
+
+static void tame_blas_threads(int n)
 {
+  static int all = -1;
   int (*get_parallel)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "openblas_get_parallel");
   void (*set_threads)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
-  if (get_parallel && set_threads && get_parallel() == 1) /* 1: pthreads, 2: OpenMP */
-    set_threads(1);
+  int (*get_threads)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
+  if (!get_parallel || !set_threads || !get_threads || get_parallel() != 1) /* 1: pthreads */
+    return;
+  if (all < 0)
+    all = get_threads();
+  set_threads(n < EIG_BLAS_THREADED_ROWS ? 1 : all);
 }
 
 static const char *dsaupd_message(int info)
@@ -231,12 +237,14 @@ int eig_known_pairs(spmv_matvec *mv, const eig_options *opt, double *values, flo
   int status = DSG_OK;
   if (!y)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the known-vector workspace");
+  const int *label = opt->known_return_label ? opt->known_return_label : opt->known_label;
+  const float *value = opt->known_return_values ? opt->known_return_values : opt->known_values;
   /* one product per returned vector: its Rayleigh quotient */
   for (int k = 0; k < count && status == DSG_OK; k++) {
     float *u = vectors + (size_t)k * (size_t)n;
     double q = 0.0;
     for (int i = 0; i < n; i++)
-      u[i] = opt->known_label[i] == k ? opt->known_values[i] : 0.0f;
+      u[i] = label[i] == k ? value[i] : 0.0f;
     status = spmv_matvec_apply(mv, u, y);
     for (int i = 0; i < n; i++)
       q += (double)u[i] * (double)y[i];
@@ -413,8 +421,8 @@ int eig_arpack_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
   nknown = nknown < opt->nev ? nknown : opt->nev;
   nev_a = opt->nev - nknown;
 
-  pthread_once(&blas_once, tame_blas_threads);
   pthread_mutex_lock(&arpack_lock);
+  tame_blas_threads(n);
   before = spmv_matvec_timing(mv);
   t0 = dsg_seconds();
   if (nknown > 0)

@@ -39,6 +39,11 @@ typedef struct eig_options {
   int known_keep;
   const int *known_label;
   const float *known_values;
+  /* Optional: the vectors to return for the first known_keep pairs, if not the projected ones
+   * (each a unit vector in the span of the known vectors, disjoint supports, label -1 = none).
+   * diaseg returns whole components here while it projects them out with specks carved. */
+  const int *known_return_label;
+  const float *known_return_values;
   const volatile sig_atomic_t *cancel; /* optional: nonzero asks the solve to stop */
   eig_progress_fn progress;            /* optional */
   void *progress_data;

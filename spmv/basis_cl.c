@@ -9,6 +9,7 @@
 
 #define BASIS_LOCAL 256
 #define BASIS_TILE 8
+#define BASIS_DENSE_KNOWN 8 /* up to this many known vectors live as dense columns before V */
 
 enum { K_MATVEC, K_PROJECT, K_ORTH, K_NORMALIZE, K_RESTART, K_TRANSFER, K_KINDS };
 
@@ -16,8 +17,10 @@ typedef struct cl_basis {
   cl_matvec *m; /* the matvec: context, queue, DIA program and matrix */
   cl_program prog;
   cl_kernel dia, gemvt, reduce, gemvn, norm2, beta, scale, kdot, kapply, rotate;
-  cl_mem V, tmp, w, part, h, coef, inv, scratch, Y, label, value, kd;
+  cl_mem all, V, tmp, w, part, h, coef, inv, scratch, Y, label, value, kd;
   cl_mem *col; /* sub-buffers: column i of V (the DIA kernel's x) */
+  int kc;      /* known vectors held as dense columns of `all` before V (fused projection) */
+  int stride;  /* doubles per step in the coefficient log: kc + m + 2 */
   size_t ld;   /* floats per column: >= n, >= the image's size, base-address aligned */
   size_t groups, local;
   int ycap;    /* doubles Y can hold */
@@ -87,8 +90,8 @@ static int project(spmv_basis *b)
   cl_basis *c = b->impl;
   const int n = b->n, nk = b->known.count;
   int status = DSG_OK;
-  if (nk <= 0)
-    return DSG_OK;
+  if (nk <= 0 || c->kc > 0)
+    return DSG_OK; /* none, or folded into the Gram-Schmidt passes */
   for (int c0 = 0; c0 < nk && status == DSG_OK; c0 += BASIS_TILE) {
     cl_int err = ARG(c->kdot, 0, c->label) | ARG(c->kdot, 1, c->value) | ARG(c->kdot, 2, n) |
                  ARG(c->kdot, 3, nk) | ARG(c->kdot, 4, c0) | ARG(c->kdot, 5, c->w) |
@@ -116,9 +119,10 @@ static int cgs2(spmv_basis *b, int nc, int coef_off, int fuse)
   cl_basis *c = b->impl;
   const int n = b->n, ld = (int)c->ld;
   int status = DSG_OK;
+  nc += c->kc; /* the dense known columns come first; their coefficients land before V's */
   for (int pass = 0; pass < 2 && nc > 0 && status == DSG_OK; pass++) {
     const int fused = pass == 1 && fuse;
-    cl_int err = ARG(c->gemvt, 0, c->V) | ARG(c->gemvt, 1, ld) | ARG(c->gemvt, 2, n) |
+    cl_int err = ARG(c->gemvt, 0, c->all) | ARG(c->gemvt, 1, ld) | ARG(c->gemvt, 2, n) |
                  ARG(c->gemvt, 3, nc) | ARG(c->gemvt, 4, c->w) | ARG(c->gemvt, 5, c->part);
     if (err != CL_SUCCESS)
       return spmv_cl_fail(err, "setting lz_gemvt's arguments", c->m->info.device);
@@ -127,7 +131,7 @@ static int cgs2(spmv_basis *b, int nc, int coef_off, int fuse)
       status = reduce(b, nc, c->h, coef_off < 0 ? 0 : coef_off, coef_off < 0 ? 0 : pass + 1, K_ORTH);
     if (status != DSG_OK)
       break;
-    err = ARG(c->gemvn, 0, c->V) | ARG(c->gemvn, 1, ld) | ARG(c->gemvn, 2, n) |
+    err = ARG(c->gemvn, 0, c->all) | ARG(c->gemvn, 1, ld) | ARG(c->gemvn, 2, n) |
           ARG(c->gemvn, 3, nc) | ARG(c->gemvn, 4, c->h) | ARG(c->gemvn, 5, c->w) |
           ARG(c->gemvn, 6, fused) | ARG(c->gemvn, 7, c->scratch);
     if (err != CL_SUCCESS)
@@ -170,7 +174,7 @@ static int normalize(spmv_basis *b, int coef_off, int dst, int have_partials)
 static int cl_set(spmv_basis *b, int col, const float *x, double *norm)
 {
   cl_basis *c = b->impl;
-  const int slot = b->m * (b->m + 2); /* the log's spare slot */
+  const int slot = b->m * c->stride; /* the log's spare slot */
   int status;
   cl_int err = clEnqueueWriteBuffer(c->m->queue, c->w, CL_FALSE, 0, (size_t)b->n * sizeof(float),
                                     x, 0, NULL, track(b, K_TRANSFER));
@@ -199,7 +203,7 @@ static int cl_expand(spmv_basis *b, int j)
 {
   cl_basis *c = b->impl;
   cl_matvec *m = c->m;
-  const int slot = j * (b->m + 2);
+  const int slot = j * c->stride;
   int status;
   cl_int err;
 
@@ -207,8 +211,9 @@ static int cl_expand(spmv_basis *b, int j)
   if (m->info.kernel == SPMV_KERNEL_IMAGE) {
     size_t origin[3] = {0, 0, 0}, region[3] = {m->info.image_width, m->info.image_height, 1};
     /* from the parent buffer at column j's offset (PoCL 3.1 crashes copying from a sub-buffer) */
-    err = clEnqueueCopyBufferToImage(m->queue, c->V, m->ximage, (size_t)j * c->ld * sizeof(float),
-                                     origin, region, 0, NULL, track(b, K_MATVEC));
+    err = clEnqueueCopyBufferToImage(m->queue, c->all, m->ximage,
+                                     ((size_t)c->kc + (size_t)j) * c->ld * sizeof(float), origin,
+                                     region, 0, NULL, track(b, K_MATVEC));
     if (err != CL_SUCCESS) {
       untrack_failed(c);
       return spmv_cl_fail(err, "copying x into the image", m->info.device);
@@ -225,23 +230,31 @@ static int cl_expand(spmv_basis *b, int j)
   if (status == DSG_OK)
     status = cgs2(b, j + 1, slot, b->fuse);
   if (status == DSG_OK)
-    status = normalize(b, slot + j + 1, j + 1, b->fuse);
+    status = normalize(b, slot + c->kc + j + 1, j + 1, b->fuse);
   return status;
 }
 
 static int cl_coefficients(spmv_basis *b, int j0, int j1, double *coef)
 {
   cl_basis *c = b->impl;
-  const size_t stride = (size_t)b->m + 2;
-  cl_int err = clEnqueueReadBuffer(c->m->queue, c->coef, CL_TRUE,
-                                   (size_t)j0 * stride * sizeof(double),
-                                   (size_t)(j1 - j0) * stride * sizeof(double), coef, 0, NULL,
-                                   track(b, K_TRANSFER));
+  const size_t stride = (size_t)c->stride, out = (size_t)b->m + 2;
+  double *raw = c->kc ? malloc((size_t)(j1 - j0) * stride * sizeof(double)) : coef;
+  cl_int err;
   int status = DSG_OK;
+  if (!raw)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the coefficient log");
+  err = clEnqueueReadBuffer(c->m->queue, c->coef, CL_TRUE, (size_t)j0 * stride * sizeof(double),
+                            (size_t)(j1 - j0) * stride * sizeof(double), raw, 0, NULL,
+                            track(b, K_TRANSFER));
   if (err != CL_SUCCESS) {
     untrack_failed(c);
     status = spmv_cl_fail(err, "reading the Lanczos coefficients", c->m->info.device);
+  } else if (c->kc) { /* drop the known columns' coefficients: the caller's layout is V's */
+    for (int j = 0; j < j1 - j0; j++)
+      memcpy(coef + (size_t)j * out, raw + (size_t)j * stride + c->kc, out * sizeof(double));
   }
+  if (raw != coef)
+    free(raw);
   clFinish(c->m->queue);
   drain_events(b);
   return status;
@@ -325,7 +338,7 @@ static void cl_basis_destroy(spmv_basis *b)
   for (int i = 0; c->col && i <= b->m; i++)
     if (c->col[i])
       clReleaseMemObject(c->col[i]);
-  cl_mem ms[] = {c->V, c->tmp, c->w, c->part, c->h, c->coef, c->inv, c->scratch, c->Y, c->label,
+  cl_mem ms[] = {c->V, c->all, c->tmp, c->w, c->part, c->h, c->coef, c->inv, c->scratch, c->Y, c->label,
                  c->value, c->kd};
   for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
     if (ms[i])
@@ -392,6 +405,8 @@ int spmv_basis_init_cl(spmv_basis *b)
   b->impl = c;
   b->ops = &cl_basis_ops;
   c->m = m;
+  c->kc = b->fuse && b->known.count <= BASIS_DENSE_KNOWN ? b->known.count : 0;
+  c->stride = c->kc + b->m + 2;
   c->local = m->dev.max_work_group >= BASIS_LOCAL ? BASIS_LOCAL : 64;
   c->groups = (size_t)(m->dev.compute_units > 0 ? m->dev.compute_units : 1) * 2;
   if (c->groups * c->local > n)
@@ -402,7 +417,7 @@ int spmv_basis_init_cl(spmv_basis *b)
   align = align_bits / 32 > 32 ? align_bits / 32 : 32; /* floats */
   c->ld = ((n > image_floats ? n : image_floats) + align - 1) / align * align;
   bytes = cols * c->ld * sizeof(float);
-  if (bytes > m->dev.max_alloc ||
+  if (bytes + (size_t)c->kc * c->ld * sizeof(float) > m->dev.max_alloc ||
       2 * bytes + (size_t)m->ndiag * m->pitch * sizeof(float) > m->dev.global_mem) {
     status = dsg_error_set(DSG_ERR_LIMIT, "a Lanczos basis of %zu x %zu floats (%.1f MiB, twice) "
                            "does not fit %s's memory (largest allocation %.1f MiB)", cols, n,
@@ -440,10 +455,16 @@ int spmv_basis_init_cl(spmv_basis *b)
   }
   {
     const int ycap = (b->m + 1) * (b->m + 1);
-    const size_t logd = (size_t)b->m * ((size_t)b->m + 2) + 1;
-    const size_t partd = c->groups * (size_t)(b->m + 1 > b->known.count ? b->m + 1 : b->known.count);
+    const size_t logd = ((size_t)b->m + 1) * (size_t)c->stride;
+    const size_t partd = c->groups * (size_t)(c->kc + b->m + 1 > b->known.count ? c->kc + b->m + 1
+                                                                              : b->known.count);
+    const size_t kbytes = (size_t)c->kc * c->ld * sizeof(float);
     c->ycap = ycap;
-    c->V = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    c->all = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, kbytes + bytes, NULL, &err);
+    if (err == CL_SUCCESS) {
+      cl_buffer_region vr = {kbytes, bytes};
+      c->V = clCreateSubBuffer(c->all, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &vr, &err);
+    }
     if (err == CL_SUCCESS)
       c->tmp = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
     if (err == CL_SUCCESS)
@@ -453,7 +474,8 @@ int spmv_basis_init_cl(spmv_basis *b)
     if (err == CL_SUCCESS)
       c->scratch = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, c->groups * sizeof(double), NULL, &err);
     if (err == CL_SUCCESS)
-      c->h = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, (size_t)(b->m + 1) * sizeof(double), NULL, &err);
+      c->h = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, (size_t)(c->kc + b->m + 1) * sizeof(double),
+                            NULL, &err);
     if (err == CL_SUCCESS)
       c->coef = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, logd * sizeof(double), NULL, &err);
     if (err == CL_SUCCESS)
@@ -476,16 +498,30 @@ int spmv_basis_init_cl(spmv_basis *b)
     }
     const float zero = 0.0f;
     const double dzero = 0.0;
-    err = clEnqueueFillBuffer(m->queue, c->V, &zero, sizeof(zero), 0, bytes, 0, NULL, NULL);
+    err = clEnqueueFillBuffer(m->queue, c->all, &zero, sizeof(zero), 0, kbytes + bytes, 0, NULL,
+                              NULL);
     if (err == CL_SUCCESS)
       err = clEnqueueFillBuffer(m->queue, c->tmp, &zero, sizeof(zero), 0, bytes, 0, NULL, NULL);
     if (err == CL_SUCCESS)
       err = clEnqueueFillBuffer(m->queue, c->coef, &dzero, sizeof(dzero), 0, logd * sizeof(double),
                                 0, NULL, NULL);
-    for (size_t i = 0; i < cols && err == CL_SUCCESS; i++) {
-      cl_buffer_region region = {i * c->ld * sizeof(float), c->ld * sizeof(float)};
-      c->col[i] = clCreateSubBuffer(c->V, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region,
-                                    &err);
+    for (size_t i = 0; i < cols && err == CL_SUCCESS; i++) { /* views of `all`: no nesting */
+      cl_buffer_region region = {((size_t)c->kc + i) * c->ld * sizeof(float), c->ld * sizeof(float)};
+      c->col[i] = clCreateSubBuffer(c->all, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION,
+                                    &region, &err);
+    }
+    /* the dense known columns: vector c is label == c's values, zero elsewhere */
+    if (err == CL_SUCCESS && c->kc > 0) {
+      float *dense = calloc((size_t)c->kc * c->ld, sizeof(float));
+      if (!dense) {
+        status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the known columns");
+        goto fail;
+      }
+      for (size_t r = 0; r < n; r++)
+        if (b->known.label[r] >= 0)
+          dense[(size_t)b->known.label[r] * c->ld + r] = b->known.value[r];
+      err = clEnqueueWriteBuffer(m->queue, c->all, CL_TRUE, 0, kbytes, dense, 0, NULL, NULL);
+      free(dense);
     }
     if (err != CL_SUCCESS) {
       status = spmv_cl_fail(err, "setting up the Lanczos basis", m->info.device);

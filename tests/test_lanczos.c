@@ -59,6 +59,8 @@ static void options(eig_options *o, const problem *p, int nev, double tol)
   o->known_keep = p->comps.significant;
   o->known_label = p->comps.label;
   o->known_values = p->comps.values;
+  o->known_return_label = p->comps.whole_label;
+  o->known_return_values = p->comps.whole_values;
 }
 
 static double orthogonality(const eig_result *r)
@@ -185,7 +187,7 @@ static void basis_twins(const problem *p)
     free(ug);
   }
   spmv_basis_timing t = spmv_basis_get_timing(bg);
-  CHECK(t.steps == m && t.launches >= 10 * m && t.matvec_s > 0 && t.orth_s > 0, "cl timing %ld %ld",
+  CHECK(t.steps == m && t.launches >= 9 * m && t.matvec_s > 0 && t.orth_s > 0, "cl timing %ld %ld",
         t.steps, t.launches);
 out:
   spmv_basis_destroy(bc);

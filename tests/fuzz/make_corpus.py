@@ -417,7 +417,10 @@ def cli_seeds():
         ["segment", img, "--sigma-x", "2.5"], ["segment", img, "--affinity", "color"],
         ["segment", img, "--affinity=colour"], ["eigs", img, "--affinity", "intensity"],
         ["segment", img, "--matvec", "cpu"], ["eigs", img, "--matvec", "opencl"],
-        ["segment", img, "--matvec", "auto"], ["segment", img, "--cl-device", "0"],
+        ["segment", img, "--matvec", "auto"], ["segment", img, "--solver", "lanczos"],
+        ["eigs", img, "--solver", "arpack"], ["bench", "--solver", "all"],
+        ["bench", "--kernel", "naive,aligned,vector"], ["bench", "--kernel", "image,auto,local"],
+        ["segment", img, "--cl-device", "0"],
         ["eigs", img, "--cl-device", "NVIDIA"], ["segment", img, "--kernel", "aligned"],
         ["segment", img, "--kernel", "naive"], ["segment", img, "--kernel", "local"],
         ["segment", img, "--kernel", "vector"], ["segment", img, "--kernel", "image"],
@@ -452,7 +455,8 @@ def cli_seeds():
         "--sigma-i": ["0", "-1", "nan", "inf", "1e-320", "abc", ""],
         "--sigma-x": ["0", "-0", "infinity", "1e308", "NAN(123)"],
         "--affinity": ["rgb", "", "COLOR"], "--matvec": ["all", "gpu", ""],
-        "--kernel": ["all", "bogus", ""], "--local-size": ["0", "4097", "-1"],
+        "--kernel": ["all", "bogus", "", "naive,aligned"], "--local-size": ["0", "4097", "-1"],
+        "--solver": ["all", "lobpcg", "", "ARPACK"],
         "--cl-max-alloc": ["0", "-5", "9223372036854775808"],
         "--seed": ["-1", "18446744073709551615", "0"], "--restarts": ["0", "1001"],
         "--resize": ["0x10", "10x0", "65537x1", "10x", "x10", "10x10x", "-5x5", "10*10", "",
@@ -476,6 +480,11 @@ def cli_seeds():
     add(["bench", "--csv", ""])
     add(["bench", "--chart", ""])
     add(["bench", "--ncv", "16"])
+    for v in ["naive,", ",", "naive,,aligned", "naive,bogus", "a" * 40 + ",naive", "naive," + "x" * 40,
+              "auto,auto", "all,naive"]:
+        add(["bench", "--kernel", v])
+    add(["bench", "--kernel", "naive,vector", "--kernel", "all"])
+    add(["bench", "--solver", "bogus"])
     # options in the wrong command, flags with values, unknown options
     for args in (["devices", "-k", "3"], ["eigs", img, "--seed", "1"], ["affinity", img, "-o", "x"],
                  ["bench", "-k", "3"], ["segment", img, "--export", "m"], ["eigs", img, "--size",

@@ -17,6 +17,7 @@
 #   SKIP_KNOWN=0         1: skip inputs that trigger an already reported stb_image bug
 #                        (fuzz_image_known_issue in fuzz_targets.h), to get past them
 #   ALL_ARTIFACTS=0      1: copy every artifact into regressions/, not one per finding
+#   RESUME=0             1: start from the seeds plus the corpus the last run in BUILD_DIR grew
 #   CC=clang             the compiler (clang-14 or later)
 #
 # Debian 12: apt-get install -y clang libclang-rt-14-dev libomp-14-dev llvm-14 cmake pkg-config
@@ -32,6 +33,7 @@ JOBS=${JOBS:-1}
 FORK=${FORK:-1}
 SKIP_KNOWN=${SKIP_KNOWN:-0}
 ALL_ARTIFACTS=${ALL_ARTIFACTS:-0}
+RESUME=${RESUME:-0}
 CC=${CC:-clang}
 PACKAGES="clang libclang-rt-14-dev libomp-14-dev llvm-14"
 
@@ -88,6 +90,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:symboli
 export DIASEG_FUZZ_SKIP_KNOWN=$SKIP_KNOWN
 
 STAMP=$(date +%Y%m%d-%H%M%S)
+PREVIOUS=$(ls -d "$BUILD/fuzz-runs/"*/ 2>/dev/null | tail -1)
 RUNS="$BUILD/fuzz-runs/$STAMP"
 mkdir -p "$RUNS"
 
@@ -96,6 +99,9 @@ run_target() {
   local t=$1 work="$RUNS/$1"
   mkdir -p "$work/corpus" "$work/artifacts"
   cp "$HERE/corpus_$t/"* "$work/corpus/"
+  if [[ $RESUME == 1 && -n "$PREVIOUS" && -d "$PREVIOUS/$t/corpus" ]]; then
+    cp -n "$PREVIOUS/$t/corpus/"* "$work/corpus/" 2>/dev/null
+  fi
   ls "$work/corpus" | wc -l > "$work/seeds"
   local opts=(-max_total_time="$DURATION" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1
               -artifact_prefix="$work/artifacts/")
