@@ -2,7 +2,8 @@
 # Build diaseg on a GPU machine, run its correctness tests against the OpenCL GPU, and measure.
 # Used on the H200 machine (docs/PERFORMANCE.md); any Linux box with an OpenCL GPU works.
 #
-#   tests/gpu_check.sh OUT [STEP ...]   steps: setup build devices test spmv sweep solvecheck bench peers
+#   tests/gpu_check.sh OUT [STEP ...]
+#   steps: setup build devices test spmv sweep solvecheck bench bench4k fuse peers pack
 #
 # setup: where .deps/ holds Debian's libarpack2, libarpack2-dev, libstb-dev and libstb0 packages
 # (apt-get download), unpack them to /opt/deps and register NVIDIA's OpenCL ICD (the recipe of the
@@ -81,19 +82,34 @@ if step solvecheck; then
       --json - | python3 -c "import json,sys; r=json.load(sys.stdin); print('$mv', r['matvec_count'], r['seconds']['solve'], r['seconds']['solve_split'])"
   done | tee "$OUT/solvecheck.txt"
 fi
+BENCH="--matvec all --cl-device $GPU --kernel aligned,image --solver all --repeat 20"
 if step bench; then
-  log "bench: eigensolves, nev 16, tol 1e-3"
-  "$D" bench $SIZES --matvec all --kernel auto --repeat 20 --json "$OUT/bench.json" \
+  log "bench: eigensolves (nev 16, tol 1e-3), C path and the GPU, both solvers"
+  "$D" bench --size 481x321 --size 1920x1080 $BENCH --json "$OUT/bench.json" \
     --csv "$OUT/bench.csv" --chart "$OUT/bench.svg" 2> "$OUT/bench.err" | tee "$OUT/bench.txt"
 fi
+if step bench4k; then
+  log "bench4k: the same at 3840x2160"
+  "$D" bench --size 3840x2160 $BENCH --json "$OUT/bench4k.json" --csv "$OUT/bench4k.csv" \
+    2> "$OUT/bench4k.err" | tee "$OUT/bench4k.txt"
+fi
+if step fuse; then
+  log "fuse: the device-resident solver without its fusions"
+  DIASEG_LANCZOS_UNFUSED=1 "$D" bench --size 481x321 --size 1920x1080 --size 3840x2160 \
+    --matvec opencl --cl-device "$GPU" --kernel aligned --solver lanczos --repeat 5 \
+    --json "$OUT/unfused.json" 2> "$OUT/unfused.err" | tee "$OUT/unfused.txt"
+fi
 if step peers; then
-  log "peers: SciPy and CuPy on the same matrices"
+  log "peers: CuPy on the same matrices (cuSPARSE CSR SpMV, eigsh)"
   for S in 481x321 1920x1080 3840x2160; do
     "$D" affinity --resize "$S" --export "/tmp/m_$S" -q
     "$D" eigs "$ROOT/data/coffee.png" --resize "$S" --nev 16 --tol 1e-3 --keep-specks \
-      --matvec opencl --cl-device "$GPU" -o "/tmp/e_$S" -q
-    python3 "$ROOT/tests/peers.py" "/tmp/m_$S" --nev 16 --tol 1e-3 --cupy \
+      --matvec opencl --cl-device "$GPU" --kernel aligned -o "/tmp/e_$S" -q
+    python3 "$ROOT/tests/peers.py" "/tmp/m_$S" --nev 16 --tol 1e-3 --no-scipy --cupy \
       --report "/tmp/e_$S/report.json" --json "$OUT/peers_$S.json" | tee -a "$OUT/peers.txt"
   done
+fi
+if step pack; then
+  (cd "$OUT" && tar czf results.tgz --exclude results.tgz . && ls -la results.tgz)
 fi
 log done
