@@ -54,21 +54,29 @@ __kernel void lz_gemvt(__global const float *V, const int ld, const int n, const
   }
 }
 
-/* One group: out[i] = sum_g part[g * nc + i] (g in order). mode 1 also sets, mode 2 adds it to
- * coef[coef_off + i] (the coefficient log of the current step); mode 0 leaves the log alone. */
+/* One group: out[i] = sum over groups of part[g * nc + i], every work-item taking the groups
+ * lid, lid + LOCAL, ... in order before a tree sum (a fixed order: deterministic). mode 1 also
+ * sets, mode 2 adds it to coef[coef_off + i] (the coefficient log of the current step); mode 0
+ * leaves the log alone. */
 __kernel void lz_reduce(__global const double *part, const int groups, const int nc,
                         __global double *out, __global double *coef, const int coef_off,
                         const int mode)
 {
-  for (int i = get_local_id(0); i < nc; i += get_local_size(0)) {
+  __local double s[LOCAL];
+  const int lid = get_local_id(0);
+  for (int i = 0; i < nc; i++) {
     double sum = 0.0;
-    for (int g = 0; g < groups; g++)
+    for (int g = lid; g < groups; g += LOCAL)
       sum += part[(size_t)g * nc + i];
-    out[i] = sum;
-    if (mode == 1)
-      coef[coef_off + i] = sum;
-    else if (mode == 2)
-      coef[coef_off + i] += sum;
+    s[lid] = sum;
+    tree_sum(s, lid, 1);
+    if (lid == 0) {
+      out[i] = s[0];
+      if (mode == 1)
+        coef[coef_off + i] = s[0];
+      else if (mode == 2)
+        coef[coef_off + i] += s[0];
+    }
   }
 }
 

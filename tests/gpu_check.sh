@@ -3,7 +3,7 @@
 # Used on the H200 machine (docs/PERFORMANCE.md); any Linux box with an OpenCL GPU works.
 #
 #   tests/gpu_check.sh OUT [STEP ...]
-#   steps: setup build devices test spmv sweep solvecheck bench bench4k fuse peers pack
+#   steps: setup build devices test spmv sweep solvecheck bench bench4k benchgpu fuse peers pack
 #
 # setup: where .deps/ holds Debian's libarpack2, libarpack2-dev, libstb-dev and libstb0 packages
 # (apt-get download), unpack them to /opt/deps and register NVIDIA's OpenCL ICD (the recipe of the
@@ -96,6 +96,11 @@ if step bench4k; then
     --repeat 20 --json "$OUT/bench4k.json" 2> "$OUT/bench4k.err" | tee "$OUT/bench4k.txt"
   "$D" bench --size 3840x2160 --matvec opencl --cl-device "$GPU" --kernel aligned --solver arpack \
     --repeat 5 --json "$OUT/bench4k_arpack.json" 2>> "$OUT/bench4k.err" | tee -a "$OUT/bench4k.txt"
+fi
+if step benchgpu; then
+  log "benchgpu: the device-resident solver at every size (aligned and image kernels)"
+  "$D" bench $SIZES --matvec opencl --cl-device "$GPU" --kernel aligned,image --solver lanczos \
+    --repeat 20 --json "$OUT/benchgpu.json" 2> "$OUT/benchgpu.err" | tee "$OUT/benchgpu.txt"
 fi
 if step fuse; then
   log "fuse: the device-resident solver without its fusions"
