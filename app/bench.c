@@ -36,6 +36,7 @@ typedef struct bench_row {
   double lambda_last; /* the nev-th eigenvalue, to compare backends */
   double orth_s, other_dev_s; /* Lanczos: Gram-Schmidt kernels; projection, norms, restarts */
   long steps, launches;      /* Lanczos: expansion steps, kernel launches */
+  long second_passes;        /* Lanczos: Gram-Schmidt second passes (DGKS) */
   double speedup_spmv, speedup_solve; /* against the C path on the same input */
 } bench_row;
 
@@ -280,6 +281,7 @@ static int bench_backend(const app_config *cfg, bench *b, bench_input *in, spmv_
         row->other_dev_s = res.basis.project_s + res.basis.normalize_s + res.basis.restart_s;
         row->steps = res.basis.steps;
         row->launches = res.basis.launches;
+        row->second_passes = res.basis.second_passes;
         for (int k = 0; k < res.nconv; k++)
           row->max_residual = res.residuals[k] > row->max_residual ? res.residuals[k] : row->max_residual;
         row->lambda_last = res.nconv ? res.values[res.nconv - 1] : NAN;
@@ -375,6 +377,7 @@ static int write_json(const bench *b, const char *path)
       app_json_number(&j, "other_device_s", r->other_dev_s);
       app_json_int(&j, "lanczos_steps", r->steps);
       app_json_int(&j, "kernel_launches", r->launches);
+      app_json_int(&j, "gram_schmidt_second_passes", r->second_passes);
       app_json_number(&j, "max_residual", r->max_residual);
       app_json_number(&j, "last_eigenvalue", r->lambda_last);
       app_json_number(&j, "speedup_vs_cpu", r->speedup_solve);

@@ -451,6 +451,7 @@ static int build_report(const run *r, app_json *j)
   if (e->basis.steps > 0) {
     app_json_int(j, "lanczos_steps", e->basis.steps);
     app_json_int(j, "kernel_launches", e->basis.launches);
+    app_json_int(j, "gram_schmidt_second_passes", e->basis.second_passes);
     app_json_number(j, "projection", e->basis.project_s);
     app_json_number(j, "orthogonalization", e->basis.orth_s);
     app_json_number(j, "normalization", e->basis.normalize_s);

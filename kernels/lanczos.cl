@@ -27,67 +27,88 @@ inline void tree_sum(__local double *s, const int lid, const int tiles)
   barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-/* part[g * nc + i] = sum over this group's rows of V[:, i] . w, for i < nc. Columns go TILE at a
- * time, so w is read ceil(nc / TILE) times and V once (V^T w, several items per row block as in
- * E. Bainville's gemv, with the partials reduced by lz_reduce). */
+/* part[g * (nc + 1) + i] = sum over this group's rows of V[:, i] . w for i < nc, and w . w at
+ * i = nc (for the DGKS test). Columns go TILE at a time, so w is read ceil(nc / TILE) times and V
+ * once (V^T w with several work-items per row block, as in E. Bainville's gemv; the partials are
+ * added by lz_reduce). In the second Gram-Schmidt pass (pass 2) nothing is done unless the DGKS
+ * test of the first pass asked for it (*flag). */
 __kernel void lz_gemvt(__global const float *V, const int ld, const int n, const int nc,
-                       __global const float *w, __global double *part)
+                       __global const float *w, __global double *part, const int pass,
+                       __global const int *flag)
 {
   __local double s[TILE * LOCAL];
   const int lid = get_local_id(0), g = get_group_id(0);
-  for (int i0 = 0; i0 < nc; i0 += TILE) {
-    const int tiles = min(TILE, nc - i0);
+  if (pass == 2 && *flag == 0)
+    return;
+  for (int i0 = 0; i0 <= nc; i0 += TILE) { /* i = nc: w itself */
+    const int tiles = min(TILE, nc + 1 - i0);
     double acc[TILE];
     for (int t = 0; t < TILE; t++)
       acc[t] = 0.0;
     for (int r = get_global_id(0); r < n; r += get_global_size(0)) {
       const double wr = w[r];
-      for (int t = 0; t < tiles; t++)
-        acc[t] += (double)V[(size_t)(i0 + t) * ld + r] * wr;
+      for (int t = 0; t < tiles; t++) {
+        const int i = i0 + t;
+        acc[t] += (i < nc ? (double)V[(size_t)i * ld + r] : wr) * wr;
+      }
     }
     for (int t = 0; t < TILE; t++)
       s[t * LOCAL + lid] = acc[t];
     tree_sum(s, lid, tiles);
     if (lid < tiles)
-      part[(size_t)g * nc + i0 + lid] = s[lid * LOCAL];
+      part[(size_t)g * (nc + 1) + i0 + lid] = s[lid * LOCAL];
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 }
 
-/* One group: out[i] = sum over groups of part[g * nc + i], every work-item taking the groups
- * lid, lid + LOCAL, ... in order before a tree sum (a fixed order: deterministic). mode 1 also
- * sets, mode 2 adds it to coef[coef_off + i] (the coefficient log of the current step); mode 0
- * leaves the log alone. */
+/* One group: out[i] = sum over groups of part[g * stride + i], every work-item taking the
+ * groups lid, lid + LOCAL, ... in order before a tree sum (a fixed order: deterministic).
+ * mode 1 also sets, mode 2 adds it to coef[coef_off + i] (the coefficient log of the current
+ * step); mode 0 leaves the log alone. pass 0: plain sums (stride nc). Gram-Schmidt passes 1 and
+ * 2 (stride nc + 1, the last entry w . w): pass 1 sets *flag to the DGKS test, a second pass is
+ * needed when |w - V h|^2 = w.w - |h|^2 < w.w / 2; pass 2 does nothing unless *flag. */
 __kernel void lz_reduce(__global const double *part, const int groups, const int nc,
                         __global double *out, __global double *coef, const int coef_off,
-                        const int mode)
+                        const int mode, const int pass, __global int *flag)
 {
   __local double s[LOCAL];
-  const int lid = get_local_id(0);
-  for (int i = 0; i < nc; i++) {
+  const int lid = get_local_id(0), stride = pass ? nc + 1 : nc;
+  double hh = 0.0;
+  if (pass == 2 && *flag == 0)
+    return;
+  for (int i = 0; i < stride; i++) {
     double sum = 0.0;
     for (int g = lid; g < groups; g += LOCAL)
-      sum += part[(size_t)g * nc + i];
+      sum += part[(size_t)g * stride + i];
     s[lid] = sum;
     tree_sum(s, lid, 1);
     if (lid == 0) {
-      out[i] = s[0];
-      if (mode == 1)
-        coef[coef_off + i] = s[0];
-      else if (mode == 2)
-        coef[coef_off + i] += s[0];
+      if (i < nc) {
+        out[i] = s[0];
+        hh += s[0] * s[0];
+        if (mode == 1)
+          coef[coef_off + i] = s[0];
+        else if (mode == 2)
+          coef[coef_off + i] += s[0];
+      } else if (pass == 1) {
+        flag[0] = s[0] - hh < 0.5 * s[0];
+        flag[1] += flag[0]; /* second passes so far */
+      }
     }
   }
 }
 
-/* w -= V[:, 0..nc) h. With fused norm, also part[g] = sum of the updated w^2 over this group. */
+/* w -= V[:, 0..nc) h. With fused norm, also part[g] = sum of the updated w^2 over this group
+ * (pass 1 writes it; pass 2, if the DGKS test asked for it, overwrites it). */
 __kernel void lz_gemvn(__global const float *V, const int ld, const int n, const int nc,
                        __global const double *h, __global float *w, const int fused,
-                       __global double *part)
+                       __global double *part, const int pass, __global const int *flag)
 {
   __local double hl[64];
   __local double s[LOCAL];
   const int lid = get_local_id(0);
+  if (pass == 2 && *flag == 0)
+    return;
   for (int i = lid; i < nc && i < 64; i += get_local_size(0))
     hl[i] = h[i];
   barrier(CLK_LOCAL_MEM_FENCE);

@@ -192,16 +192,29 @@ static void project_known(spmv_basis *b, float *x)
   free(dots);
 }
 
-/* Two classical Gram-Schmidt passes of x against V[:, 0..nc); coef[i] += h_i. */
+/* Classical Gram-Schmidt of x against V[:, 0..nc) with the DGKS test: a second pass only when
+ * the first cancelled more than half of |x|^2 (|x - V h|^2 = |x|^2 - |h|^2 < |x|^2 / 2), as on
+ * the OpenCL path; coef[i] += h_i. */
 static void cgs2(spmv_basis *b, int nc, float *x, double *coef)
 {
   cpu_basis *c = b->impl;
   double h[4097];
-  for (int pass = 0; pass < 2 && nc > 0; pass++) {
+  for (int pass = 1; pass <= 2 && nc > 0; pass++) {
+    double xx = 0.0, hh = 0.0;
+    if (pass == 1) {
+      xx = norm_of(c, b->n, x);
+      xx *= xx;
+    }
     dots_v(c, b->n, nc, x, h);
     update_v(c, b->n, nc, h, x);
-    for (int i = 0; coef && i < nc; i++)
-      coef[i] += h[i];
+    for (int i = 0; i < nc; i++) {
+      hh += h[i] * h[i];
+      if (coef)
+        coef[i] += h[i];
+    }
+    if (pass == 1 && !(xx - hh < 0.5 * xx))
+      break; /* the DGKS test: no second pass needed */
+    b->timing.second_passes += pass == 1;
   }
 }
 

@@ -17,7 +17,7 @@ typedef struct cl_basis {
   cl_matvec *m; /* the matvec: context, queue, DIA program and matrix */
   cl_program prog;
   cl_kernel dia, gemvt, reduce, gemvn, norm2, beta, scale, kdot, kapply, rotate;
-  cl_mem all, V, tmp, w, part, h, coef, inv, scratch, Y, label, value, kd;
+  cl_mem all, V, tmp, w, part, h, coef, inv, scratch, Y, label, value, kd, flag;
   cl_mem *col; /* sub-buffers: column i of V (the DIA kernel's x) */
   int kc;      /* known vectors held as dense columns of `all` before V (fused projection) */
   int stride;  /* doubles per step in the coefficient log: kc + m + 2 */
@@ -72,13 +72,14 @@ static int launch(spmv_basis *b, cl_kernel k, size_t global, size_t local, int k
 
 /* out (nc doubles, and the coefficient log at coef_off with mode 1 = set, 2 = add) =
  * sum over groups of part */
-static int reduce(spmv_basis *b, int nc, cl_mem out, int coef_off, int mode, int kind)
+static int reduce(spmv_basis *b, int nc, cl_mem out, int coef_off, int mode, int pass, int kind)
 {
   cl_basis *c = b->impl;
   const int groups = (int)c->groups;
   cl_int err = ARG(c->reduce, 0, c->part) | ARG(c->reduce, 1, groups) | ARG(c->reduce, 2, nc) |
                ARG(c->reduce, 3, out) | ARG(c->reduce, 4, c->coef) |
-               ARG(c->reduce, 5, coef_off) | ARG(c->reduce, 6, mode);
+               ARG(c->reduce, 5, coef_off) | ARG(c->reduce, 6, mode) | ARG(c->reduce, 7, pass) |
+               ARG(c->reduce, 8, c->flag);
   if (err != CL_SUCCESS)
     return spmv_cl_fail(err, "setting lz_reduce's arguments", c->m->info.device);
   return launch(b, c->reduce, c->local, c->local, kind, "lz_reduce");
@@ -101,7 +102,7 @@ static int project(spmv_basis *b)
     status = launch(b, c->kdot, c->groups * c->local, c->local, K_PROJECT, "lz_known_dot");
   }
   if (status == DSG_OK)
-    status = reduce(b, nk, c->kd, 0, 0, K_PROJECT);
+    status = reduce(b, nk, c->kd, 0, 0, 0, K_PROJECT);
   if (status == DSG_OK) {
     cl_int err = ARG(c->kapply, 0, c->label) | ARG(c->kapply, 1, c->value) |
                  ARG(c->kapply, 2, n) | ARG(c->kapply, 3, c->kd) | ARG(c->kapply, 4, c->w);
@@ -112,28 +113,32 @@ static int project(spmv_basis *b)
   return status;
 }
 
-/* Two Gram-Schmidt passes of w against V[:, 0..nc); coefficients into the log at coef_off
- * (-1: not logged). The second update computes |w|^2 partials when fused. */
+/* Classical Gram-Schmidt of w against V[:, 0..nc) with a DGKS test: the second pass runs (on
+ * the device, without the host) only when the first one cancelled more than half of |w|^2.
+ * Coefficients go into the log at coef_off (-1: not logged). When fused, the updates leave the
+ * |w|^2 partials for normalize(). */
 static int cgs2(spmv_basis *b, int nc, int coef_off, int fuse)
 {
   cl_basis *c = b->impl;
   const int n = b->n, ld = (int)c->ld;
   int status = DSG_OK;
   nc += c->kc; /* the dense known columns come first; their coefficients land before V's */
-  for (int pass = 0; pass < 2 && nc > 0 && status == DSG_OK; pass++) {
-    const int fused = pass == 1 && fuse;
+  for (int pass = 1; pass <= 2 && nc > 0 && status == DSG_OK; pass++) {
+    const int fused = fuse;
     cl_int err = ARG(c->gemvt, 0, c->all) | ARG(c->gemvt, 1, ld) | ARG(c->gemvt, 2, n) |
-                 ARG(c->gemvt, 3, nc) | ARG(c->gemvt, 4, c->w) | ARG(c->gemvt, 5, c->part);
+                 ARG(c->gemvt, 3, nc) | ARG(c->gemvt, 4, c->w) | ARG(c->gemvt, 5, c->part) |
+                 ARG(c->gemvt, 6, pass) | ARG(c->gemvt, 7, c->flag);
     if (err != CL_SUCCESS)
       return spmv_cl_fail(err, "setting lz_gemvt's arguments", c->m->info.device);
     status = launch(b, c->gemvt, c->groups * c->local, c->local, K_ORTH, "lz_gemvt (V^T w)");
     if (status == DSG_OK)
-      status = reduce(b, nc, c->h, coef_off < 0 ? 0 : coef_off, coef_off < 0 ? 0 : pass + 1, K_ORTH);
+      status = reduce(b, nc, c->h, coef_off < 0 ? 0 : coef_off, coef_off < 0 ? 0 : pass, pass, K_ORTH);
     if (status != DSG_OK)
       break;
     err = ARG(c->gemvn, 0, c->all) | ARG(c->gemvn, 1, ld) | ARG(c->gemvn, 2, n) |
           ARG(c->gemvn, 3, nc) | ARG(c->gemvn, 4, c->h) | ARG(c->gemvn, 5, c->w) |
-          ARG(c->gemvn, 6, fused) | ARG(c->gemvn, 7, c->scratch);
+          ARG(c->gemvn, 6, fused) | ARG(c->gemvn, 7, c->scratch) | ARG(c->gemvn, 8, pass) |
+          ARG(c->gemvn, 9, c->flag);
     if (err != CL_SUCCESS)
       return spmv_cl_fail(err, "setting lz_gemvn's arguments", c->m->info.device);
     status = launch(b, c->gemvn, c->groups * c->local, c->local, K_ORTH, "lz_gemvn (w - V h)");
@@ -186,7 +191,7 @@ static int cl_set(spmv_basis *b, int col, const float *x, double *norm)
   if (status == DSG_OK)
     status = cgs2(b, col, -1, 0);
   if (status == DSG_OK)
-    status = normalize(b, slot, col, 0);
+    status = normalize(b, slot, col, 0); /* a start vector: col may be 0, the partials unset */
   if (status == DSG_OK) {
     err = clEnqueueReadBuffer(c->m->queue, c->coef, CL_TRUE, (size_t)slot * sizeof(double),
                               sizeof(double), norm, 0, NULL, track(b, K_TRANSFER));
@@ -252,6 +257,12 @@ static int cl_coefficients(spmv_basis *b, int j0, int j1, double *coef)
   } else if (c->kc) { /* drop the known columns' coefficients: the caller's layout is V's */
     for (int j = 0; j < j1 - j0; j++)
       memcpy(coef + (size_t)j * out, raw + (size_t)j * stride + c->kc, out * sizeof(double));
+  }
+  if (status == DSG_OK) {
+    int flags[2] = {0, 0};
+    if (clEnqueueReadBuffer(c->m->queue, c->flag, CL_TRUE, 0, sizeof(flags), flags, 0, NULL,
+                            NULL) == CL_SUCCESS)
+      b->timing.second_passes = flags[1];
   }
   if (raw != coef)
     free(raw);
@@ -339,7 +350,7 @@ static void cl_basis_destroy(spmv_basis *b)
     if (c->col[i])
       clReleaseMemObject(c->col[i]);
   cl_mem ms[] = {c->V, c->all, c->tmp, c->w, c->part, c->h, c->coef, c->inv, c->scratch, c->Y, c->label,
-                 c->value, c->kd};
+                 c->value, c->kd, c->flag};
   for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
     if (ms[i])
       clReleaseMemObject(ms[i]);
@@ -458,7 +469,7 @@ int spmv_basis_init_cl(spmv_basis *b)
   {
     const int ycap = (b->m + 1) * (b->m + 1);
     const size_t logd = ((size_t)b->m + 1) * (size_t)c->stride;
-    const size_t partd = c->groups * (size_t)(c->kc + b->m + 1 > b->known.count ? c->kc + b->m + 1
+    const size_t partd = c->groups * (size_t)(c->kc + b->m + 2 > b->known.count ? c->kc + b->m + 2
                                                                               : b->known.count);
     const size_t kbytes = (size_t)c->kc * c->ld * sizeof(float);
     c->ycap = ycap;
@@ -483,6 +494,8 @@ int spmv_basis_init_cl(spmv_basis *b)
     if (err == CL_SUCCESS)
       c->inv = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, sizeof(float), NULL, &err);
     if (err == CL_SUCCESS)
+      c->flag = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, 2 * sizeof(int), NULL, &err);
+    if (err == CL_SUCCESS)
       c->Y = clCreateBuffer(m->ctx, CL_MEM_READ_ONLY, (size_t)ycap * sizeof(double), NULL, &err);
     if (err == CL_SUCCESS && b->known.count > 0) {
       c->label = clCreateBuffer(m->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * sizeof(int),
@@ -502,6 +515,11 @@ int spmv_basis_init_cl(spmv_basis *b)
     const double dzero = 0.0;
     err = clEnqueueFillBuffer(m->queue, c->all, &zero, sizeof(zero), 0, kbytes + bytes, 0, NULL,
                               NULL);
+    if (err == CL_SUCCESS) {
+      const int izero = 0;
+      err = clEnqueueFillBuffer(m->queue, c->flag, &izero, sizeof(izero), 0, 2 * sizeof(int), 0,
+                                NULL, NULL);
+    }
     if (err == CL_SUCCESS)
       err = clEnqueueFillBuffer(m->queue, c->tmp, &zero, sizeof(zero), 0, bytes, 0, NULL, NULL);
     if (err == CL_SUCCESS)

@@ -230,6 +230,7 @@ typedef struct spmv_basis_timing {
   double restart_s;   /* the restart product V Y and the Ritz vectors */
   double transfer_s;  /* coefficients to the host, start vectors to the device */
   long launches;      /* OpenCL kernel launches (0 on the C path) */
+  long second_passes; /* Gram-Schmidt second passes the DGKS test asked for */
 } spmv_basis_timing;
 
 /* Creates a basis of m + 1 columns on mv's backend. known may be NULL. `fuse` (OpenCL) computes
@@ -239,9 +240,10 @@ int spmv_basis_create(spmv_basis **out, spmv_matvec *mv, int m, const spmv_known
 /* V[:, col] = x / |x| after x is projected and orthogonalised against V[:, 0..col-1] (twice).
  * *norm receives |x| after orthogonalisation (0: x lies in the span). */
 int spmv_basis_set(spmv_basis *b, int col, const float *x, double *norm);
-/* One Lanczos step, queued (no host synchronisation): w = P A P V[:, j]; two classical
- * Gram-Schmidt passes against V[:, 0..j]; V[:, j + 1] = w / |w|. Step j's coefficients
- * (h_0 .. h_j summed over both passes, then |w|) are logged for spmv_basis_coefficients. */
+/* One Lanczos step, queued (no host synchronisation): w = P A P V[:, j]; classical Gram-Schmidt
+ * against V[:, 0..j], a second pass when the DGKS test asks for it (the first pass cancelled more
+ * than half of |w|^2); V[:, j + 1] = w / |w|. Step j's coefficients (h_0 .. h_j summed over the
+ * passes, then |w|) are logged for spmv_basis_coefficients. */
 int spmv_basis_expand(spmv_basis *b, int j);
 /* Waits for the queued steps and reads the logged coefficients of steps j0 .. j1 - 1 into
  * coef[(j - j0) * (m + 2) + i]: h_i for i <= j, then |w| at index j + 1. */
