@@ -7,9 +7,9 @@
  * errors, leaks and undefined behaviour are left to the sanitizers.
  *
  * Input encodings (also in README.md):
- *  - image: byte 0 picks the file name ("fuzz.png" if even, "fuzz.tga" if odd: the name enables the
- *    TGA decoder, the only format without a signature); bytes 1.. are the file. An empty input is an
- *    empty file named "fuzz.png".
+ *  - image: byte 0 picks the file name ("fuzz.png" if even, "fuzz.tga" if odd: the name enables
+ *    the TGA decoder, the only format without a signature); bytes 1.. are the file. An empty input
+ *    is an empty file named "fuzz.png".
  *  - cli: the argument list, each argument terminated by a NUL byte (a last argument without its
  *    NUL counts too); argv[0] is "diaseg"; at most FUZZ_CLI_MAX_ARGS arguments are used.
  */
@@ -44,8 +44,9 @@ static int fuzz_fail(char *why, size_t cap, const char *fmt, ...)
   return 1;
 }
 
-/* What the last call returned, in words (replay's --show prints it). */
+/* What the last call returned, in words, when fuzz_want_outcome is set (replay's --show). */
 static char fuzz_outcome[512];
+static int fuzz_want_outcome;
 
 /* ---- "never prints" ----------------------------------------------------------------------- */
 
@@ -130,18 +131,67 @@ static const char *fuzz_image_known_issue(const unsigned char *b, size_t len)
     }
   }
   /* F3: an empty IDAT chunk before any data: stbi__parse_png_file computes z->idata + 0 with
-   * idata == NULL (undefined behaviour; harmless in practice) */
+   * idata == NULL (undefined behaviour; harmless in practice).
+   * F5: IDAT lengths that add up to gigabytes: stbi__parse_png_file reallocates its IDAT buffer
+   * to the declared total before reading it (up to 2 GiB from a file of a few bytes). */
   if (len >= 8 && memcmp(b, "\x89PNG\r\n\x1a\n", 8) == 0) {
+    unsigned long long idat = 0;
     for (size_t p = 8; p + 8 <= len;) {
       size_t n = (size_t)b[p] << 24 | (size_t)b[p + 1] << 16 | (size_t)b[p + 2] << 8 | b[p + 3];
       if (memcmp(b + p + 4, "IDAT", 4) == 0) {
-        if (n == 0)
+        if (n == 0 && idat == 0)
           return "stb-png-empty-first-idat";
-        break;
+        idat += n;
+        if (idat > ((unsigned long long)1 << 28))
+          return "stb-png-idat-huge-allocation";
       }
       if (n > len)
         break;
       p += 12 + n;
+    }
+  }
+  /* F4: a JPEG scan that uses a Huffman table no DHT defined: stbi__jpeg is malloc'd without being
+   * cleared, so stbi__jpeg_huff_decode reads uninitialised tables (out-of-bounds reads of
+   * maxcode[18] and values[256] at garbage indices, bad shifts), depending on the heap's
+   * contents */
+  if (len >= 4 && b[0] == 0xff && b[1] == 0xd8) {
+    unsigned defined = 0; /* bit th: DC table th; bit 4 + th: AC table th */
+    size_t p = 2;
+    while (p + 4 <= len) {
+      unsigned m = b[p + 1];
+      if (b[p] != 0xff || m == 0xff) { /* entropy-coded data, fill bytes */
+        p++;
+        continue;
+      }
+      if (m == 0x00 || m == 0x01 || m == 0xd8 || (m >= 0xd0 && m <= 0xd7)) {
+        p += 2;
+        continue;
+      }
+      if (m == 0xd9)
+        break;
+      size_t seg = (size_t)b[p + 2] << 8 | b[p + 3], end = p + 2 + seg;
+      if (end > len)
+        end = len;
+      if (m == 0xc4) {
+        for (size_t q = p + 4; q < end;) {
+          unsigned tc = b[q] >> 4, th = b[q] & 15, n = 0;
+          for (size_t i = 0; i < 16 && q + 1 + i < len; i++)
+            n += b[q + 1 + i];
+          if (tc <= 1 && th <= 3)
+            defined |= 1u << (tc * 4 + th);
+          q += 17 + n;
+        }
+      } else if (m == 0xda && p + 4 < len) {
+        size_t ns = b[p + 4], ss_at = p + 5 + 2 * ns;
+        unsigned ss = ss_at < len ? b[ss_at] : 0, se = ss_at + 1 < len ? b[ss_at + 1] : 0;
+        for (size_t i = 0; i < ns && p + 6 + 2 * i < len; i++) {
+          unsigned td = b[p + 6 + 2 * i] >> 4, ta = b[p + 6 + 2 * i] & 15;
+          if ((ss == 0 && td <= 3 && !(defined & (1u << td))) ||
+              ((ss > 0 || se > 0) && ta <= 3 && !(defined & (1u << (4 + ta)))))
+            return "stb-jpeg-undefined-huffman-table";
+        }
+      }
+      p = end > p + 2 ? end : p + 2;
     }
   }
   return NULL;
@@ -154,7 +204,8 @@ static int fuzz_image_status_ok(int status)
          status == DSG_ERR_IO;
 }
 
-__attribute__((unused)) static int fuzz_image_one(const uint8_t *data, size_t size, char *why, size_t cap)
+__attribute__((unused)) static int fuzz_image_one(const uint8_t *data, size_t size, char *why,
+                                                  size_t cap)
 {
   const char *name = size > 0 && (data[0] & 1) ? "fuzz.tga" : "fuzz.png";
   const unsigned char *file = size > 0 ? data + 1 : data;
@@ -195,7 +246,7 @@ __attribute__((unused)) static int fuzz_image_one(const uint8_t *data, size_t si
       bad = fuzz_fail(why, cap, "%s: status %d (%s) but img.pixels = %p is not NULL", name, status,
                       dsg_status_name(status), (void *)img.pixels);
   }
-  {
+  if (fuzz_want_outcome) {
     const char *known = fuzz_image_known_issue(file, len);
     if (status == DSG_OK)
       snprintf(fuzz_outcome, sizeof(fuzz_outcome), "%s: ok, %d x %d x %d%s%s", name, img.width,
@@ -276,6 +327,10 @@ static int fuzz_cli_check_config(const app_config *c, char *why, size_t cap)
     return fuzz_fail(why, cap, "solver = '%s'", c->solver ? c->solver : "(null)");
   if ((int)c->kernel < 0 || (int)c->kernel >= SPMV_KERNEL_COUNT)
     return fuzz_fail(why, cap, "kernel = %d", (int)c->kernel);
+  if (c->kernel_mask & ~((((unsigned)1 << SPMV_KERNEL_COUNT) - 1) & ~(1u << SPMV_KERNEL_AUTO)))
+    return fuzz_fail(why, cap, "kernel_mask = 0x%x: bits outside the named kernels", c->kernel_mask);
+  if (c->kernel_mask && c->command != APP_CMD_BENCH)
+    return fuzz_fail(why, cap, "a kernel list accepted outside bench");
   if (c->local_size > 4096)
     return fuzz_fail(why, cap, "local_size = %zu", c->local_size);
   if (c->restarts < 1 || c->restarts > 1000)
@@ -314,7 +369,8 @@ static int fuzz_cli_check_config(const app_config *c, char *why, size_t cap)
   return 0;
 }
 
-__attribute__((unused)) static int fuzz_cli_one(const uint8_t *data, size_t size, char *why, size_t cap)
+__attribute__((unused)) static int fuzz_cli_one(const uint8_t *data, size_t size, char *why,
+                                                size_t cap)
 {
   char *argv[FUZZ_CLI_MAX_ARGS + 2];
   app_config cfg;
@@ -340,11 +396,11 @@ __attribute__((unused)) static int fuzz_cli_one(const uint8_t *data, size_t size
     /* the configuration's strings must still be readable here, before argv is freed */
     bad = fuzz_cli_check_config(&cfg, why, cap);
   }
-  if (status == DSG_OK)
+  if (fuzz_want_outcome && status == DSG_OK)
     snprintf(fuzz_outcome, sizeof(fuzz_outcome), "%d arguments: ok, command %s%s%s", argc - 1,
              app_command_name(cfg.command), cfg.help ? ", help" : "",
              cfg.version ? ", version" : "");
-  else
+  else if (fuzz_want_outcome)
     snprintf(fuzz_outcome, sizeof(fuzz_outcome), "%d arguments: %s: %s", argc - 1,
              dsg_status_name(status), dsg_error_message());
   for (int i = 1; i < argc; i++)

@@ -4,10 +4,10 @@
  *   fuzz_replay [-v] [--show] [--no-fork] [--timeout S] image|cli PATH...
  *
  * PATH is a file or a folder (read recursively; names starting with '.' are skipped). Each file
- * runs through the same function as the libFuzzer harness (fuzz_targets.h), in a child process of
- * its own unless --no-fork, so that a crash, a sanitizer report, a leak or a hang (--timeout,
- * default 60 s) is charged to that file and the others still run. --show prints what each call
- * returned (status and message, or the image's shape). Exit status: 0 when every file
+ * runs through the same function as the libFuzzer harness (fuzz_targets.h), in a process of its
+ * own (this program again) unless --no-fork, so that a crash, a sanitizer report, a leak or a hang
+ * (--timeout, default 60 s) is charged to that file and the others still run. --show prints what
+ * each call returned (status and message, or the image's shape). Exit status: 0 when every file
  * kept the contract, 1 when any did not, 2 on a usage error or when no file was found. */
 #include "fuzz_targets.h"
 
@@ -147,25 +147,39 @@ static int run_here(fuzz_fn fn, const char *path, const uint8_t *data, size_t si
   return bad;
 }
 
-/* Runs one input in a child. Returns 0 or 1 (printed why). */
-static int run_forked(fuzz_fn fn, const char *path, const uint8_t *data, size_t size,
-                      unsigned timeout)
+/* Runs one input in a fresh process: this program again, with --child. A fresh process rather
+ * than a fork, so that runtime state is not inherited: after a fork the OpenMP runtime's thread
+ * pool (started by OpenBLAS in the parent) is gone, and LeakSanitizer would report what its
+ * threads held. Returns 0 or 1 (printed why). */
+static int run_child(const char *self, const char *target, const char *path, unsigned timeout)
 {
+  char tbuf[32];
   int ws;
   pid_t pid;
+  snprintf(tbuf, sizeof(tbuf), "%u", timeout);
   fflush(stdout);
   fflush(stderr);
   pid = fork();
   if (pid < 0) {
-    fprintf(stderr, "fuzz_replay: fork: %s; running %s in-process\n", strerror(errno), path);
-    return run_here(fn, path, data, size);
+    fprintf(stderr, "FAIL %s: fork: %s\n", path, strerror(errno));
+    return 1;
   }
   if (pid == 0) {
-    alarm(timeout);
-    int bad = run_here(fn, path, data, size);
-    fflush(stdout);
-    fflush(stderr);
-    exit(bad ? EXIT_CONTRACT : 0); /* exit, not _exit: LeakSanitizer checks at exit */
+    char *args[8];
+    int n = 0;
+    args[n++] = (char *)self;
+    args[n++] = "--child";
+    args[n++] = "--timeout";
+    args[n++] = tbuf;
+    if (show)
+      args[n++] = "--show";
+    args[n++] = (char *)target;
+    args[n++] = (char *)path;
+    args[n] = NULL;
+    execv("/proc/self/exe", args);
+    execvp(self, args);
+    fprintf(stderr, "FAIL %s: cannot run %s: %s\n", path, self, strerror(errno));
+    _exit(127);
   }
   while (waitpid(pid, &ws, 0) < 0)
     if (errno != EINTR) {
@@ -176,8 +190,9 @@ static int run_forked(fuzz_fn fn, const char *path, const uint8_t *data, size_t 
     int code = WEXITSTATUS(ws);
     if (code == 0 || code == EXIT_CONTRACT)
       return code != 0;
-    fprintf(stderr, "FAIL %s: exit status %d (a sanitizer report or a leak, above)\n", path,
-            code);
+    if (code != 127)
+      fprintf(stderr, "FAIL %s: exit status %d (a sanitizer report or a leak, above)\n", path,
+              code);
     return 1;
   }
   if (WIFSIGNALED(ws)) {
@@ -204,7 +219,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-  int verbose = 0, fork_each = 1, i = 1;
+  int verbose = 0, fork_each = 1, child = 0, i = 1;
   unsigned timeout = 60;
   fuzz_fn fn = NULL;
   path_list files = {0};
@@ -213,9 +228,11 @@ int main(int argc, char **argv)
     if (strcmp(argv[i], "-v") == 0)
       verbose = 1;
     else if (strcmp(argv[i], "--show") == 0)
-      show = 1;
+      show = fuzz_want_outcome = 1;
     else if (strcmp(argv[i], "--no-fork") == 0)
       fork_each = 0;
+    else if (strcmp(argv[i], "--child") == 0) /* one file, run by the parent replay */
+      child = 1, fork_each = 0;
     else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
       timeout = (unsigned)strtoul(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
@@ -252,20 +269,32 @@ int main(int argc, char **argv)
   }
 
   size_t failed = 0;
+  if (child)
+    alarm(timeout);
   for (size_t f = 0; f < files.n; f++) {
     uint8_t *data = NULL;
     size_t size = 0;
+    if (verbose)
+      fprintf(stderr, "%s\n", files.v[f]);
+    if (fork_each) {
+      failed += run_child(argv[0], target, files.v[f], timeout) != 0;
+      continue;
+    }
     if (read_all(files.v[f], &data, &size) != 0) {
       fprintf(stderr, "FAIL %s: cannot read: %s\n", files.v[f], strerror(errno));
       failed++;
       continue;
     }
-    if (verbose)
-      fprintf(stderr, "%s (%zu bytes)\n", files.v[f], size);
-    int bad = fork_each ? run_forked(fn, files.v[f], data, size, timeout)
-                        : run_here(fn, files.v[f], data, size);
-    failed += bad != 0;
+    failed += run_here(fn, files.v[f], data, size) != 0;
     free(data);
+  }
+  if (child) {
+    for (size_t f = 0; f < files.n; f++)
+      free(files.v[f]);
+    free(files.v);
+    fflush(stdout);
+    fflush(stderr);
+    return failed ? EXIT_CONTRACT : 0; /* LeakSanitizer checks at exit */
   }
   printf("fuzz_replay %s: %zu files, %zu kept the contract, %zu failed%s\n", target, files.n,
          files.n - failed, failed, FUZZ_CAN_CHECK_PRINTS || fn != fuzz_cli_one ? "" :

@@ -124,8 +124,11 @@ wait
 # A finding's signature: what went wrong and where (the first frame in diaseg's or stb's code).
 signature() { # fuzzer file
   local out
-  out=$(DIASEG_FUZZ_SKIP_KNOWN=0 timeout --kill-after=10 60 "$1" -timeout=10 -rss_limit_mb=2048 \
-        "$2" 2>&1)
+  # (ASan fills fresh allocations with 0xff, as in the ctest: readers of uninitialised memory then
+  # fail the same way every time)
+  out=$(DIASEG_FUZZ_SKIP_KNOWN=0 \
+        ASAN_OPTIONS="$ASAN_OPTIONS:malloc_fill_byte=255:max_malloc_fill_size=1048576" \
+        timeout --kill-after=10 60 "$1" -timeout=10 -rss_limit_mb=2048 "$2" 2>&1)
   local frame
   frame=$(grep -E '^ *#[0-9]+ 0x[0-9a-f]+ in ' <<<"$out" |
           grep -E 'stb_image|/app/|/spmv/|/eigensolver/' | grep -vE 'LLVMFuzzerTestOneInput|fuzz_' |
@@ -172,6 +175,11 @@ for t in $TARGETS; do
   edges=$(sed -nE 's/.*\(([0-9]+) inline 8-bit counters\).*/\1/p' "$log" | head -1)
   counts=$(grep -oE 'oom/timeout/crash: [0-9]+/[0-9]+/[0-9]+' "$log" | tail -1 | cut -d' ' -f2)
   wall=$(cat "$work/wall")
+  # the grown corpus's coverage, measured in one process (fork mode's running count is not)
+  lenopt=()
+  [[ $t == image ]] && lenopt=(-max_len=65536)
+  corpus_cov=$(timeout 600 "$fuzzer" -runs=0 -rss_limit_mb=2048 -timeout=10 "${lenopt[@]}" \
+                 "$work/corpus" 2>&1 | grep -oE 'INITED cov: [0-9]+' | grep -oE '[0-9]+$')
   corpus_end=$(ls "$work/corpus" | wc -l)
 
   # existing regressions: their signatures
@@ -197,8 +205,11 @@ for t in $TARGETS; do
       seen[$sig]="1 known: regressions/$t/${known[$sig]}"
       continue
     fi
+    if [[ $sig == no-repro ]]; then # depends on the fuzzing process's state: not a regression
+      seen[$sig]="1 not reproducible alone (e.g. $a)"
+      continue
+    fi
     name="$kind-$(slug "${sig#* }")-$(sha1sum "$a" | cut -c1-8)"
-    [[ $sig == no-repro ]] && name="$kind-no-repro-$(sha1sum "$a" | cut -c1-8)"
     cp "$a" "$HERE/regressions/$t/$name"
     seen[$sig]="1 new: regressions/$t/$name"
   done < <(find "$work/artifacts" -maxdepth 1 -type f \
@@ -210,8 +221,9 @@ for t in $TARGETS; do
   [[ $nart -gt 0 ]] && found=1
   rate=0
   [[ $wall -gt 0 ]] && rate=$((execs / wall))
-  summary+="fuzz_$t: ${wall} s, $execs executions ($rate/s), coverage ${cov:-?} of ${edges:-?} edges"
-  summary+=" (features ${ft:-?}), corpus $(cat "$work/seeds") -> $corpus_end files"$'\n'
+  summary+="fuzz_$t: ${wall} s, $execs executions ($rate/s), corpus $(cat "$work/seeds") -> $corpus_end files"$'\n'
+  summary+="    coverage: the final corpus reaches ${corpus_cov:-?} of ${edges:-?} instrumented edges"
+  summary+=" (libFuzzer's last count: cov ${cov:-?}, ft ${ft:-?})"$'\n'
   summary+="    libFuzzer exit $(cat "$work/rc")${counts:+, oom/timeout/crash $counts}, artifacts: $nart, distinct findings: ${#seen[@]}"$'\n'
   summary+="$lines"
   unset known seen
