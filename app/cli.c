@@ -330,6 +330,24 @@ static const opt_def *find_short(char c, app_command cmd)
   return NULL;
 }
 
+/* An image name: bench collects them, the others take one. */
+static int add_positional(app_config *cfg, const char *arg, int *positional)
+{
+  if (cfg->command == APP_CMD_NONE || cfg->command == APP_CMD_DEVICES)
+    return dsg_error_set(DSG_ERR_INVALID, "unexpected argument '%s'", arg);
+  if (cfg->command == APP_CMD_BENCH) {
+    if (cfg->ninputs >= APP_MAX_INPUTS)
+      return dsg_error_set(DSG_ERR_INVALID, "bench takes at most %d images", APP_MAX_INPUTS);
+    cfg->inputs[cfg->ninputs++] = arg;
+    return DSG_OK;
+  }
+  if ((*positional)++ > 0)
+    return dsg_error_set(DSG_ERR_INVALID, "unexpected extra argument '%s': %s takes one image",
+                         arg, app_command_name(cfg->command));
+  cfg->image = arg;
+  return DSG_OK;
+}
+
 int app_cli_parse(int argc, char **argv, app_config *cfg)
 {
   int i = 1, positional = 0, status, explicit_out = 0, explicit_nev = 0, explicit_tol = 0;
@@ -358,10 +376,12 @@ int app_cli_parse(int argc, char **argv, app_config *cfg)
     const char *arg = argv[i], *value = NULL;
     const opt_def *o = NULL;
     char flag[64];
-    if (strcmp(arg, "--") == 0) {
-      for (i++; i < argc; i++, positional++)
-        if (positional == 0)
-          cfg->image = argv[i];
+    if (strcmp(arg, "--") == 0) { /* everything after is an image name */
+      for (i++; i < argc; i++) {
+        status = add_positional(cfg, argv[i], &positional);
+        if (status != DSG_OK)
+          return status;
+      }
       break;
     }
     if (arg[0] == '-' && arg[1] == '-') {
@@ -370,9 +390,10 @@ int app_cli_parse(int argc, char **argv, app_config *cfg)
       o = find_long(arg + 2, len, cfg->command);
       snprintf(flag, sizeof(flag), "--%.*s", (int)(len < 40 ? len : 40), arg + 2);
       if (!o)
-        return dsg_error_set(DSG_ERR_INVALID, "unknown option '%s'%s%s (try 'diaseg %s --help')",
+        return dsg_error_set(DSG_ERR_INVALID, "unknown option '%s'%s%s (try 'diaseg%s%s --help')",
                              flag, cfg->command ? " for " : "",
                              cfg->command ? app_command_name(cfg->command) : "",
+                             cfg->command ? " " : "",
                              cfg->command ? app_command_name(cfg->command) : "");
       if (eq && !o->metavar)
         return dsg_error_set(DSG_ERR_INVALID, "%s takes no value", flag);
@@ -390,18 +411,9 @@ int app_cli_parse(int argc, char **argv, app_config *cfg)
         value = arg + 2; /* -k5 */
       }
     } else {
-      if (cfg->command == APP_CMD_NONE)
-        return dsg_error_set(DSG_ERR_INVALID, "unexpected argument '%s'", arg);
-      if (cfg->command == APP_CMD_BENCH) {
-        if (cfg->ninputs >= APP_MAX_INPUTS)
-          return dsg_error_set(DSG_ERR_INVALID, "bench takes at most %d images", APP_MAX_INPUTS);
-        cfg->inputs[cfg->ninputs++] = arg;
-        continue;
-      }
-      if (positional++ > 0)
-        return dsg_error_set(DSG_ERR_INVALID, "unexpected extra argument '%s': %s takes one image",
-                             arg, app_command_name(cfg->command));
-      cfg->image = arg;
+      status = add_positional(cfg, arg, &positional);
+      if (status != DSG_OK)
+        return status;
       continue;
     }
     if (o->metavar && !value) {

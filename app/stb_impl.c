@@ -3,6 +3,9 @@
  *  - only PNG, JPEG, BMP, TGA and PNM are decoded (no GIF: its decoder has an open double free;
  *    no PSD/PIC/HDR: not needed);
  *  - STBI_MAX_DIMENSIONS caps each side before any size arithmetic;
+ *  - allocations are zeroed (calloc);
+ *  - app/image_format.c checks every container before stb sees it (stb 2.27's defects that crafted
+ *    files reach are listed there and kept as regressions in tests/fuzz);
  *  - no stdio: diaseg reads files itself (size-capped) and writes PNGs through a callback that
  *    checks every write. */
 #define STB_IMAGE_IMPLEMENTATION
@@ -14,6 +17,11 @@
 #define STBI_NO_STDIO
 #define STBI_NO_LINEAR
 #define STBI_MAX_DIMENSIONS (1 << 20)
+/* zeroed allocations: what a defective decoder path reads uninitialised is zero, not stale heap */
+#define STBI_MALLOC(sz) calloc(1, (sz))
+#define STBI_REALLOC(p, sz) realloc((p), (sz))
+#define STBI_FREE(p) free(p)
+#include <stdlib.h>
 #include <stb_image.h>
 
 #define STB_IMAGE_WRITE_IMPLEMENTATION

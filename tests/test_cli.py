@@ -86,7 +86,7 @@ def bad_inputs(tmp, data):
     make("truncated.png", coffee[: len(coffee) // 2])
     make("truncated.jpg", jpeg[: len(jpeg) // 2])
     make("truncated.bmp", bmp_bytes(40, 30)[:1500])
-    make("zero.png", png_bytes(0, 0))
+    make("zero.png", png_bytes(0, 0, zlib.compress(b"")))
     make("huge.png", png_bytes(100000, 100000, zlib.compress(b"\0" * 64)))
     make("zero.pgm", b"P5\n0 0\n255\n")
     make("garbage.jpg", b"\xff\xd8\xff" + bytes(range(256)) * 8)
@@ -125,6 +125,8 @@ def bad_inputs(tmp, data):
         (["segment", ok_image, "--bogus"], "unknown option"),
         (["segment", ok_image, "--nev"], "needs a value"),
         (["segment", ok_image, ok_image], "extra argument"),
+        (["segment", "--", ok_image, ok_image], "extra argument"),
+        (["devices", "stray"], "unexpected argument"),
         (["frobnicate"], "unknown command"),
         (["eigs"], "needs an IMAGE"),
     ]

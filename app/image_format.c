@@ -1,0 +1,310 @@
+/* Image containers, checked before any stb_image decoder sees a byte.
+ *
+ * stb_image 2.27 (Debian 12's libstb-dev) has defects that a crafted file reaches (found by
+ * tests/fuzz, kept in tests/fuzz/regressions/image): a JPEG Huffman table of more than 256 codes
+ * overflows its arrays, a scan that uses an undefined table decodes from uninitialised memory, a
+ * PNG chunk length of 2 GiB makes it allocate 2 GiB, an empty first IDAT does arithmetic on NULL,
+ * a PNM header number past INT_MAX overflows. Its JPEG, BMP, TGA and PNM decoders also read zeros
+ * (or stale heap) past the end of a truncated file instead of failing. Every one of these shows in
+ * the container structure, which the walks below verify: chunk and segment lengths inside the
+ * file, Huffman tables complete and defined before use, declared data present. The pixel data
+ * itself stays stb's job. */
+#include "app_internal.h"
+
+#include <string.h>
+#include <strings.h>
+
+app_image_format app_image_sniff(const unsigned char *b, size_t len, const char *name)
+{
+  static const unsigned char png[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  const char *dot = strrchr(name, '.');
+  if (len >= 8 && memcmp(b, png, 8) == 0)
+    return APP_FMT_PNG;
+  if (len >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff)
+    return APP_FMT_JPEG;
+  if (len >= 2 && b[0] == 'B' && b[1] == 'M')
+    return APP_FMT_BMP;
+  if (len >= 2 && b[0] == 'P' && (b[1] == '5' || b[1] == '6'))
+    return APP_FMT_PNM;
+  /* TGA has no signature: only trust it when the name says so */
+  if (dot && strcasecmp(dot, ".tga") == 0)
+    return APP_FMT_TGA;
+  return APP_FMT_UNKNOWN;
+}
+
+static unsigned long be32(const unsigned char *p)
+{
+  return (unsigned long)p[0] << 24 | (unsigned long)p[1] << 16 | (unsigned long)p[2] << 8 | p[3];
+}
+static unsigned be16(const unsigned char *p) { return (unsigned)p[0] << 8 | p[1]; }
+static unsigned le16(const unsigned char *p) { return p[0] | (unsigned)p[1] << 8; }
+static unsigned long le32(const unsigned char *p)
+{
+  return p[0] | (unsigned long)p[1] << 8 | (unsigned long)p[2] << 16 | (unsigned long)p[3] << 24;
+}
+
+#define BAD(...) dsg_error_set(DSG_ERR_FORMAT, __VA_ARGS__)
+
+/* PNG: IHDR first, every chunk inside the file, IDAT present and not empty first, IEND last. */
+static int check_png(const unsigned char *b, size_t len, const char *name, long *w, long *h)
+{
+  size_t pos = 8;
+  int first = 1, idat = 0;
+  while (pos + 12 <= len) {
+    const unsigned long clen = be32(b + pos);
+    const unsigned char *type = b + pos + 4;
+    for (int i = 0; i < 4; i++)
+      if (!((type[i] >= 'A' && type[i] <= 'Z') || (type[i] >= 'a' && type[i] <= 'z')))
+        return BAD("'%s' is a corrupt PNG: a chunk type at byte %zu is not four letters", name, pos);
+    if (clen > len - pos - 12)
+      return BAD("'%s' is a truncated or corrupt PNG: its %.4s chunk declares %lu bytes, %zu remain",
+                 name, (const char *)type, clen, len - pos - 12);
+    if (first) {
+      if (memcmp(type, "IHDR", 4) != 0 || clen != 13)
+        return BAD("'%s' is a corrupt PNG: it does not start with a 13-byte IHDR chunk", name);
+      *w = (long)(be32(b + pos + 8) & 0x7fffffffUL);
+      *h = (long)(be32(b + pos + 12) & 0x7fffffffUL);
+      first = 0;
+    } else if (memcmp(type, "IDAT", 4) == 0) {
+      if (clen == 0 && !idat)
+        return BAD("'%s' has an empty first IDAT chunk, which diaseg's PNG decoder does not "
+                   "handle", name);
+      idat = 1;
+    } else if (memcmp(type, "IEND", 4) == 0) {
+      if (!idat)
+        return BAD("'%s' is a PNG without image data (no IDAT chunk)", name);
+      return DSG_OK;
+    }
+    pos += 12 + clen;
+  }
+  return BAD("'%s' is a truncated PNG: it ends before its IEND chunk", name);
+}
+
+/* A JPEG Huffman table segment: classes and ids in range, at most 256 codes, code lengths that
+ * fit a binary code (the check stb makes only after writing past its arrays). */
+static int check_dht(const unsigned char *p, const unsigned char *end, const char *name,
+                     int defined[2][4])
+{
+  while (p < end) {
+    if (end - p < 17)
+      return BAD("'%s' is a corrupt JPEG: a Huffman table is cut short", name);
+    const int tc = p[0] >> 4, th = p[0] & 15;
+    long total = 0, avail = 1;
+    if (tc > 1 || th > 3)
+      return BAD("'%s' is a corrupt JPEG: Huffman table class %d id %d", name, tc, th);
+    for (int l = 1; l <= 16; l++) {
+      total += p[l];
+      avail = avail * 2 - p[l];
+      if (avail < 0)
+        return BAD("'%s' is a corrupt JPEG: a Huffman table has more codes of %d bits than fit",
+                   name, l);
+    }
+    if (total > 256)
+      return BAD("'%s' is a corrupt JPEG: a Huffman table declares %ld codes (at most 256)", name,
+                 total);
+    if (end - p < 17 + total)
+      return BAD("'%s' is a corrupt JPEG: a Huffman table's symbols are cut short", name);
+    defined[tc][th] = 1;
+    p += 17 + total;
+  }
+  return DSG_OK;
+}
+
+/* JPEG: segments inside the file, a frame before any scan, every Huffman table a scan uses
+ * defined before it, entropy-coded data that ends in a marker, and an EOI. */
+static int check_jpeg(const unsigned char *b, size_t len, const char *name, long *w, long *h)
+{
+  size_t pos = 2;
+  int defined[2][4] = {{0}}, frame = 0, progressive = 0, scans = 0;
+  while (pos + 1 < len) {
+    if (b[pos] != 0xff)
+      return BAD("'%s' is a corrupt JPEG: no marker at byte %zu", name, pos);
+    while (pos + 1 < len && b[pos + 1] == 0xff) /* fill bytes */
+      pos++;
+    if (pos + 1 >= len)
+      break;
+    const unsigned m = b[pos + 1];
+    pos += 2;
+    if (m == 0xd9) { /* EOI */
+      if (!frame || !scans)
+        return BAD("'%s' is a JPEG without %s", name, frame ? "a scan" : "a frame");
+      return DSG_OK;
+    }
+    if (m == 0xd8 || m == 0x00)
+      return BAD("'%s' is a corrupt JPEG: marker 0x%02x at byte %zu", name, m, pos - 2);
+    if (m == 0x01 || (m >= 0xd0 && m <= 0xd7))
+      continue; /* standalone markers */
+    if (pos + 2 > len)
+      break;
+    const size_t slen = be16(b + pos);
+    if (slen < 2 || slen > len - pos)
+      return BAD("'%s' is a truncated or corrupt JPEG: a 0x%02x segment of %zu bytes at byte %zu",
+                 name, m, slen, pos);
+    const unsigned char *p = b + pos + 2, *end = b + pos + slen;
+    if (m == 0xc4) {
+      int status = check_dht(p, end, name, defined);
+      if (status != DSG_OK)
+        return status;
+    } else if (m == 0xc0 || m == 0xc1 || m == 0xc2) { /* the frames stb decodes */
+      if (slen < 8 || slen < 8 + 3u * p[5])
+        return BAD("'%s' is a corrupt JPEG: a frame header of %zu bytes", name, slen);
+      *h = (long)be16(p + 1);
+      *w = (long)be16(p + 3);
+      frame = 1;
+      progressive = m == 0xc2;
+    } else if (m == 0xda) { /* SOS */
+      const int ns = slen >= 3 ? p[0] : 0;
+      if (!frame || ns < 1 || ns > 4 || slen != 6 + 2u * (unsigned)ns)
+        return BAD("'%s' is a corrupt JPEG: a scan header %s", name,
+                   frame ? "of the wrong size" : "before any frame");
+      const int ss = p[1 + 2 * ns], se = p[2 + 2 * ns], ah = p[3 + 2 * ns] >> 4;
+      for (int c = 0; c < ns; c++) {
+        const int td = p[2 + 2 * c] >> 4, ta = p[2 + 2 * c] & 15;
+        const int need_dc = !progressive || (ss == 0 && ah == 0);
+        const int need_ac = !progressive || se > 0;
+        if ((need_dc && (td > 3 || !defined[0][td])) || (need_ac && (ta > 3 || !defined[1][ta])))
+          return BAD("'%s' is a corrupt JPEG: a scan uses a Huffman table that was never "
+                     "defined", name);
+      }
+      scans++;
+      /* the entropy-coded data: up to the next marker that is not a stuffed byte or a restart */
+      pos += slen;
+      while (pos + 1 < len && !(b[pos] == 0xff && b[pos + 1] != 0x00 &&
+                                !(b[pos + 1] >= 0xd0 && b[pos + 1] <= 0xd7)))
+        pos++;
+      continue;
+    }
+    pos += slen;
+  }
+  return BAD("'%s' is a truncated JPEG: it ends before its end-of-image marker", name);
+}
+
+/* PNM header integer: whitespace and # comments before it; -1 if absent or over 2^24. */
+static long pnm_int(const unsigned char *b, size_t len, size_t *pos)
+{
+  long v = -1;
+  while (*pos < len) {
+    if (b[*pos] == '#') {
+      while (*pos < len && b[*pos] != '\n')
+        (*pos)++;
+    } else if (b[*pos] == ' ' || b[*pos] == '\t' || b[*pos] == '\r' || b[*pos] == '\n') {
+      (*pos)++;
+    } else {
+      break;
+    }
+  }
+  while (*pos < len && b[*pos] >= '0' && b[*pos] <= '9') {
+    v = (v < 0 ? 0 : v) * 10 + (b[*pos] - '0');
+    if (v > (1L << 24))
+      return -1;
+    (*pos)++;
+  }
+  return v;
+}
+
+/* PNM (P5, P6): a well-formed header and all the pixel data it declares. */
+static int check_pnm(const unsigned char *b, size_t len, const char *name, long *w, long *h)
+{
+  size_t pos = 2;
+  const int channels = b[1] == '6' ? 3 : 1;
+  long maxval;
+  *w = pnm_int(b, len, &pos);
+  *h = pnm_int(b, len, &pos);
+  maxval = pnm_int(b, len, &pos);
+  if (*w < 0 || *h < 0 || maxval < 1 || maxval > 65535 || pos >= len ||
+      !(b[pos] == ' ' || b[pos] == '\t' || b[pos] == '\r' || b[pos] == '\n'))
+    return BAD("'%s' has a corrupt PNM header (width, height and maxval 1..65535 expected)", name);
+  pos++;
+  if (*w >= 1 && *h >= 1) {
+    const size_t need = (size_t)*w * (size_t)*h * (size_t)channels * (maxval > 255 ? 2 : 1);
+    if (need > len - pos)
+      return BAD("'%s' is a truncated PNM: %zu bytes of pixels declared, %zu present", name, need,
+                 len - pos);
+  }
+  return DSG_OK;
+}
+
+/* TGA: a valid header, and pixel data (raw, or run-length packets) for every pixel. */
+static int check_tga(const unsigned char *b, size_t len, const char *name, long *w, long *h)
+{
+  if (len < 18)
+    return BAD("'%s' is too short for a TGA header", name);
+  const int type = b[2], bpp = b[16], cmap = b[1];
+  const size_t cmap_bytes = cmap ? (size_t)le16(b + 5) * ((b[7] + 7u) / 8u) : 0;
+  const size_t pixel = (size_t)(bpp + 7) / 8;
+  size_t pos = 18 + (size_t)b[0] + cmap_bytes;
+  *w = (long)le16(b + 12);
+  *h = (long)le16(b + 14);
+  if (!(type == 1 || type == 2 || type == 3 || type == 9 || type == 10 || type == 11) ||
+      cmap > 1 || !(bpp == 8 || bpp == 15 || bpp == 16 || bpp == 24 || bpp == 32))
+    return BAD("'%s' is not a TGA diaseg reads (type %d, %d bits per pixel)", name, type, bpp);
+  if (pos > len)
+    return BAD("'%s' is a truncated TGA: its header and colour map need %zu bytes", name, pos);
+  const size_t pixels = (size_t)*w * (size_t)*h;
+  if (type < 9) {
+    if (pixels * pixel > len - pos)
+      return BAD("'%s' is a truncated TGA: %zu bytes of pixels declared, %zu present", name,
+                 pixels * pixel, len - pos);
+    return DSG_OK;
+  }
+  for (size_t done = 0; done < pixels;) { /* run-length packets */
+    if (pos >= len)
+      return BAD("'%s' is a truncated TGA: its run-length data stops after %zu of %zu pixels",
+                 name, done, pixels);
+    const size_t count = (size_t)(b[pos] & 0x7f) + 1, body = b[pos] & 0x80 ? pixel : count * pixel;
+    pos++;
+    if (body > len - pos)
+      return BAD("'%s' is a truncated TGA: a run-length packet is cut short", name);
+    pos += body;
+    done += count;
+  }
+  return DSG_OK;
+}
+
+/* BMP: the declared file size and, uncompressed, the pixel rows. */
+static int check_bmp(const unsigned char *b, size_t len, const char *name, long *w, long *h)
+{
+  if (len < 26)
+    return BAD("'%s' is too short for a BMP header", name);
+  const unsigned long declared = le32(b + 2), data = le32(b + 10), dib = le32(b + 14);
+  long bw, bh;
+  unsigned bpp = 0;
+  unsigned long compression = 0;
+  if (dib == 12) { /* OS/2 */
+    bw = (long)le16(b + 18);
+    bh = (long)le16(b + 20);
+    bpp = len >= 26 ? le16(b + 24) : 0;
+  } else {
+    if (len < 34)
+      return BAD("'%s' is too short for its BMP header", name);
+    bw = (long)(int32_t)le32(b + 18);
+    bh = (long)(int32_t)le32(b + 22);
+    bpp = le16(b + 28);
+    compression = le32(b + 30);
+  }
+  *w = bw < 0 ? -bw : bw;
+  *h = bh < 0 ? -bh : bh; /* negative height: rows top-down */
+  if (declared > len)
+    return BAD("'%s' is a truncated BMP: %zu of %lu bytes", name, len, declared);
+  if ((compression == 0 || compression == 3) && bpp >= 1 && bpp <= 32 && *w >= 1 && *h >= 1) {
+    const size_t stride = (((size_t)*w * bpp + 31) / 32) * 4;
+    if (data > len || stride * (size_t)*h > len - data)
+      return BAD("'%s' is a truncated BMP: pixel data needs %zu bytes after offset %lu, the file "
+                 "has %zu", name, stride * (size_t)*h, data, len);
+  }
+  return DSG_OK;
+}
+
+int app_image_check(app_image_format fmt, const unsigned char *b, size_t len, const char *name,
+                    long *w, long *h)
+{
+  *w = *h = -1;
+  switch (fmt) {
+  case APP_FMT_PNG: return check_png(b, len, name, w, h);
+  case APP_FMT_JPEG: return check_jpeg(b, len, name, w, h);
+  case APP_FMT_PNM: return check_pnm(b, len, name, w, h);
+  case APP_FMT_TGA: return check_tga(b, len, name, w, h);
+  case APP_FMT_BMP: return check_bmp(b, len, name, w, h);
+  default: return BAD("'%s' is not a supported image (PNG, JPEG, BMP, TGA, PNM P5/P6)", name);
+  }
+}
