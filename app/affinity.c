@@ -44,8 +44,10 @@ static int check_params(int width, int height, int nfeat, const app_affinity_par
   if (nfeat < 1)
     return dsg_error_set(DSG_ERR_INVALID, "features need at least one channel");
   if (p->radius < 1 || p->radius > APP_MAX_RADIUS)
-    return dsg_error_set(DSG_ERR_INVALID, "--radius %d is out of range: it must be in [1, %d] "
-                         "(radius 0 gives no neighbours)", p->radius, APP_MAX_RADIUS);
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "--radius %d is out of range: it must be in [1, %d] "
+                         "(radius 0 gives no neighbours)",
+                         p->radius, APP_MAX_RADIUS);
   if (!isfinite(p->sigma_i) || !(p->sigma_i > 0.0))
     return dsg_error_set(DSG_ERR_INVALID, "--sigma-i %g is invalid: it must be finite and > 0",
                          p->sigma_i);
@@ -92,8 +94,10 @@ int app_affinity_build(int width, int height, const float *features, int nfeat,
       offsets[nvalid++] = dy[k] * width + dx[k];
   }
   if (nvalid < 2) {
-    status = dsg_error_set(DSG_ERR_INVALID, "--radius %d gives the pixels of a %d x %d image no "
-                           "neighbours", p->radius, width, height);
+    status = dsg_error_set(DSG_ERR_INVALID,
+                           "--radius %d gives the pixels of a %d x %d image no "
+                           "neighbours",
+                           p->radius, width, height);
     goto out_free;
   }
   qsort(offsets, (size_t)nvalid, sizeof(*offsets), cmp_int);
@@ -109,7 +113,7 @@ int app_affinity_build(int width, int height, const float *features, int nfeat,
   if (status != DSG_OK)
     goto out_free;
 
-  /* Pass 1: W (float) into the diagonals, D = row sums of W (double). */
+    /* Pass 1: W (float) into the diagonals, D = row sums of W (double). */
 #pragma omp parallel for schedule(static)
   for (int y = 0; y < height; y++) {
     for (int x = 0; x < width; x++) {
@@ -278,9 +282,8 @@ int app_components_find(const spmv_dia *N, const double *sqrt_degree, app_compon
         wn[c->whole_label[i]] += sqrt_degree[i] * sqrt_degree[i];
     }
     for (int i = 0; i < n; i++)
-      c->whole_values[i] = c->whole_label[i] >= 0
-                               ? (float)(sqrt_degree[i] / sqrt(wn[c->whole_label[i]]))
-                               : 0.0f;
+      c->whole_values[i] =
+          c->whole_label[i] >= 0 ? (float)(sqrt_degree[i] / sqrt(wn[c->whole_label[i]])) : 0.0f;
     free(sig_of_coarse);
     free(wn);
   }

@@ -153,10 +153,10 @@ double app_support(const eig_result *res, int j);
 int app_pick_vectors(const eig_result *res, int k, double min_support, int *pick);
 
 typedef struct app_kmeans_params {
-  int k;          /* clusters, >= 1 */
-  int restarts;   /* independent k-means++ runs; the lowest inertia wins */
-  int max_iter;   /* Lloyd iterations per run */
-  uint64_t seed;  /* seeds the k-means++ draws */
+  int k;         /* clusters, >= 1 */
+  int restarts;  /* independent k-means++ runs; the lowest inertia wins */
+  int max_iter;  /* Lloyd iterations per run */
+  uint64_t seed; /* seeds the k-means++ draws */
 } app_kmeans_params;
 
 /* k-means with k-means++ seeding on n points of dimension dim. labels (n ints) receive 0..k-1,
@@ -211,8 +211,10 @@ const char *app_out_dir(const app_out *o);
 int app_out_png(app_out *o, const char *name, int width, int height, int comp,
                 const unsigned char *data);
 int app_out_npy_f32(app_out *o, const char *name, const float *data, int ndim, const size_t *shape);
-int app_out_npy_f64(app_out *o, const char *name, const double *data, int ndim, const size_t *shape);
-int app_out_npy_i32(app_out *o, const char *name, const int32_t *data, int ndim, const size_t *shape);
+int app_out_npy_f64(app_out *o, const char *name, const double *data, int ndim,
+                    const size_t *shape);
+int app_out_npy_i32(app_out *o, const char *name, const int32_t *data, int ndim,
+                    const size_t *shape);
 int app_out_text(app_out *o, const char *name, const char *text, size_t len);
 
 /* ---- JSON -------------------------------------------------------------------------------- */
@@ -246,8 +248,8 @@ void app_json_free(app_json *j);
 
 typedef enum app_command {
   APP_CMD_NONE,
-  APP_CMD_SEGMENT, /* image -> segments, pictures, report */
-  APP_CMD_EIGS,    /* image -> eigenvectors, pictures, report (no clustering) */
+  APP_CMD_SEGMENT,  /* image -> segments, pictures, report */
+  APP_CMD_EIGS,     /* image -> eigenvectors, pictures, report (no clustering) */
   APP_CMD_AFFINITY, /* image -> the normalised matrix as .npy files (for other solvers) */
   APP_CMD_BENCH,    /* SpMV and solve timings per backend, against the bandwidth bound */
   APP_CMD_DEVICES   /* list the OpenCL platforms and devices */
@@ -258,42 +260,42 @@ typedef enum app_command {
 /* Everything a run needs; app_cli_parse fills it from argv, starting from app_config_init. */
 typedef struct app_config {
   app_command command;
-  int help;             /* --help given: print app_cli_usage and exit 0 */
-  int version;          /* --version given */
-  const char *image;    /* NULL: the sample image (app_find_sample) */
-  const char *out_dir;  /* -o (segment, eigs; default "out") or --export (affinity; "matrix") */
+  int help;               /* --help given: print app_cli_usage and exit 0 */
+  int version;            /* --version given */
+  const char *image;      /* NULL: the sample image (app_find_sample) */
+  const char *out_dir;    /* -o (segment, eigs; default "out") or --export (affinity; "matrix") */
   int resize_w, resize_h; /* --resize WxH: resample the image first (0: keep) */
-  int k;                /* -k segments */
-  int nev;              /* --nev */
-  int ncv;              /* --ncv, 0 = automatic */
-  double tol;           /* --tol */
-  int max_iter;         /* --max-iter */
+  int k;                  /* -k segments */
+  int nev;                /* --nev */
+  int ncv;                /* --ncv, 0 = automatic */
+  double tol;             /* --tol */
+  int max_iter;           /* --max-iter */
   app_affinity_params affinity;
-  app_feature feature;  /* --affinity intensity|color */
-  const char *matvec;   /* --matvec auto|cpu|opencl (bench: also all) */
-  const char *solver;   /* --solver lanczos|arpack (bench: also all) */
-  const char *cl_device; /* --cl-device INDEX|NAME ($DIASEG_CL_DEVICE) */
-  spmv_kernel kernel;   /* --kernel (SPMV_KERNEL_AUTO; bench: all_kernels) */
-  int all_kernels;      /* bench --kernel all (the default there) */
-  unsigned kernel_mask; /* bench --kernel a,b,...: bit k for spmv_kernel k (0: see above) */
-  size_t local_size;    /* --local-size */
+  app_feature feature;    /* --affinity intensity|color */
+  const char *matvec;     /* --matvec auto|cpu|opencl (bench: also all) */
+  const char *solver;     /* --solver lanczos|arpack (bench: also all) */
+  const char *cl_device;  /* --cl-device INDEX|NAME ($DIASEG_CL_DEVICE) */
+  spmv_kernel kernel;     /* --kernel (SPMV_KERNEL_AUTO; bench: all_kernels) */
+  int all_kernels;        /* bench --kernel all (the default there) */
+  unsigned kernel_mask;   /* bench --kernel a,b,...: bit k for spmv_kernel k (0: see above) */
+  size_t local_size;      /* --local-size */
   const char *kernel_dir; /* --kernel-dir ($DIASEG_KERNEL_DIR) */
   unsigned long long cl_max_alloc; /* --cl-max-alloc ($DIASEG_CL_MAX_ALLOC) */
-  uint64_t seed;        /* --seed (k-means) */
-  int restarts;         /* --restarts (k-means) */
-  const char *json;     /* --json FILE or "-" */
-  size_t max_pixels;    /* --max-pixels */
-  int quiet;            /* --quiet: no progress or summary on stderr */
-  int keep_specks;      /* --keep-specks: no speck handling, the plain top of the spectrum */
+  uint64_t seed;                   /* --seed (k-means) */
+  int restarts;                    /* --restarts (k-means) */
+  const char *json;                /* --json FILE or "-" */
+  size_t max_pixels;               /* --max-pixels */
+  int quiet;                       /* --quiet: no progress or summary on stderr */
+  int keep_specks; /* --keep-specks: no speck handling, the plain top of the spectrum */
   /* bench */
   const char *inputs[APP_MAX_INPUTS]; /* IMAGE ... */
   int ninputs;
-  int sizes[APP_MAX_INPUTS][2];       /* --size WxH ... (the sample image resampled) */
+  int sizes[APP_MAX_INPUTS][2]; /* --size WxH ... (the sample image resampled) */
   int nsizes;
-  int repeat;           /* --repeat: timed SpMV runs (median and min are reported) */
-  int no_solve;         /* --spmv-only */
-  const char *csv;      /* --csv FILE */
-  const char *chart;    /* --chart FILE.svg */
+  int repeat;        /* --repeat: timed SpMV runs (median and min are reported) */
+  int no_solve;      /* --spmv-only */
+  const char *csv;   /* --csv FILE */
+  const char *chart; /* --chart FILE.svg */
 } app_config;
 
 void app_config_init(app_config *cfg);
@@ -318,9 +320,9 @@ void app_signals_install(void);
 /* Exit codes of the diaseg command (docs/CLI.md). */
 enum app_exit {
   APP_EXIT_OK = 0,
-  APP_EXIT_ERROR = 1,      /* a runtime failure: I/O, memory, OpenCL, solver */
-  APP_EXIT_USAGE = 2,      /* bad command line or bad input image */
-  APP_EXIT_NOCONV = 3,     /* the eigensolver hit its iteration limit: partial results, flagged */
+  APP_EXIT_ERROR = 1,  /* a runtime failure: I/O, memory, OpenCL, solver */
+  APP_EXIT_USAGE = 2,  /* bad command line or bad input image */
+  APP_EXIT_NOCONV = 3, /* the eigensolver hit its iteration limit: partial results, flagged */
   APP_EXIT_INTERRUPTED = 130
 };
 /* Maps a status to the exit code above. */
@@ -342,8 +344,8 @@ int app_solve(const app_config *cfg, spmv_matvec *mv, const eig_options *opt, ei
 /* Runs the bench command: tables on stdout, --json / --csv / --chart files. */
 int app_bench(const app_config *cfg);
 
-/* Runs cfg->command (segment, eigs or affinity). Returns a status; prints nothing on error (the caller
- * prints dsg_error_message()), progress and the summary on stderr unless cfg->quiet. */
+/* Runs cfg->command (segment, eigs or affinity). Returns a status; prints nothing on error (the
+ * caller prints dsg_error_message()), progress and the summary on stderr unless cfg->quiet. */
 int app_run(const app_config *cfg);
 
 #endif /* DIASEG_APP_H */

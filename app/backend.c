@@ -54,7 +54,8 @@ int app_matvec_create(const app_config *cfg, const spmv_dia *N, spmv_matvec **mv
   {
     spmv_cl_device *list = NULL;
     int count = 0, index = -1;
-    const char *named = cfg->cl_device && *cfg->cl_device ? cfg->cl_device : getenv("DIASEG_CL_DEVICE");
+    const char *named =
+        cfg->cl_device && *cfg->cl_device ? cfg->cl_device : getenv("DIASEG_CL_DEVICE");
     char spec[16];
     status = spmv_cl_devices(&list, &count);
     if (status == DSG_OK)
@@ -145,10 +146,13 @@ int app_devices(const app_config *cfg)
   for (int i = 0; i < count; i++) {
     const spmv_cl_device *d = &list[i];
     printf("%c [%d] %s: %s (%s)\n", i == gpu ? '*' : ' ', d->index, d->platform, d->name,
-           d->gpu ? "GPU" : d->cpu ? "CPU" : "other");
+           d->gpu   ? "GPU"
+           : d->cpu ? "CPU"
+                    : "other");
     printf("      %s, %d compute units, global memory %.1f GiB, max allocation %.1f GiB, "
-           "local memory %.0f KiB\n", d->version, d->compute_units, gib(d->global_mem),
-           gib(d->max_alloc), (double)d->local_mem / 1024.0);
+           "local memory %.0f KiB\n",
+           d->version, d->compute_units, gib(d->global_mem), gib(d->max_alloc),
+           (double)d->local_mem / 1024.0);
     if (d->image_support)
       printf("      images: yes, max 2D %zu x %zu; fp64: %s\n", d->image2d_max_width,
              d->image2d_max_height, d->fp64 ? "yes" : "no");
@@ -160,8 +164,9 @@ int app_devices(const app_config *cfg)
   else
     printf("--matvec auto (the default) uses the C path: no OpenCL GPU.\n");
   if (any >= 0)
-    printf("--matvec opencl uses [%d] %s (choose with --cl-device INDEX|NAME or DIASEG_CL_DEVICE).\n",
-           any, list[any].name);
+    printf(
+        "--matvec opencl uses [%d] %s (choose with --cl-device INDEX|NAME or DIASEG_CL_DEVICE).\n",
+        any, list[any].name);
   free(list);
   return DSG_OK;
 }

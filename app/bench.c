@@ -26,17 +26,17 @@ typedef struct bench_row {
   char backend[32]; /* "cpu" */
   char device[200];
   char kernel[32];
-  char solver[16];           /* "arpack", "lanczos", or "" (SpMV only) */
-  double check_error;        /* max row error of the product vs the reference */
+  char solver[16];              /* "arpack", "lanczos", or "" (SpMV only) */
+  double check_error;           /* max row error of the product vs the reference */
   double spmv_median, spmv_min; /* seconds */
   double gflops, gbs, copy_gbs, bound_pct;
   int solved, converged, nconv;
   long matvecs;
   double solve_s, mv_kernel_s, mv_transfer_s, mv_host_s, eig_host_s, max_residual;
-  double lambda_last; /* the nev-th eigenvalue, to compare backends */
+  double lambda_last;         /* the nev-th eigenvalue, to compare backends */
   double orth_s, other_dev_s; /* Lanczos: Gram-Schmidt kernels; projection, norms, restarts */
-  long steps, launches;      /* Lanczos: expansion steps, kernel launches */
-  long second_passes;        /* Lanczos: Gram-Schmidt second passes (DGKS) */
+  long steps, launches;       /* Lanczos: expansion steps, kernel launches */
+  long second_passes;         /* Lanczos: Gram-Schmidt second passes (DGKS) */
   double speedup_spmv, speedup_solve; /* against the C path on the same input */
 } bench_row;
 
@@ -161,8 +161,10 @@ static int input_prepare(const app_config *cfg, bench_input *in, const char *pat
   if (status == DSG_OK && w > 0) {
     app_image resized;
     if ((size_t)w * (size_t)h > cfg->max_pixels)
-      return dsg_error_set(DSG_ERR_LIMIT, "--size %dx%d is over the cap of %zu pixels (raise it "
-                           "with --max-pixels)", w, h, cfg->max_pixels);
+      return dsg_error_set(DSG_ERR_LIMIT,
+                           "--size %dx%d is over the cap of %zu pixels (raise it "
+                           "with --max-pixels)",
+                           w, h, cfg->max_pixels);
     status = app_image_resize(&in->img, w, h, &resized);
     app_image_free(&in->img);
     in->img = resized;
@@ -283,7 +285,8 @@ static int bench_backend(const app_config *cfg, bench *b, bench_input *in, spmv_
         row->launches = res.basis.launches;
         row->second_passes = res.basis.second_passes;
         for (int k = 0; k < res.nconv; k++)
-          row->max_residual = res.residuals[k] > row->max_residual ? res.residuals[k] : row->max_residual;
+          row->max_residual =
+              res.residuals[k] > row->max_residual ? res.residuals[k] : row->max_residual;
         row->lambda_last = res.nconv ? res.values[res.nconv - 1] : NAN;
         status = DSG_OK;
       }
@@ -414,12 +417,12 @@ static int write_csv(const bench *b, const char *path)
     const bench_row *r = &b->rows[i];
     fprintf(f, "%s,%d,%d,%d,%d,%s,\"%s\",%s,%s,%.3g,%.6g,%.6g,%.4g,%.4g,%.4g,%.4g,", r->input,
             r->width, r->height, r->n, r->ndiag, r->backend, r->device, r->kernel, r->solver,
-            r->check_error,
-            r->spmv_median, r->spmv_min, r->gflops, r->gbs, r->copy_gbs, r->bound_pct);
+            r->check_error, r->spmv_median, r->spmv_min, r->gflops, r->gbs, r->copy_gbs,
+            r->bound_pct);
     if (r->solved)
-      fprintf(f, "%.6g,%ld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.3g,%.4g,%.4g\n", r->solve_s,
-              r->matvecs, r->mv_kernel_s, r->mv_transfer_s, r->mv_host_s, r->eig_host_s,
-              r->orth_s, r->other_dev_s, r->max_residual, r->speedup_spmv, r->speedup_solve);
+      fprintf(f, "%.6g,%ld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.3g,%.4g,%.4g\n", r->solve_s, r->matvecs,
+              r->mv_kernel_s, r->mv_transfer_s, r->mv_host_s, r->eig_host_s, r->orth_s,
+              r->other_dev_s, r->max_residual, r->speedup_spmv, r->speedup_solve);
     else
       fprintf(f, ",,,,,,,,,%.4g,\n", r->speedup_spmv);
   }
@@ -465,22 +468,29 @@ static int write_chart(const bench *b, const char *path)
   f = fopen(path, "w");
   if (!f)
     return dsg_error_set(DSG_ERR_IO, "cannot write '%s'", path);
-  fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' font-family='sans-serif' "
-             "font-size='12'>\n<rect width='100%%' height='100%%' fill='white'/>\n", W, H);
-  fprintf(f, "<text x='%d' y='22' font-size='15' font-weight='bold'>diaseg bench: nev %d, tol %g"
-             "</text>\n", left, b->cfg->nev, b->cfg->tol);
+  fprintf(f,
+          "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' font-family='sans-serif' "
+          "font-size='12'>\n<rect width='100%%' height='100%%' fill='white'/>\n",
+          W, H);
+  fprintf(f,
+          "<text x='%d' y='22' font-size='15' font-weight='bold'>diaseg bench: nev %d, tol %g"
+          "</text>\n",
+          left, b->cfg->nev, b->cfg->tol);
   for (int panel = 0; panel < 2; panel++) {
     const int y0 = top + panel * (PH + 60);
     fprintf(f, "<text x='%d' y='%d' font-weight='bold'>%s</text>\n", left, y0 + 12,
-            panel == 0 ? "Eigensolve time, seconds (log scale, lower is better)"
-                       : "SpMV effective bandwidth, GB/s (higher is better; ticks: copy bandwidth)");
+            panel == 0
+                ? "Eigensolve time, seconds (log scale, lower is better)"
+                : "SpMV effective bandwidth, GB/s (higher is better; ticks: copy bandwidth)");
     fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='black'/>\n", left, y0 + 20 + PH,
             W - 20, y0 + 20 + PH);
     for (int t = 0; t <= 4; t++) {
       double v = panel == 0 ? lo * pow(hi / lo, t / 4.0) : max_gbs * t / 4.0;
       int y = y0 + 20 + PH - (int)(PH * t / 4.0);
-      fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#ddd'/><text x='%d' y='%d' "
-                 "text-anchor='end'>%.3g</text>\n", left, y, W - 20, y, left - 4, y + 4, v);
+      fprintf(f,
+              "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#ddd'/><text x='%d' y='%d' "
+              "text-anchor='end'>%.3g</text>\n",
+              left, y, W - 20, y, left - 4, y + 4, v);
     }
     for (int i = 0; i < b->nrows && i < 1024; i++) {
       const bench_row *r = &b->rows[i];
@@ -501,9 +511,11 @@ static int write_chart(const bench *b, const char *path)
       }
       frac = frac < 0 ? 0 : frac > 1 ? 1 : frac;
       const int h = (int)(PH * frac);
-      fprintf(f, "<rect x='%d' y='%d' width='%d' height='%d' fill='%s'><title>%s %s: %.4g %s"
-                 "</title></rect>\n", x, y0 + 20 + PH - h, bw - 2, h, colors[k % 10], r->input,
-              name, panel == 0 ? r->solve_s : r->gbs, panel == 0 ? "s" : "GB/s");
+      fprintf(f,
+              "<rect x='%d' y='%d' width='%d' height='%d' fill='%s'><title>%s %s: %.4g %s"
+              "</title></rect>\n",
+              x, y0 + 20 + PH - h, bw - 2, h, colors[k % 10], r->input, name,
+              panel == 0 ? r->solve_s : r->gbs, panel == 0 ? "s" : "GB/s");
       if (panel == 1 && r->copy_gbs > 0) {
         int yc = y0 + 20 + PH - (int)(PH * fmin(1.0, r->copy_gbs / max_gbs));
         fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='black' stroke-width='2'/>\n", x,
@@ -517,8 +529,10 @@ static int write_chart(const bench *b, const char *path)
   }
   for (int k = 0; k < nb; k++) {
     int x = left + (k % 3) * 290, y = top + 2 * (PH + 60) + 20 * (k / 3);
-    fprintf(f, "<rect x='%d' y='%d' width='12' height='12' fill='%s'/><text x='%d' y='%d'>%s"
-               "</text>\n", x, y - 10, colors[k % 10], x + 16, y, backends[k]);
+    fprintf(f,
+            "<rect x='%d' y='%d' width='12' height='12' fill='%s'/><text x='%d' y='%d'>%s"
+            "</text>\n",
+            x, y - 10, colors[k % 10], x + 16, y, backends[k]);
   }
   fprintf(f, "</svg>\n");
   if (fclose(f) != 0)
@@ -680,7 +694,8 @@ int app_bench(const app_config *cfg)
     }
     input_free(&in);
     if (status == DSG_OK && app_cancel)
-      status = dsg_error_set(DSG_ERR_INTERRUPTED, "bench interrupted by signal %d", (int)app_cancel);
+      status =
+          dsg_error_set(DSG_ERR_INTERRUPTED, "bench interrupted by signal %d", (int)app_cancel);
   }
   if (status == DSG_OK) {
     /* the table goes to stdout unless the JSON does */

@@ -15,54 +15,107 @@
 #define DEVICES_CMD CMD_BIT(APP_CMD_DEVICES)
 
 enum opt_id {
-  OPT_K, OPT_OUT, OPT_NEV, OPT_NCV, OPT_TOL, OPT_MAX_ITER, OPT_RADIUS, OPT_SIGMA_I, OPT_SIGMA_X,
-  OPT_AFFINITY, OPT_MATVEC, OPT_SEED, OPT_RESTARTS, OPT_JSON, OPT_MAX_PIXELS, OPT_QUIET, OPT_HELP,
-  OPT_VERSION, OPT_SOLVER, OPT_CL_DEVICE, OPT_KERNEL, OPT_LOCAL_SIZE, OPT_KERNEL_DIR, OPT_CL_MAX_ALLOC,
-  OPT_KEEP_SPECKS, OPT_RESIZE, OPT_EXPORT, OPT_SIZE, OPT_REPEAT, OPT_SPMV_ONLY, OPT_CSV, OPT_CHART
+  OPT_K,
+  OPT_OUT,
+  OPT_NEV,
+  OPT_NCV,
+  OPT_TOL,
+  OPT_MAX_ITER,
+  OPT_RADIUS,
+  OPT_SIGMA_I,
+  OPT_SIGMA_X,
+  OPT_AFFINITY,
+  OPT_MATVEC,
+  OPT_SEED,
+  OPT_RESTARTS,
+  OPT_JSON,
+  OPT_MAX_PIXELS,
+  OPT_QUIET,
+  OPT_HELP,
+  OPT_VERSION,
+  OPT_SOLVER,
+  OPT_CL_DEVICE,
+  OPT_KERNEL,
+  OPT_LOCAL_SIZE,
+  OPT_KERNEL_DIR,
+  OPT_CL_MAX_ALLOC,
+  OPT_KEEP_SPECKS,
+  OPT_RESIZE,
+  OPT_EXPORT,
+  OPT_SIZE,
+  OPT_REPEAT,
+  OPT_SPMV_ONLY,
+  OPT_CSV,
+  OPT_CHART
 };
 
 typedef struct opt_def {
-  const char *name;   /* long name without "--" */
-  char short_name;    /* 0 if none */
+  const char *name;    /* long name without "--" */
+  char short_name;     /* 0 if none */
   const char *metavar; /* NULL for flags */
   enum opt_id id;
-  unsigned commands;  /* CMD_BIT mask */
+  unsigned commands; /* CMD_BIT mask */
   const char *help;
 } opt_def;
 
 static const opt_def options[] = {
-  {"k", 'k', "SEGMENTS", OPT_K, CMD_BIT(APP_CMD_SEGMENT), "number of segments, 1 <= k <= min(nev, 64) (default 5)"},
-  {"output", 'o', "DIR", OPT_OUT, SOLVE_CMDS, "output folder, created if missing (default out)"},
-  {"nev", 0, "N", OPT_NEV, (SOLVE_CMDS | BENCH_CMD), "eigenpairs to compute, 1 <= N < pixels (default 8)"},
-  {"ncv", 0, "M", OPT_NCV, (SOLVE_CMDS | BENCH_CMD), "Lanczos basis size, nev < M <= pixels (default max(2 nev + 1, 32))"},
-  {"tol", 0, "T", OPT_TOL, (SOLVE_CMDS | BENCH_CMD), "relative residual tolerance, 0 < T < 1 (default 1e-5)"},
-  {"max-iter", 0, "M", OPT_MAX_ITER, (SOLVE_CMDS | BENCH_CMD), "Lanczos restart limit (default 1000)"},
-  {"radius", 0, "R", OPT_RADIUS, (IMAGE_CMDS | BENCH_CMD), "neighbourhood disc radius in pixels, 1..30 (default 5: 81 diagonals)"},
-  {"sigma-i", 0, "S", OPT_SIGMA_I, (IMAGE_CMDS | BENCH_CMD), "feature scale of the affinity (default 0.1)"},
-  {"sigma-x", 0, "S", OPT_SIGMA_X, (IMAGE_CMDS | BENCH_CMD), "spatial scale of the affinity in pixels (default 4.0)"},
-  {"affinity", 0, "KIND", OPT_AFFINITY, (IMAGE_CMDS | BENCH_CMD), "features: intensity (default) or color"},
-  {"matvec", 0, "BACKEND", OPT_MATVEC, (SOLVE_CMDS | BENCH_CMD), "auto (default: first OpenCL GPU, else cpu), cpu, opencl (bench: also all)"},
-  {"solver", 0, "NAME", OPT_SOLVER, (SOLVE_CMDS | BENCH_CMD), "lanczos (default: diaseg's own, device-resident on OpenCL) or arpack (bench: also all)"},
-  {"cl-device", 0, "DEV", OPT_CL_DEVICE, (SOLVE_CMDS | BENCH_CMD | DEVICES_CMD), "OpenCL device: index or name substring (see 'diaseg devices'; $DIASEG_CL_DEVICE)"},
-  {"kernel", 0, "NAME", OPT_KERNEL, (SOLVE_CMDS | BENCH_CMD), "DIA kernel: naive, aligned, local, vector, image, auto (default; bench: all, or a list a,b)"},
-  {"local-size", 0, "N", OPT_LOCAL_SIZE, (SOLVE_CMDS | BENCH_CMD), "OpenCL work-group size (default 128)"},
-  {"kernel-dir", 0, "DIR", OPT_KERNEL_DIR, (SOLVE_CMDS | BENCH_CMD), "load dia_spmv.cl from DIR instead of the built-in copy ($DIASEG_KERNEL_DIR)"},
-  {"cl-max-alloc", 0, "BYTES", OPT_CL_MAX_ALLOC, (SOLVE_CMDS | BENCH_CMD), "pretend the device's largest allocation is BYTES ($DIASEG_CL_MAX_ALLOC)"},
-  {"seed", 0, "S", OPT_SEED, CMD_BIT(APP_CMD_SEGMENT), "k-means++ seed (default 1)"},
-  {"restarts", 0, "R", OPT_RESTARTS, CMD_BIT(APP_CMD_SEGMENT), "k-means restarts; the best is kept (default 8)"},
-  {"resize", 0, "WxH", OPT_RESIZE, IMAGE_CMDS, "resample the image to W x H pixels first (bilinear)"},
-  {"export", 0, "DIR", OPT_EXPORT, CMD_BIT(APP_CMD_AFFINITY), "folder for the matrix files (default matrix)"},
-  {"keep-specks", 0, NULL, OPT_KEEP_SPECKS, SOLVE_CMDS, "no speck handling: the plain top of the spectrum (docs/PIPELINE.md)"},
-  {"json", 0, "FILE", OPT_JSON, (SOLVE_CMDS | BENCH_CMD | DEVICES_CMD), "also write the report to FILE ('-': standard output)"},
-  {"max-pixels", 0, "N", OPT_MAX_PIXELS, (IMAGE_CMDS | BENCH_CMD), "refuse images with more pixels (default 33554432)"},
-  {"quiet", 'q', NULL, OPT_QUIET, (IMAGE_CMDS | BENCH_CMD), "no progress or summary on standard error"},
-  {"size", 0, "WxH", OPT_SIZE, BENCH_CMD, "bench the sample image resampled to W x H (repeatable)"},
-  {"repeat", 0, "R", OPT_REPEAT, BENCH_CMD, "timed SpMV runs after warm-up (default 20)"},
-  {"spmv-only", 0, NULL, OPT_SPMV_ONLY, BENCH_CMD, "time the SpMV only, no eigensolve"},
-  {"csv", 0, "FILE", OPT_CSV, BENCH_CMD, "write the results as CSV"},
-  {"chart", 0, "FILE.svg", OPT_CHART, BENCH_CMD, "draw solve time and SpMV throughput per backend (SVG)"},
-  {"help", 'h', NULL, OPT_HELP, ~0u, "show this help"},
-  {"version", 'V', NULL, OPT_VERSION, ~0u, "show the version"},
+    {"k", 'k', "SEGMENTS", OPT_K, CMD_BIT(APP_CMD_SEGMENT),
+     "number of segments, 1 <= k <= min(nev, 64) (default 5)"},
+    {"output", 'o', "DIR", OPT_OUT, SOLVE_CMDS, "output folder, created if missing (default out)"},
+    {"nev", 0, "N", OPT_NEV, (SOLVE_CMDS | BENCH_CMD),
+     "eigenpairs to compute, 1 <= N < pixels (default 8)"},
+    {"ncv", 0, "M", OPT_NCV, (SOLVE_CMDS | BENCH_CMD),
+     "Lanczos basis size, nev < M <= pixels (default max(2 nev + 1, 32))"},
+    {"tol", 0, "T", OPT_TOL, (SOLVE_CMDS | BENCH_CMD),
+     "relative residual tolerance, 0 < T < 1 (default 1e-5)"},
+    {"max-iter", 0, "M", OPT_MAX_ITER, (SOLVE_CMDS | BENCH_CMD),
+     "Lanczos restart limit (default 1000)"},
+    {"radius", 0, "R", OPT_RADIUS, (IMAGE_CMDS | BENCH_CMD),
+     "neighbourhood disc radius in pixels, 1..30 (default 5: 81 diagonals)"},
+    {"sigma-i", 0, "S", OPT_SIGMA_I, (IMAGE_CMDS | BENCH_CMD),
+     "feature scale of the affinity (default 0.1)"},
+    {"sigma-x", 0, "S", OPT_SIGMA_X, (IMAGE_CMDS | BENCH_CMD),
+     "spatial scale of the affinity in pixels (default 4.0)"},
+    {"affinity", 0, "KIND", OPT_AFFINITY, (IMAGE_CMDS | BENCH_CMD),
+     "features: intensity (default) or color"},
+    {"matvec", 0, "BACKEND", OPT_MATVEC, (SOLVE_CMDS | BENCH_CMD),
+     "auto (default: first OpenCL GPU, else cpu), cpu, opencl (bench: also all)"},
+    {"solver", 0, "NAME", OPT_SOLVER, (SOLVE_CMDS | BENCH_CMD),
+     "lanczos (default: diaseg's own, device-resident on OpenCL) or arpack (bench: also all)"},
+    {"cl-device", 0, "DEV", OPT_CL_DEVICE, (SOLVE_CMDS | BENCH_CMD | DEVICES_CMD),
+     "OpenCL device: index or name substring (see 'diaseg devices'; $DIASEG_CL_DEVICE)"},
+    {"kernel", 0, "NAME", OPT_KERNEL, (SOLVE_CMDS | BENCH_CMD),
+     "DIA kernel: naive, aligned, local, vector, image, auto (default; bench: all, or a list a,b)"},
+    {"local-size", 0, "N", OPT_LOCAL_SIZE, (SOLVE_CMDS | BENCH_CMD),
+     "OpenCL work-group size (default 128)"},
+    {"kernel-dir", 0, "DIR", OPT_KERNEL_DIR, (SOLVE_CMDS | BENCH_CMD),
+     "load dia_spmv.cl from DIR instead of the built-in copy ($DIASEG_KERNEL_DIR)"},
+    {"cl-max-alloc", 0, "BYTES", OPT_CL_MAX_ALLOC, (SOLVE_CMDS | BENCH_CMD),
+     "pretend the device's largest allocation is BYTES ($DIASEG_CL_MAX_ALLOC)"},
+    {"seed", 0, "S", OPT_SEED, CMD_BIT(APP_CMD_SEGMENT), "k-means++ seed (default 1)"},
+    {"restarts", 0, "R", OPT_RESTARTS, CMD_BIT(APP_CMD_SEGMENT),
+     "k-means restarts; the best is kept (default 8)"},
+    {"resize", 0, "WxH", OPT_RESIZE, IMAGE_CMDS,
+     "resample the image to W x H pixels first (bilinear)"},
+    {"export", 0, "DIR", OPT_EXPORT, CMD_BIT(APP_CMD_AFFINITY),
+     "folder for the matrix files (default matrix)"},
+    {"keep-specks", 0, NULL, OPT_KEEP_SPECKS, SOLVE_CMDS,
+     "no speck handling: the plain top of the spectrum (docs/PIPELINE.md)"},
+    {"json", 0, "FILE", OPT_JSON, (SOLVE_CMDS | BENCH_CMD | DEVICES_CMD),
+     "also write the report to FILE ('-': standard output)"},
+    {"max-pixels", 0, "N", OPT_MAX_PIXELS, (IMAGE_CMDS | BENCH_CMD),
+     "refuse images with more pixels (default 33554432)"},
+    {"quiet", 'q', NULL, OPT_QUIET, (IMAGE_CMDS | BENCH_CMD),
+     "no progress or summary on standard error"},
+    {"size", 0, "WxH", OPT_SIZE, BENCH_CMD,
+     "bench the sample image resampled to W x H (repeatable)"},
+    {"repeat", 0, "R", OPT_REPEAT, BENCH_CMD, "timed SpMV runs after warm-up (default 20)"},
+    {"spmv-only", 0, NULL, OPT_SPMV_ONLY, BENCH_CMD, "time the SpMV only, no eigensolve"},
+    {"csv", 0, "FILE", OPT_CSV, BENCH_CMD, "write the results as CSV"},
+    {"chart", 0, "FILE.svg", OPT_CHART, BENCH_CMD,
+     "draw solve time and SpMV throughput per backend (SVG)"},
+    {"help", 'h', NULL, OPT_HELP, ~0u, "show this help"},
+    {"version", 'V', NULL, OPT_VERSION, ~0u, "show the version"},
 };
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))
 
@@ -72,14 +125,15 @@ static const struct {
   const char *args;
   const char *summary;
 } commands[] = {
-  {"segment", APP_CMD_SEGMENT, "[IMAGE]",
-   "segment an image (default: the sample image) into -k regions"},
-  {"eigs", APP_CMD_EIGS, "IMAGE", "eigenvectors, their pictures and the report, no clustering"},
-  {"affinity", APP_CMD_AFFINITY, "[IMAGE]",
-   "export the normalised affinity N (DIA offsets and diagonals) as .npy files"},
-  {"bench", APP_CMD_BENCH, "[IMAGE ... | --size WxH ...]",
-   "time the SpMV and the eigensolve per backend against the measured bandwidth"},
-  {"devices", APP_CMD_DEVICES, "", "list the OpenCL platforms and devices, and which diaseg picks"},
+    {"segment", APP_CMD_SEGMENT, "[IMAGE]",
+     "segment an image (default: the sample image) into -k regions"},
+    {"eigs", APP_CMD_EIGS, "IMAGE", "eigenvectors, their pictures and the report, no clustering"},
+    {"affinity", APP_CMD_AFFINITY, "[IMAGE]",
+     "export the normalised affinity N (DIA offsets and diagonals) as .npy files"},
+    {"bench", APP_CMD_BENCH, "[IMAGE ... | --size WxH ...]",
+     "time the SpMV and the eigensolve per backend against the measured bandwidth"},
+    {"devices", APP_CMD_DEVICES, "",
+     "list the OpenCL platforms and devices, and which diaseg picks"},
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -191,8 +245,10 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
   case OPT_RADIUS:
     status = parse_long(flag, v, LLONG_MIN, LLONG_MAX, &iv);
     if (status == DSG_OK && (iv < 1 || iv > APP_MAX_RADIUS))
-      return dsg_error_set(DSG_ERR_INVALID, "%s: %lld is out of range: the disc needs a radius in "
-                           "[1, %d] (radius 0 gives no neighbours)", flag, iv, APP_MAX_RADIUS);
+      return dsg_error_set(DSG_ERR_INVALID,
+                           "%s: %lld is out of range: the disc needs a radius in "
+                           "[1, %d] (radius 0 gives no neighbours)",
+                           flag, iv, APP_MAX_RADIUS);
     cfg->affinity.radius = (int)iv;
     break;
   case OPT_SIGMA_I:
@@ -225,9 +281,7 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
                            cfg->command == APP_CMD_BENCH ? ", all" : "");
     cfg->solver = v;
     break;
-  case OPT_CL_DEVICE:
-    cfg->cl_device = v;
-    break;
+  case OPT_CL_DEVICE: cfg->cl_device = v; break;
   case OPT_KERNEL:
     cfg->kernel_mask = 0;
     if (cfg->command == APP_CMD_BENCH && strcmp(v, "all") == 0) {
@@ -257,9 +311,7 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
     status = parse_long(flag, v, 1, 4096, &iv);
     cfg->local_size = (size_t)iv;
     break;
-  case OPT_KERNEL_DIR:
-    cfg->kernel_dir = v;
-    break;
+  case OPT_KERNEL_DIR: cfg->kernel_dir = v; break;
   case OPT_CL_MAX_ALLOC:
     status = parse_long(flag, v, 1, LLONG_MAX, &iv);
     cfg->cl_max_alloc = (unsigned long long)iv;
@@ -281,8 +333,7 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
     status = parse_long(flag, v, 1, INT_MAX / 2, &iv);
     cfg->max_pixels = (size_t)iv;
     break;
-  case OPT_RESIZE:
-    return parse_size(flag, v, &cfg->resize_w, &cfg->resize_h);
+  case OPT_RESIZE: return parse_size(flag, v, &cfg->resize_w, &cfg->resize_h);
   case OPT_SIZE:
     if (cfg->nsizes >= APP_MAX_INPUTS)
       return dsg_error_set(DSG_ERR_INVALID, "%s: at most %d sizes", flag, APP_MAX_INPUTS);
@@ -342,8 +393,8 @@ static int add_positional(app_config *cfg, const char *arg, int *positional)
     return DSG_OK;
   }
   if ((*positional)++ > 0)
-    return dsg_error_set(DSG_ERR_INVALID, "unexpected extra argument '%s': %s takes one image",
-                         arg, app_command_name(cfg->command));
+    return dsg_error_set(DSG_ERR_INVALID, "unexpected extra argument '%s': %s takes one image", arg,
+                         app_command_name(cfg->command));
   cfg->image = arg;
   return DSG_OK;
 }
@@ -390,11 +441,10 @@ int app_cli_parse(int argc, char **argv, app_config *cfg)
       o = find_long(arg + 2, len, cfg->command);
       snprintf(flag, sizeof(flag), "--%.*s", (int)(len < 40 ? len : 40), arg + 2);
       if (!o)
-        return dsg_error_set(DSG_ERR_INVALID, "unknown option '%s'%s%s (try 'diaseg%s%s --help')",
-                             flag, cfg->command ? " for " : "",
-                             cfg->command ? app_command_name(cfg->command) : "",
-                             cfg->command ? " " : "",
-                             cfg->command ? app_command_name(cfg->command) : "");
+        return dsg_error_set(
+            DSG_ERR_INVALID, "unknown option '%s'%s%s (try 'diaseg%s%s --help')", flag,
+            cfg->command ? " for " : "", cfg->command ? app_command_name(cfg->command) : "",
+            cfg->command ? " " : "", cfg->command ? app_command_name(cfg->command) : "");
       if (eq && !o->metavar)
         return dsg_error_set(DSG_ERR_INVALID, "%s takes no value", flag);
       value = eq ? eq + 1 : NULL;
@@ -452,8 +502,10 @@ int app_cli_parse(int argc, char **argv, app_config *cfg)
   if (cfg->command == APP_CMD_EIGS && !cfg->image)
     return dsg_error_set(DSG_ERR_INVALID, "eigs needs an IMAGE (try 'diaseg eigs --help')");
   if (cfg->command == APP_CMD_SEGMENT && cfg->k > cfg->nev)
-    return dsg_error_set(DSG_ERR_INVALID, "-k %d is out of range: it must satisfy k <= nev = %d "
-                         "(raise --nev)", cfg->k, cfg->nev);
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "-k %d is out of range: it must satisfy k <= nev = %d "
+                         "(raise --nev)",
+                         cfg->k, cfg->nev);
   if (cfg->ncv && cfg->ncv <= cfg->nev)
     return dsg_error_set(DSG_ERR_INVALID, "--ncv %d is out of range: it must be > nev = %d",
                          cfg->ncv, cfg->nev);
@@ -463,8 +515,9 @@ int app_cli_parse(int argc, char **argv, app_config *cfg)
 void app_cli_usage(FILE *f, app_command cmd)
 {
   if (cmd == APP_CMD_NONE) {
-    fprintf(f, "diaseg %s - spectral image segmentation (normalized cuts) with a DIA Lanczos "
-               "eigensolver\n\nUsage: diaseg COMMAND [OPTIONS] [ARGS]\n\nCommands:\n",
+    fprintf(f,
+            "diaseg %s - spectral image segmentation (normalized cuts) with a DIA Lanczos "
+            "eigensolver\n\nUsage: diaseg COMMAND [OPTIONS] [ARGS]\n\nCommands:\n",
             DIASEG_VERSION);
     for (size_t c = 0; c < NCOMMANDS; c++)
       fprintf(f, "  %-9s %s\n", commands[c].name, commands[c].summary);
@@ -493,10 +546,12 @@ void app_cli_usage(FILE *f, app_command cmd)
     fprintf(f, "  %-24s %s\n", left, o->help);
   }
   if (cmd == APP_CMD_BENCH)
-    fprintf(f, "\nbench's own defaults: --nev 16 --tol 1e-3 (the same for every backend), --matvec all\n"
-               "(the C path and every OpenCL device), --kernel all.\n"
-               "Without inputs it benches the sample image. Results: a table on standard output,\n"
-               "--json / --csv / --chart files; progress on standard error.\n");
+    fprintf(
+        f,
+        "\nbench's own defaults: --nev 16 --tol 1e-3 (the same for every backend), --matvec all\n"
+        "(the C path and every OpenCL device), --kernel all.\n"
+        "Without inputs it benches the sample image. Results: a table on standard output,\n"
+        "--json / --csv / --chart files; progress on standard error.\n");
   fprintf(f, "\nExit codes: 0 ok, 1 runtime error, 2 bad arguments or input, 3 not converged "
              "(partial results, flagged in report.json), 130 interrupted.\n");
 }

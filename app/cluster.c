@@ -13,7 +13,7 @@
 double app_min_support(size_t n)
 {
   return n / APP_SPECK_FRACTION > APP_SPECK_PIXELS ? (double)(n / APP_SPECK_FRACTION)
-                                                    : (double)APP_SPECK_PIXELS;
+                                                   : (double)APP_SPECK_PIXELS;
 }
 
 double app_support(const eig_result *res, int j)
@@ -90,7 +90,8 @@ int app_embedding(const eig_result *res, const double *sqrt_degree, const int *p
                   float **emb, int *dim)
 {
   const int n = res->n, m = k - 1;
-  double a[APP_MAX_EMBED], w[APP_MAX_EMBED], h[APP_MAX_EMBED][APP_MAX_EMBED], tt = 0.0, an = 0.0, ww;
+  double a[APP_MAX_EMBED], w[APP_MAX_EMBED], h[APP_MAX_EMBED][APP_MAX_EMBED], tt = 0.0, an = 0.0,
+                                                                              ww;
   float *e;
   *emb = NULL;
   if (k < 2 || k > res->nconv)
@@ -438,7 +439,7 @@ double app_adjusted_rand(const int *a, const int *b, size_t n)
     ra[a[i]]++;
     rb[b[i]]++;
   }
-#define C2(x) ((double)(x) * ((double)(x) - 1.0) / 2.0)
+#define C2(x) ((double)(x) * ((double)(x)-1.0) / 2.0)
   for (size_t c = 0; c < (size_t)ka * (size_t)kb; c++)
     sum_ij += C2(table[c]);
   for (int c = 0; c < ka; c++)

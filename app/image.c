@@ -70,12 +70,15 @@ int app_image_decode(const unsigned char *file, size_t len, const char *name, si
   if (status != DSG_OK)
     return status;
   if (dw < 1 || dh < 1)
-    return dsg_error_set(DSG_ERR_FORMAT, "'%s' declares a %ld x %ld image: it needs at least one "
-                         "pixel", name, dw, dh);
+    return dsg_error_set(DSG_ERR_FORMAT,
+                         "'%s' declares a %ld x %ld image: it needs at least one "
+                         "pixel",
+                         name, dw, dh);
   if ((size_t)dw > max_pixels / (size_t)dh)
-    return dsg_error_set(DSG_ERR_LIMIT, "'%s' is %ld x %ld = %.0f pixels, over the cap of %zu "
-                         "(raise it with --max-pixels)", name, dw, dh, (double)dw * (double)dh,
-                         max_pixels);
+    return dsg_error_set(DSG_ERR_LIMIT,
+                         "'%s' is %ld x %ld = %.0f pixels, over the cap of %zu "
+                         "(raise it with --max-pixels)",
+                         name, dw, dh, (double)dw * (double)dh, max_pixels);
   if (!stbi_info_from_memory(file, (int)len, &w, &h, &comp)) {
     why = stbi_failure_reason();
     return dsg_error_set(DSG_ERR_FORMAT, "'%s' has a corrupt or unsupported header%s%s%s", name,
@@ -84,8 +87,10 @@ int app_image_decode(const unsigned char *file, size_t len, const char *name, si
   if (fmt == APP_FMT_BMP && h < 0)
     h = -h; /* stb reports a top-down BMP's height as negative */
   if (w != dw || h != dh || comp < 1 || comp > 4)
-    return dsg_error_set(DSG_ERR_FORMAT, "'%s' declares %ld x %ld pixels but decodes its header "
-                         "as %d x %d x %d", name, dw, dh, w, h, comp);
+    return dsg_error_set(DSG_ERR_FORMAT,
+                         "'%s' declares %ld x %ld pixels but decodes its header "
+                         "as %d x %d x %d",
+                         name, dw, dh, w, h, comp);
   pixels = stbi_load_from_memory(file, (int)len, &w2, &h2, &c2, 0);
   if (!pixels) {
     why = stbi_failure_reason();
@@ -95,8 +100,10 @@ int app_image_decode(const unsigned char *file, size_t len, const char *name, si
   /* a PNG colour key (tRNS) makes stb add an alpha channel */
   if (w2 != w || h2 != h || !(c2 == comp || (fmt == APP_FMT_PNG && c2 == comp + 1 && c2 <= 4))) {
     stbi_image_free(pixels);
-    return dsg_error_set(DSG_ERR_FORMAT, "'%s' decoded as %d x %d x %d, its header said %d x %d x "
-                         "%d", name, w2, h2, c2, w, h, comp);
+    return dsg_error_set(DSG_ERR_FORMAT,
+                         "'%s' decoded as %d x %d x %d, its header said %d x %d x "
+                         "%d",
+                         name, w2, h2, c2, w, h, comp);
   }
   status = app_image_from_pixels(img, w2, h2, c2, pixels);
   stbi_image_free(pixels);
@@ -160,8 +167,10 @@ int app_image_resize(const app_image *src, int width, int height, app_image *dst
       double fx = sx < 0 ? 0.0 : sx - x0;
       for (int k = 0; k < c; k++) {
         const unsigned char *p = src->pixels;
-        double a = p[((size_t)y0 * src->width + x0) * c + k], b = p[((size_t)y0 * src->width + x1) * c + k];
-        double e = p[((size_t)y1 * src->width + x0) * c + k], f = p[((size_t)y1 * src->width + x1) * c + k];
+        double a = p[((size_t)y0 * src->width + x0) * c + k],
+               b = p[((size_t)y0 * src->width + x1) * c + k];
+        double e = p[((size_t)y1 * src->width + x0) * c + k],
+               f = p[((size_t)y1 * src->width + x1) * c + k];
         double v = (a * (1 - fx) + b * fx) * (1 - fy) + (e * (1 - fx) + f * fx) * fy;
         dst->pixels[((size_t)y * width + x) * c + k] = (unsigned char)(v + 0.5);
       }

@@ -55,10 +55,12 @@ static int check_png(const unsigned char *b, size_t len, const char *name, long 
     const unsigned char *type = b + pos + 4;
     for (int i = 0; i < 4; i++)
       if (!((type[i] >= 'A' && type[i] <= 'Z') || (type[i] >= 'a' && type[i] <= 'z')))
-        return BAD("'%s' is a corrupt PNG: a chunk type at byte %zu is not four letters", name, pos);
+        return BAD("'%s' is a corrupt PNG: a chunk type at byte %zu is not four letters", name,
+                   pos);
     if (clen > len - pos - 12)
-      return BAD("'%s' is a truncated or corrupt PNG: its %.4s chunk declares %lu bytes, %zu remain",
-                 name, (const char *)type, clen, len - pos - 12);
+      return BAD(
+          "'%s' is a truncated or corrupt PNG: its %.4s chunk declares %lu bytes, %zu remain", name,
+          (const char *)type, clen, len - pos - 12);
     if (first) {
       if (memcmp(type, "IHDR", 4) != 0 || clen != 13)
         return BAD("'%s' is a corrupt PNG: it does not start with a 13-byte IHDR chunk", name);
@@ -68,7 +70,8 @@ static int check_png(const unsigned char *b, size_t len, const char *name, long 
     } else if (memcmp(type, "IDAT", 4) == 0) {
       if (clen == 0 && !idat)
         return BAD("'%s' has an empty first IDAT chunk, which diaseg's PNG decoder does not "
-                   "handle", name);
+                   "handle",
+                   name);
       idat = 1;
     } else if (memcmp(type, "IEND", 4) == 0) {
       if (!idat)
@@ -164,13 +167,14 @@ static int check_jpeg(const unsigned char *b, size_t len, const char *name, long
         const int need_ac = !progressive || se > 0;
         if ((need_dc && (td > 3 || !defined[0][td])) || (need_ac && (ta > 3 || !defined[1][ta])))
           return BAD("'%s' is a corrupt JPEG: a scan uses a Huffman table that was never "
-                     "defined", name);
+                     "defined",
+                     name);
       }
       scans++;
       /* the entropy-coded data: up to the next marker that is not a stuffed byte or a restart */
       pos += slen;
-      while (pos + 1 < len && !(b[pos] == 0xff && b[pos + 1] != 0x00 &&
-                                !(b[pos + 1] >= 0xd0 && b[pos + 1] <= 0xd7)))
+      while (pos + 1 < len &&
+             !(b[pos] == 0xff && b[pos + 1] != 0x00 && !(b[pos + 1] >= 0xd0 && b[pos + 1] <= 0xd7)))
         pos++;
       continue;
     }
@@ -235,8 +239,8 @@ static int check_tga(const unsigned char *b, size_t len, const char *name, long 
   size_t pos = 18 + (size_t)b[0] + cmap_bytes;
   *w = (long)le16(b + 12);
   *h = (long)le16(b + 14);
-  if (!(type == 1 || type == 2 || type == 3 || type == 9 || type == 10 || type == 11) ||
-      cmap > 1 || !(bpp == 8 || bpp == 15 || bpp == 16 || bpp == 24 || bpp == 32))
+  if (!(type == 1 || type == 2 || type == 3 || type == 9 || type == 10 || type == 11) || cmap > 1 ||
+      !(bpp == 8 || bpp == 15 || bpp == 16 || bpp == 24 || bpp == 32))
     return BAD("'%s' is not a TGA diaseg reads (type %d, %d bits per pixel)", name, type, bpp);
   if (pos > len)
     return BAD("'%s' is a truncated TGA: its header and colour map need %zu bytes", name, pos);
@@ -249,8 +253,8 @@ static int check_tga(const unsigned char *b, size_t len, const char *name, long 
   }
   for (size_t done = 0; done < pixels;) { /* run-length packets */
     if (pos >= len)
-      return BAD("'%s' is a truncated TGA: its run-length data stops after %zu of %zu pixels",
-                 name, done, pixels);
+      return BAD("'%s' is a truncated TGA: its run-length data stops after %zu of %zu pixels", name,
+                 done, pixels);
     const size_t count = (size_t)(b[pos] & 0x7f) + 1, body = b[pos] & 0x80 ? pixel : count * pixel;
     pos++;
     if (body > len - pos)
@@ -290,7 +294,8 @@ static int check_bmp(const unsigned char *b, size_t len, const char *name, long 
     const size_t stride = (((size_t)*w * bpp + 31) / 32) * 4;
     if (data > len || stride * (size_t)*h > len - data)
       return BAD("'%s' is a truncated BMP: pixel data needs %zu bytes after offset %lu, the file "
-                 "has %zu", name, stride * (size_t)*h, data, len);
+                 "has %zu",
+                 name, stride * (size_t)*h, data, len);
   }
   return DSG_OK;
 }

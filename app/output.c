@@ -56,7 +56,8 @@ int app_out_begin(app_out **out, const char *dir)
   }
   if (stat(dir, &st) != 0) {
     if (errno != ENOENT || mkdir(dir, 0777) != 0) {
-      status = dsg_error_set(DSG_ERR_IO, "cannot create the output folder '%s': %s", dir, strerror(errno));
+      status = dsg_error_set(DSG_ERR_IO, "cannot create the output folder '%s': %s", dir,
+                             strerror(errno));
       goto out_fail;
     }
     o->created_dir = 1;
@@ -221,8 +222,10 @@ int app_out_png(app_out *o, const char *name, int width, int height, int comp,
   /* stb_image_write sizes its buffers in int: keep every product well inside INT_MAX. */
   if (width < 1 || height < 1 || comp < 1 || comp > 4 ||
       (size_t)width * (size_t)height * (size_t)(comp + 1) > (size_t)INT_MAX / 2)
-    return dsg_error_set(DSG_ERR_LIMIT, "cannot write %s: %d x %d x %d is beyond the PNG writer's "
-                         "limit (%d bytes)", name, width, height, comp, INT_MAX / 2);
+    return dsg_error_set(DSG_ERR_LIMIT,
+                         "cannot write %s: %d x %d x %d is beyond the PNG writer's "
+                         "limit (%d bytes)",
+                         name, width, height, comp, INT_MAX / 2);
   status = app_out_open(o, name, &sink.fp);
   if (status != DSG_OK)
     return status;
@@ -237,8 +240,8 @@ int app_out_png(app_out *o, const char *name, int width, int height, int comp,
   return app_out_close(o, sink.fp);
 }
 
-static int write_npy(app_out *o, const char *name, const char *descr, size_t elem,
-                     const void *data, int ndim, const size_t *shape)
+static int write_npy(app_out *o, const char *name, const char *descr, size_t elem, const void *data,
+                     int ndim, const size_t *shape)
 {
   char header[256], dims[160] = "";
   size_t count = 1;
@@ -250,20 +253,23 @@ static int write_npy(app_out *o, const char *name, const char *descr, size_t ele
     size_t used = strlen(dims);
     /* "(a, b, c)"; one dimension keeps Python's trailing comma: "(a,)" */
     snprintf(dims + used, sizeof(dims) - used, "%zu%s", shape[i],
-             i + 1 < ndim ? ", " : ndim == 1 ? "," : "");
+             i + 1 < ndim ? ", "
+             : ndim == 1  ? ","
+                          : "");
     count *= shape[i];
   }
-  hl = snprintf(header, sizeof(header), "{'descr': '%c%s', 'fortran_order': False, 'shape': (%s), }",
-                order, descr, dims);
-  /* pad with spaces so that magic (6) + version (2) + length (2) + header + '\n' is a multiple of 64 */
+  hl = snprintf(header, sizeof(header),
+                "{'descr': '%c%s', 'fortran_order': False, 'shape': (%s), }", order, descr, dims);
+  /* pad with spaces so that magic (6) + version (2) + length (2) + header + '\n' is a multiple of
+   * 64 */
   while ((10 + hl + 1) % 64 != 0)
     header[hl++] = ' ';
   header[hl++] = '\n';
   status = app_out_open(o, name, &fp);
   if (status != DSG_OK)
     return status;
-  unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hl & 0xff),
-                           (unsigned char)(hl >> 8)};
+  unsigned char pre[10] = {
+      0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hl & 0xff), (unsigned char)(hl >> 8)};
   fwrite(pre, 1, sizeof(pre), fp);
   fwrite(header, 1, (size_t)hl, fp);
   fwrite(data, elem, count, fp);
@@ -280,7 +286,8 @@ int app_out_npy_f64(app_out *o, const char *name, const double *data, int ndim, 
   return write_npy(o, name, "f8", sizeof(double), data, ndim, shape);
 }
 
-int app_out_npy_i32(app_out *o, const char *name, const int32_t *data, int ndim, const size_t *shape)
+int app_out_npy_i32(app_out *o, const char *name, const int32_t *data, int ndim,
+                    const size_t *shape)
 {
   return write_npy(o, name, "i4", sizeof(int32_t), data, ndim, shape);
 }

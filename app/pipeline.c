@@ -77,8 +77,10 @@ int app_find_sample(char *buf, size_t cap)
     if (file_exists(buf))
       return DSG_OK;
   }
-  return dsg_error_set(DSG_ERR_IO, "cannot find the sample image %s (set DIASEG_DATA_DIR to the "
-                       "folder holding it, or name an IMAGE)", SAMPLE_IMAGE);
+  return dsg_error_set(DSG_ERR_IO,
+                       "cannot find the sample image %s (set DIASEG_DATA_DIR to the "
+                       "folder holding it, or name an IMAGE)",
+                       SAMPLE_IMAGE);
 }
 
 typedef struct run {
@@ -210,8 +212,10 @@ static int stage_cluster(run *r)
   if (cfg->command != APP_CMD_SEGMENT)
     return DSG_OK;
   if (r->eig.nconv < cfg->k) {
-    fprintf(stderr, "diaseg: warning: only %d of the %d eigenvectors needed for -k %d converged; "
-                    "no segmentation is written\n", r->eig.nconv, cfg->k, cfg->k);
+    fprintf(stderr,
+            "diaseg: warning: only %d of the %d eigenvectors needed for -k %d converged; "
+            "no segmentation is written\n",
+            r->eig.nconv, cfg->k, cfg->k);
     return DSG_OK;
   }
   r->labels = malloc(n * sizeof(*r->labels));
@@ -321,7 +325,8 @@ static int stage_export(run *r)
   app_json_int(&j, "n", N->rows);
   app_json_int(&j, "ndiag", N->ndiag);
   app_json_int(&j, "pitch", (long long)N->pitch);
-  app_json_string(&j, "layout", "diagonals[d, row] = N[row, row + offsets[d]] for 0 <= row < n; "
+  app_json_string(&j, "layout",
+                  "diagonals[d, row] = N[row, row + offsets[d]] for 0 <= row < n; "
                   "zero where the column is outside [0, n) and for row >= n");
   app_json_int(&j, "radius", cfg->affinity.radius);
   app_json_number(&j, "sigma_i", cfg->affinity.sigma_i);
@@ -398,8 +403,10 @@ static int build_report(const run *r, app_json *j)
   app_json_int(j, "matvec_count_all_solves", r->matvecs_all);
   app_json_bool(j, "converged", e->converged);
   app_json_int(j, "converged_count", e->nconv);
-  app_json_string(j, "solver_status", e->converged ? "converged" : "iteration limit reached: "
-                  "partial results");
+  app_json_string(j, "solver_status",
+                  e->converged ? "converged"
+                               : "iteration limit reached: "
+                                 "partial results");
   json_numbers(j, "eigenvalues", e->values, e->nconv);
   json_numbers(j, "residuals", e->residuals, e->nconv);
   app_json_number(j, "max_residual", max_res);
@@ -529,8 +536,10 @@ int app_run(const app_config *cfg)
   if (cfg->resize_w > 0) {
     app_image resized;
     if ((size_t)cfg->resize_w * (size_t)cfg->resize_h > cfg->max_pixels) {
-      status = dsg_error_set(DSG_ERR_LIMIT, "--resize %dx%d gives %zu pixels, over the cap of %zu "
-                             "(raise it with --max-pixels)", cfg->resize_w, cfg->resize_h,
+      status = dsg_error_set(DSG_ERR_LIMIT,
+                             "--resize %dx%d gives %zu pixels, over the cap of %zu "
+                             "(raise it with --max-pixels)",
+                             cfg->resize_w, cfg->resize_h,
                              (size_t)cfg->resize_w * (size_t)cfg->resize_h, cfg->max_pixels);
       goto out;
     }
@@ -543,8 +552,10 @@ int app_run(const app_config *cfg)
   r.t_load = dsg_seconds() - t0;
   n = (size_t)r.img.width * (size_t)r.img.height;
   if (cfg->command != APP_CMD_AFFINITY && (n < 2 || (size_t)cfg->nev >= n)) {
-    status = dsg_error_set(DSG_ERR_INVALID, "--nev %d is out of range for a %d x %d image: it must "
-                           "satisfy 1 <= nev < %zu pixels", cfg->nev, r.img.width, r.img.height, n);
+    status = dsg_error_set(DSG_ERR_INVALID,
+                           "--nev %d is out of range for a %d x %d image: it must "
+                           "satisfy 1 <= nev < %zu pixels",
+                           cfg->nev, r.img.width, r.img.height, n);
     goto out;
   }
   if (cfg->ncv > 0 && (size_t)cfg->ncv > n) {
@@ -613,16 +624,18 @@ int app_run(const app_config *cfg)
       max_res = r.eig.residuals[i] > max_res ? r.eig.residuals[i] : max_res;
     if (r.clustered)
       snprintf(segs, sizeof(segs), ", %d segments", cfg->k);
-    fprintf(stderr, "diaseg: %s %dx%d: %d/%d eigenpairs (max residual %.1e, %ld products, %.2f s "
-                    "solve)%s; %d files in %s/ (%.2f s total)\n", r.image_path, r.img.width,
-            r.img.height, r.eig.nconv, cfg->nev, max_res, r.eig.matvecs, r.t_solve, segs,
-            r.nfiles, cfg->out_dir, dsg_seconds() - t_start);
+    fprintf(stderr,
+            "diaseg: %s %dx%d: %d/%d eigenpairs (max residual %.1e, %ld products, %.2f s "
+            "solve)%s; %d files in %s/ (%.2f s total)\n",
+            r.image_path, r.img.width, r.img.height, r.eig.nconv, cfg->nev, max_res, r.eig.matvecs,
+            r.t_solve, segs, r.nfiles, cfg->out_dir, dsg_seconds() - t_start);
   }
   status = r.solve_status;
   if (status == DSG_ERR_NOCONV)
-    dsg_error_set(DSG_ERR_NOCONV, "%d of %d eigenpairs converged within --max-iter %d; the "
-                  "partial results are flagged in %s/report.json", r.eig.nconv, cfg->nev,
-                  cfg->max_iter, cfg->out_dir);
+    dsg_error_set(DSG_ERR_NOCONV,
+                  "%d of %d eigenpairs converged within --max-iter %d; the "
+                  "partial results are flagged in %s/report.json",
+                  r.eig.nconv, cfg->nev, cfg->max_iter, cfg->out_dir);
 
 out:
   app_json_free(&report);

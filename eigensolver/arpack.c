@@ -83,10 +83,13 @@ int eig_check_options(const eig_options *opt, int n, int *ncv_out)
   if (n < 2)
     return dsg_error_set(DSG_ERR_INVALID, "the operator has order %d; eigenpairs need n >= 2", n);
   if (opt->nev < 1 || opt->nev >= n)
-    return dsg_error_set(DSG_ERR_INVALID, "--nev %d is out of range: it must satisfy 1 <= nev < n "
-                         "= %d", opt->nev, n);
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "--nev %d is out of range: it must satisfy 1 <= nev < n "
+                         "= %d",
+                         opt->nev, n);
   if (!(opt->tol > 0.0) || !isfinite(opt->tol) || opt->tol >= 1.0)
-    return dsg_error_set(DSG_ERR_INVALID, "--tol %g is out of range: it must be in (0, 1)", opt->tol);
+    return dsg_error_set(DSG_ERR_INVALID, "--tol %g is out of range: it must be in (0, 1)",
+                         opt->tol);
   if (opt->max_iter < 1)
     return dsg_error_set(DSG_ERR_INVALID, "--max-iter %d is out of range: it must be >= 1",
                          opt->max_iter);
@@ -98,16 +101,20 @@ int eig_check_options(const eig_options *opt, int n, int *ncv_out)
                          opt->known_count);
   for (int i = 0; opt->known_count > 0 && i < n; i++)
     if (opt->known_label[i] < -1 || opt->known_label[i] >= opt->known_count)
-      return dsg_error_set(DSG_ERR_INVALID, "known eigenvectors: row %d has label %d outside "
-                           "[-1, %d)", i, opt->known_label[i], opt->known_count);
+      return dsg_error_set(DSG_ERR_INVALID,
+                           "known eigenvectors: row %d has label %d outside "
+                           "[-1, %d)",
+                           i, opt->known_label[i], opt->known_count);
   if (ncv == 0) {
     ncv = 2 * opt->nev + 1 > 32 ? 2 * opt->nev + 1 : 32;
     if (ncv > n)
       ncv = n;
   }
   if (ncv <= opt->nev || ncv > n)
-    return dsg_error_set(DSG_ERR_INVALID, "--ncv %d is out of range: it must satisfy nev = %d < "
-                         "ncv <= n = %d", ncv, opt->nev, n);
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "--ncv %d is out of range: it must satisfy nev = %d < "
+                         "ncv <= n = %d",
+                         ncv, opt->nev, n);
   *ncv_out = ncv;
   return DSG_OK;
 }
@@ -279,7 +286,8 @@ int eig_sort_pairs(eig_result *res)
 
 /* Copies the nget largest of the nret pairs ARPACK returned (ascending values, vectors in z,
  * column-major n x nret) to res from position `at`: descending, float, diaseg's sign convention. */
-static void take_pairs(eig_result *res, int at, int nget, int nret, const double *d, const double *z)
+static void take_pairs(eig_result *res, int at, int nget, int nret, const double *d,
+                       const double *z)
 {
   const int n = res->n;
   for (int k = 0; k < nget; k++) {
@@ -327,8 +335,10 @@ static int run_arpack(spmv_matvec *mv, const eig_options *opt, int nev_a, int nc
   xf = malloc((size_t)n * sizeof(*xf));
   yf = malloc((size_t)n * sizeof(*yf));
   if (!resid || !v || !workd || !workl || !d || !proj || !select || !xf || !yf) {
-    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate ARPACK's workspace for n = %d, ncv = %d "
-                           "(%.1f MiB)", n, ncv, (double)n * (ncv + 4) * 8.0 / 1048576.0);
+    status = dsg_error_set(DSG_ERR_NOMEM,
+                           "cannot allocate ARPACK's workspace for n = %d, ncv = %d "
+                           "(%.1f MiB)",
+                           n, ncv, (double)n * (ncv + 4) * 8.0 / 1048576.0);
     goto out_free;
   }
   eig_start_vector(resid, n);
@@ -354,8 +364,10 @@ static int run_arpack(spmv_matvec *mv, const eig_options *opt, int nev_a, int nc
     eig_project_known(opt, n, y, proj);
     res->matvecs++;
     if (opt->cancel && *opt->cancel) {
-      status = dsg_error_set(DSG_ERR_INTERRUPTED, "the eigensolve was interrupted after %ld "
-                             "products", res->matvecs);
+      status = dsg_error_set(DSG_ERR_INTERRUPTED,
+                             "the eigensolve was interrupted after %ld "
+                             "products",
+                             res->matvecs);
       goto out_free;
     }
     if (opt->progress && dsg_seconds() >= next_report) {
@@ -374,8 +386,8 @@ static int run_arpack(spmv_matvec *mv, const eig_options *opt, int nev_a, int nc
   const int nget = nret < nev_a ? nret : nev_a;
   if (nget > 0) {
     int einfo = 0;
-    dseupd_c(1, "A", select, d, v, n, 0.0, "I", n, "LA", nev_a, opt->tol, resid, ncv, v, n,
-             iparam, ipntr, workd, workl, lworkl, &einfo);
+    dseupd_c(1, "A", select, d, v, n, 0.0, "I", n, "LA", nev_a, opt->tol, resid, ncv, v, n, iparam,
+             ipntr, workd, workl, lworkl, &einfo);
     if (einfo != 0) {
       status = dsg_error_set(DSG_ERR_SOLVER, "ARPACK dseupd failed (info %d): %s", einfo,
                              dsaupd_message(einfo));
@@ -440,7 +452,8 @@ int eig_arpack_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
   if (status == DSG_OK)
     status = eig_residuals(mv, res);
   if (status == DSG_OK && !res->converged)
-    status = dsg_error_set(DSG_ERR_NOCONV, "the eigensolver stopped at its iteration limit (%d "
+    status = dsg_error_set(DSG_ERR_NOCONV,
+                           "the eigensolver stopped at its iteration limit (%d "
                            "restarts, %ld products) with %d of %d eigenpairs converged",
                            res->iterations, res->matvecs, res->nconv, opt->nev);
   return status;

@@ -23,10 +23,10 @@
 typedef void (*eig_progress_fn)(void *data, long matvecs, int nconv_estimate, double elapsed_s);
 
 typedef struct eig_options {
-  int nev;       /* eigenpairs wanted, 1 <= nev < n */
-  int ncv;       /* Lanczos basis size; 0 picks min(n, max(2 nev + 1, 32)); nev < ncv <= n */
-  double tol;    /* convergence: |A u - theta u| <= tol |theta| (ARPACK's relative test) */
-  int max_iter;  /* restart limit (ARPACK's mxiter) */
+  int nev;      /* eigenpairs wanted, 1 <= nev < n */
+  int ncv;      /* Lanczos basis size; 0 picks min(n, max(2 nev + 1, 32)); nev < ncv <= n */
+  double tol;   /* convergence: |A u - theta u| <= tol |theta| (ARPACK's relative test) */
+  int max_iter; /* restart limit (ARPACK's mxiter) */
   /* Optional known eigenvectors with disjoint supports, e.g. the vectors D^1/2 1_C of the
    * connected components C of a normalised affinity, whose eigenvalue 1 has the multiplicity of
    * the component count, which a Krylov method with one start vector cannot resolve.
@@ -54,22 +54,22 @@ typedef struct eig_options {
 void eig_options_init(eig_options *opt);
 
 typedef struct eig_result {
-  int n;             /* order of the operator */
-  int nev;           /* eigenpairs asked for */
-  int ncv;           /* basis size used */
-  int nconv;         /* eigenpairs returned (converged); < nev when the iteration limit hit */
-  int converged;     /* 1 when nconv == nev */
-  int iterations;    /* restarts (ARPACK iparam[2] on exit) */
-  long matvecs;      /* products with the operator during the solve (residuals excluded) */
-  double *values;    /* nconv eigenvalues, descending */
-  float *vectors;    /* nconv unit eigenvectors, vector i at vectors + i * n */
-  double *residuals; /* nconv values |A u - lambda u|_2, measured with one extra product each */
-  double solve_s;    /* wall time of the solve (residual products excluded) */
+  int n;              /* order of the operator */
+  int nev;            /* eigenpairs asked for */
+  int ncv;            /* basis size used */
+  int nconv;          /* eigenpairs returned (converged); < nev when the iteration limit hit */
+  int converged;      /* 1 when nconv == nev */
+  int iterations;     /* restarts (ARPACK iparam[2] on exit) */
+  long matvecs;       /* products with the operator during the solve (residuals excluded) */
+  double *values;     /* nconv eigenvalues, descending */
+  float *vectors;     /* nconv unit eigenvectors, vector i at vectors + i * n */
+  double *residuals;  /* nconv values |A u - lambda u|_2, measured with one extra product each */
+  double solve_s;     /* wall time of the solve (residual products excluded) */
   spmv_timing matvec; /* the matvec time inside solve_s */
-  double host_s;     /* the rest of solve_s: ARPACK's orthogonalisation and restarts; for the
-                      * Lanczos solver the host's share (launches, waits, the small problem) */
+  double host_s;      /* the rest of solve_s: ARPACK's orthogonalisation and restarts; for the
+                       * Lanczos solver the host's share (launches, waits, the small problem) */
   spmv_basis_timing basis; /* eig_lanczos_solve: time per kind of basis operation */
-  const char *solver; /* "arpack" or "lanczos" */
+  const char *solver;      /* "arpack" or "lanczos" */
 } eig_result;
 
 /* Computes the opt->nev largest (algebraic) eigenpairs of the symmetric operator mv.

@@ -31,8 +31,10 @@ static int small_eigen(const double *T, int ld, int mcur, double *theta, double 
       A[r + c * mcur] = T[r + c * ld];
   dsyev_("V", "U", &mcur, A, &mcur, theta, work, &lwork, &info);
   if (info != 0)
-    return dsg_error_set(DSG_ERR_SOLVER, "LAPACK dsyev failed on the %d x %d projected matrix "
-                         "(info %d)", mcur, mcur, info);
+    return dsg_error_set(DSG_ERR_SOLVER,
+                         "LAPACK dsyev failed on the %d x %d projected matrix "
+                         "(info %d)",
+                         mcur, mcur, info);
   /* ascending -> descending: reverse values and columns */
   for (int a = 0, b = mcur - 1; a < b; a++, b--) {
     double t = theta[a];
@@ -101,7 +103,8 @@ int eig_lanczos_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the Lanczos workspace (m = %d)", m);
     goto out_timing;
   }
-  status = spmv_basis_create(&b, mv, m, opt->known_count > 0 ? &known : NULL, !opt->lanczos_unfused);
+  status =
+      spmv_basis_create(&b, mv, m, opt->known_count > 0 ? &known : NULL, !opt->lanczos_unfused);
   if (status != DSG_OK)
     goto out_timing;
   eig_start_vector(rstart, n);
@@ -112,7 +115,7 @@ int eig_lanczos_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
     status = spmv_basis_set(b, 0, fstart, &norm);
     if (status == DSG_OK && !(norm > 0.0))
       status = dsg_error_set(DSG_ERR_SOLVER, "the start vector lies in the span of the known "
-                             "eigenvectors");
+                                             "eigenvectors");
   }
   if (status != DSG_OK)
     goto out_timing;
@@ -164,8 +167,10 @@ int eig_lanczos_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
       next_report = dsg_seconds() + 0.2;
     }
     if (opt->cancel && *opt->cancel) {
-      status = dsg_error_set(DSG_ERR_INTERRUPTED, "the eigensolve was interrupted after %ld "
-                             "products", res->matvecs);
+      status = dsg_error_set(DSG_ERR_INTERRUPTED,
+                             "the eigensolve was interrupted after %ld "
+                             "products",
+                             res->matvecs);
       goto out_timing;
     }
     if (nconv >= nev_a || iter == opt->max_iter || (breakdown >= 0 && mcur >= nev_a)) {
@@ -191,9 +196,10 @@ int eig_lanczos_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
       if (status == DSG_OK)
         status = spmv_basis_set(b, k, fstart, &norm);
       if (status == DSG_OK && !(norm > 1e-6))
-        status = dsg_error_set(DSG_ERR_SOLVER, "the operator has only %d eigenpairs outside "
-                               "the known vectors; --nev %d asks for more", mcur + nknown,
-                               opt->nev);
+        status = dsg_error_set(DSG_ERR_SOLVER,
+                               "the operator has only %d eigenpairs outside "
+                               "the known vectors; --nev %d asks for more",
+                               mcur + nknown, opt->nev);
       if (status != DSG_OK)
         goto out_timing;
       memset(T, 0, (size_t)(m + 1) * (size_t)(m + 1) * sizeof(*T));
@@ -247,7 +253,8 @@ out_timing:
   if (status == DSG_OK)
     status = eig_residuals(mv, res);
   if (status == DSG_OK && !res->converged)
-    status = dsg_error_set(DSG_ERR_NOCONV, "the eigensolver stopped at its iteration limit (%d "
+    status = dsg_error_set(DSG_ERR_NOCONV,
+                           "the eigensolver stopped at its iteration limit (%d "
                            "restarts, %ld products) with %d of %d eigenpairs converged",
                            res->iterations, res->matvecs, res->nconv, opt->nev);
   return status;

@@ -16,8 +16,7 @@
 /* 1. naive: one work-item per row; A packed without padding (diag * rows + row); offsets read
  *    from global memory on every iteration (12 bytes per 2 flops). */
 __kernel void dia_naive(__global const float *A, const int rows, const int ndiag,
-                        __global const int *offsets, __global const float *x,
-                        __global float *y)
+                        __global const int *offsets, __global const float *x, __global float *y)
 {
   const int row = get_global_id(0);
   if (row >= rows)
@@ -32,9 +31,8 @@ __kernel void dia_naive(__global const float *A, const int rows, const int ndiag
 }
 
 /* 2. aligned: the pitched, 128-byte-aligned layout; the matrix pointer steps by pitch. */
-__kernel void dia_aligned(__global const float *A, const int pitch, const int rows,
-                          const int ndiag, __global const int *offsets,
-                          __global const float *x, __global float *y)
+__kernel void dia_aligned(__global const float *A, const int pitch, const int rows, const int ndiag,
+                          __global const int *offsets, __global const float *x, __global float *y)
 {
   const int row = get_global_id(0);
   if (row >= rows)
@@ -52,9 +50,8 @@ __kernel void dia_aligned(__global const float *A, const int pitch, const int ro
 
 /* 3. local: offsets staged in local memory (8 bytes per 2 flops), LOCAL_OFFSETS at a time.
  *    Every work-item reaches every barrier; only rows inside compute and store. */
-__kernel void dia_local(__global const float *A, const int pitch, const int rows,
-                        const int ndiag, __global const int *offsets,
-                        __global const float *x, __global float *y)
+__kernel void dia_local(__global const float *A, const int pitch, const int rows, const int ndiag,
+                        __global const int *offsets, __global const float *x, __global float *y)
 {
   __local int l_off[LOCAL_OFFSETS];
   const int row = get_global_id(0), lid = get_local_id(0), lsz = get_local_size(0);
@@ -108,9 +105,8 @@ inline void y_store(__global float *y, const int row, const int rows, const floa
 
 /* 4. vector: four rows per work-item, float4 loads of A (16-byte aligned: row is a multiple of 4
  *    and pitch of 32) and of x. */
-__kernel void dia_vector(__global const float *A, const int pitch, const int rows,
-                         const int ndiag, __global const int *offsets,
-                         __global const float *x, __global float *y)
+__kernel void dia_vector(__global const float *A, const int pitch, const int rows, const int ndiag,
+                         __global const int *offsets, __global const float *x, __global float *y)
 {
   __local int l_off[LOCAL_OFFSETS];
   const int row = get_global_id(0) * 4, lid = get_local_id(0), lsz = get_local_size(0);
@@ -136,14 +132,14 @@ __kernel void dia_vector(__global const float *A, const int pitch, const int row
 /* x as an image of float4 pixels, 2^log_width pixels wide: element i is component i % 4 of pixel
  * (i / 4) % width, row (i / 4) / width. Reads outside the image (negative columns, past the end)
  * return zero through the clamp-to-border sampler; the last row is zero-padded on the host. */
-__constant sampler_t x_sampler = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP |
-                                 CLK_FILTER_NEAREST;
+__constant sampler_t x_sampler =
+    CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP | CLK_FILTER_NEAREST;
 
 inline float4 x_image_window(read_only image2d_t xi, const int log_width, const int mask,
                              const int col)
 {
-  const int align = col & 3;  /* also for negative col (two's complement) */
-  const int p = col >> 2;     /* arithmetic shift: floor(col / 4) */
+  const int align = col & 3; /* also for negative col (two's complement) */
+  const int p = col >> 2;    /* arithmetic shift: floor(col / 4) */
   const float4 v0 = read_imagef(xi, x_sampler, (int2)(p & mask, p >> log_width));
   if (align == 0)
     return v0;
@@ -159,9 +155,9 @@ inline float4 x_image_window(read_only image2d_t xi, const int log_width, const 
 /* 5. image: like vector, with x read through the texture cache (4 bytes per 2 flops once x is
  *    cached). The image is passed by value (the article passed a pointer). align = offset & 3 is
  *    the same for all work-items of a diagonal, so the four cases do not diverge. */
-__kernel void dia_image(__global const float *A, const int pitch, const int rows,
-                        const int ndiag, __global const int *offsets, read_only image2d_t xi,
-                        const int log_width, const int width_mask, __global float *y)
+__kernel void dia_image(__global const float *A, const int pitch, const int rows, const int ndiag,
+                        __global const int *offsets, read_only image2d_t xi, const int log_width,
+                        const int width_mask, __global float *y)
 {
   __local int l_off[LOCAL_OFFSETS];
   const int row = get_global_id(0) * 4, lid = get_local_id(0), lsz = get_local_size(0);

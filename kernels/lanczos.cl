@@ -208,8 +208,8 @@ __kernel void lz_known_apply(__global const int *label, __global const float *va
 
 /* out[:, c] = V[:, 0..mcur) Y[:, c] for c < k: the restart product and the Ritz vectors. */
 __kernel void lz_rotate(__global const float *V, const int ld, const int n, const int mcur,
-                        __global const double *Y, const int ldy, const int k,
-                        __global float *out, const int ldo)
+                        __global const double *Y, const int ldy, const int k, __global float *out,
+                        const int ldo)
 {
   for (int r = get_global_id(0); r < n; r += get_global_size(0))
     for (int c = 0; c < k; c++) {

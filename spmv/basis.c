@@ -80,7 +80,7 @@ void spmv_basis_destroy(spmv_basis *b)
 #define CHUNK_ROWS 4096 /* rows per reduction chunk: a chunk of w stays in L1 */
 
 typedef struct cpu_basis {
-  float *V;     /* (m + 1) columns of n */
+  float *V; /* (m + 1) columns of n */
   float *w;
   float *tmp;   /* restart: (m + 1) columns */
   double *coef; /* m steps x (m + 2) */
@@ -315,8 +315,8 @@ static int cpu_ritz(spmv_basis *b, const double *Y, int ldy, int mcur, int k, fl
   return DSG_OK;
 }
 
-static const spmv_basis_ops cpu_basis_ops = {cpu_set, cpu_expand, cpu_coefficients, cpu_restart,
-                                             cpu_ritz, cpu_basis_destroy};
+static const spmv_basis_ops cpu_basis_ops = {cpu_set,     cpu_expand, cpu_coefficients,
+                                             cpu_restart, cpu_ritz,   cpu_basis_destroy};
 
 int spmv_basis_init_cpu(spmv_basis *b)
 {
@@ -338,8 +338,10 @@ int spmv_basis_init_cpu(spmv_basis *b)
   if (!c->V || !c->tmp || !c->w || !c->coef || !c->part) {
     cpu_basis_destroy(b);
     b->impl = NULL;
-    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a Lanczos basis of %zu x %zu floats "
-                         "(%.1f MiB, twice)", n, cols, (double)(cols * n * 4) / 1048576.0);
+    return dsg_error_set(DSG_ERR_NOMEM,
+                         "cannot allocate a Lanczos basis of %zu x %zu floats "
+                         "(%.1f MiB, twice)",
+                         n, cols, (double)(cols * n * 4) / 1048576.0);
   }
   return DSG_OK;
 }

@@ -23,7 +23,7 @@ typedef struct cl_basis {
   int stride;  /* doubles per step in the coefficient log: kc + m + 2 */
   size_t ld;   /* floats per column: >= n, >= the image's size, base-address aligned */
   size_t groups, local;
-  int ycap;    /* doubles Y can hold */
+  int ycap; /* doubles Y can hold */
   cl_event *ev;
   int *ev_kind;
   int nev, evcap;
@@ -32,7 +32,7 @@ typedef struct cl_basis {
 static void drain_events(spmv_basis *b)
 {
   cl_basis *c = b->impl;
-  double *slot[K_KINDS] = {&b->timing.matvec_s, &b->timing.project_s, &b->timing.orth_s,
+  double *slot[K_KINDS] = {&b->timing.matvec_s,    &b->timing.project_s, &b->timing.orth_s,
                            &b->timing.normalize_s, &b->timing.restart_s, &b->timing.transfer_s};
   for (int i = 0; i < c->nev; i++) {
     *slot[c->ev_kind[i]] += spmv_cl_event_seconds(c->ev[i]);
@@ -55,7 +55,8 @@ static cl_event *track(spmv_basis *b, int kind)
 
 static void untrack_failed(cl_basis *c) { c->nev--; }
 
-static int launch(spmv_basis *b, cl_kernel k, size_t global, size_t local, int kind, const char *what)
+static int launch(spmv_basis *b, cl_kernel k, size_t global, size_t local, int kind,
+                  const char *what)
 {
   cl_basis *c = b->impl;
   cl_event *ev = track(b, kind);
@@ -77,9 +78,8 @@ static int reduce(spmv_basis *b, int nc, cl_mem out, int coef_off, int mode, int
   cl_basis *c = b->impl;
   const int groups = (int)c->groups;
   cl_int err = ARG(c->reduce, 0, c->part) | ARG(c->reduce, 1, groups) | ARG(c->reduce, 2, nc) |
-               ARG(c->reduce, 3, out) | ARG(c->reduce, 4, c->coef) |
-               ARG(c->reduce, 5, coef_off) | ARG(c->reduce, 6, mode) | ARG(c->reduce, 7, pass) |
-               ARG(c->reduce, 8, c->flag);
+               ARG(c->reduce, 3, out) | ARG(c->reduce, 4, c->coef) | ARG(c->reduce, 5, coef_off) |
+               ARG(c->reduce, 6, mode) | ARG(c->reduce, 7, pass) | ARG(c->reduce, 8, c->flag);
   if (err != CL_SUCCESS)
     return spmv_cl_fail(err, "setting lz_reduce's arguments", c->m->info.device);
   return launch(b, c->reduce, c->local, c->local, kind, "lz_reduce");
@@ -104,8 +104,8 @@ static int project(spmv_basis *b)
   if (status == DSG_OK)
     status = reduce(b, nk, c->kd, 0, 0, 0, K_PROJECT);
   if (status == DSG_OK) {
-    cl_int err = ARG(c->kapply, 0, c->label) | ARG(c->kapply, 1, c->value) |
-                 ARG(c->kapply, 2, n) | ARG(c->kapply, 3, c->kd) | ARG(c->kapply, 4, c->w);
+    cl_int err = ARG(c->kapply, 0, c->label) | ARG(c->kapply, 1, c->value) | ARG(c->kapply, 2, n) |
+                 ARG(c->kapply, 3, c->kd) | ARG(c->kapply, 4, c->w);
     if (err != CL_SUCCESS)
       return spmv_cl_fail(err, "setting lz_known_apply's arguments", c->m->info.device);
     status = launch(b, c->kapply, c->groups * c->local, c->local, K_PROJECT, "lz_known_apply");
@@ -132,7 +132,8 @@ static int cgs2(spmv_basis *b, int nc, int coef_off, int fuse)
       return spmv_cl_fail(err, "setting lz_gemvt's arguments", c->m->info.device);
     status = launch(b, c->gemvt, c->groups * c->local, c->local, K_ORTH, "lz_gemvt (V^T w)");
     if (status == DSG_OK)
-      status = reduce(b, nc, c->h, coef_off < 0 ? 0 : coef_off, coef_off < 0 ? 0 : pass, pass, K_ORTH);
+      status =
+          reduce(b, nc, c->h, coef_off < 0 ? 0 : coef_off, coef_off < 0 ? 0 : pass, pass, K_ORTH);
     if (status != DSG_OK)
       break;
     err = ARG(c->gemvn, 0, c->all) | ARG(c->gemvn, 1, ld) | ARG(c->gemvn, 2, n) |
@@ -181,8 +182,8 @@ static int cl_set(spmv_basis *b, int col, const float *x, double *norm)
   cl_basis *c = b->impl;
   const int slot = b->m * c->stride; /* the log's spare slot */
   int status;
-  cl_int err = clEnqueueWriteBuffer(c->m->queue, c->w, CL_FALSE, 0, (size_t)b->n * sizeof(float),
-                                    x, 0, NULL, track(b, K_TRANSFER));
+  cl_int err = clEnqueueWriteBuffer(c->m->queue, c->w, CL_FALSE, 0, (size_t)b->n * sizeof(float), x,
+                                    0, NULL, track(b, K_TRANSFER));
   if (err != CL_SUCCESS) {
     untrack_failed(c);
     return spmv_cl_fail(err, "uploading a start vector", c->m->info.device);
@@ -279,8 +280,9 @@ static int rotate(spmv_basis *b, const double *Y, int ldy, int mcur, int k)
   cl_int err;
   if ((size_t)ldy * (size_t)k > (size_t)c->ycap)
     return dsg_error_set(DSG_ERR_INVALID, "restart matrix of %d x %d is too large", ldy, k);
-  err = clEnqueueWriteBuffer(c->m->queue, c->Y, CL_FALSE, 0, (size_t)ldy * (size_t)k * sizeof(double),
-                             Y, 0, NULL, track(b, K_TRANSFER));
+  err =
+      clEnqueueWriteBuffer(c->m->queue, c->Y, CL_FALSE, 0, (size_t)ldy * (size_t)k * sizeof(double),
+                           Y, 0, NULL, track(b, K_TRANSFER));
   if (err != CL_SUCCESS) {
     untrack_failed(c);
     return spmv_cl_fail(err, "uploading the restart matrix", c->m->info.device);
@@ -320,9 +322,10 @@ static int cl_ritz(spmv_basis *b, const double *Y, int ldy, int mcur, int k, flo
   cl_basis *c = b->impl;
   int status = rotate(b, Y, ldy, mcur, k);
   for (int i = 0; i < k && status == DSG_OK; i++) {
-    cl_int err = clEnqueueReadBuffer(c->m->queue, c->tmp, CL_TRUE, (size_t)i * c->ld * sizeof(float),
-                                     (size_t)b->n * sizeof(float), out + (size_t)i * (size_t)b->n, 0,
-                                     NULL, track(b, K_TRANSFER));
+    cl_int err =
+        clEnqueueReadBuffer(c->m->queue, c->tmp, CL_TRUE, (size_t)i * c->ld * sizeof(float),
+                            (size_t)b->n * sizeof(float), out + (size_t)i * (size_t)b->n, 0, NULL,
+                            track(b, K_TRANSFER));
     if (err != CL_SUCCESS) {
       untrack_failed(c);
       status = spmv_cl_fail(err, "reading the Ritz vectors", c->m->info.device);
@@ -341,16 +344,16 @@ static void cl_basis_destroy(spmv_basis *b)
   if (c->m && c->m->queue)
     clFinish(c->m->queue);
   drain_events(b);
-  cl_kernel ks[] = {c->dia, c->gemvt, c->reduce, c->gemvn, c->norm2, c->beta, c->scale, c->kdot,
-                    c->kapply, c->rotate};
+  cl_kernel ks[] = {c->dia,  c->gemvt, c->reduce, c->gemvn,  c->norm2,
+                    c->beta, c->scale, c->kdot,   c->kapply, c->rotate};
   for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++)
     if (ks[i])
       clReleaseKernel(ks[i]);
   for (int i = 0; c->col && i <= b->m; i++)
     if (c->col[i])
       clReleaseMemObject(c->col[i]);
-  cl_mem ms[] = {c->V, c->all, c->tmp, c->w, c->part, c->h, c->coef, c->inv, c->scratch, c->Y, c->label,
-                 c->value, c->kd, c->flag};
+  cl_mem ms[] = {c->V,   c->all,     c->tmp, c->w,     c->part,  c->h,  c->coef,
+                 c->inv, c->scratch, c->Y,   c->label, c->value, c->kd, c->flag};
   for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
     if (ms[i])
       clReleaseMemObject(ms[i]);
@@ -363,8 +366,8 @@ static void cl_basis_destroy(spmv_basis *b)
   b->impl = NULL;
 }
 
-static const spmv_basis_ops cl_basis_ops = {cl_set, cl_expand, cl_coefficients, cl_restart,
-                                            cl_ritz, cl_basis_destroy};
+static const spmv_basis_ops cl_basis_ops = {cl_set,     cl_expand, cl_coefficients,
+                                            cl_restart, cl_ritz,   cl_basis_destroy};
 
 static int build(cl_basis *c)
 {
@@ -388,9 +391,11 @@ static int build(cl_basis *c)
   err = clBuildProgram(c->prog, 1, &m->device, opts, NULL, NULL);
   if (err != CL_SUCCESS) {
     spmv_cl_keep_build_log(c->prog, m->device);
-    status = dsg_error_set(DSG_ERR_OPENCL, "building the Lanczos kernels%s%s failed: %s (%d) on %s "
-                           "(build log above)", disk ? " from " : "", disk ? path : "",
-                           spmv_cl_error_name(err), (int)err, m->info.device);
+    status = dsg_error_set(DSG_ERR_OPENCL,
+                           "building the Lanczos kernels%s%s failed: %s (%d) on %s "
+                           "(build log above)",
+                           disk ? " from " : "", disk ? path : "", spmv_cl_error_name(err),
+                           (int)err, m->info.device);
   }
   free(disk);
   return status;
@@ -407,7 +412,8 @@ int spmv_basis_init_cl(spmv_basis *b)
   size_t image_floats = m->info.image_width * m->info.image_height * 4, align, bytes;
 
   if (!m->dev.fp64)
-    return dsg_error_set(DSG_ERR_NODEVICE, "the Lanczos solver on %s needs double precision "
+    return dsg_error_set(DSG_ERR_NODEVICE,
+                         "the Lanczos solver on %s needs double precision "
                          "(cl_khr_fp64), which the device lacks (use --solver arpack)",
                          m->info.device);
   c = calloc(1, sizeof(*c));
@@ -432,9 +438,10 @@ int spmv_basis_init_cl(spmv_basis *b)
   bytes = cols * c->ld * sizeof(float);
   if (bytes + (size_t)c->kc * c->ld * sizeof(float) > m->dev.max_alloc ||
       2 * bytes + (size_t)m->ndiag * m->pitch * sizeof(float) > m->dev.global_mem) {
-    status = dsg_error_set(DSG_ERR_LIMIT, "a Lanczos basis of %zu x %zu floats (%.1f MiB, twice) "
-                           "does not fit %s's memory (largest allocation %.1f MiB)", cols, n,
-                           (double)bytes / 1048576.0, m->info.device,
+    status = dsg_error_set(DSG_ERR_LIMIT,
+                           "a Lanczos basis of %zu x %zu floats (%.1f MiB, twice) "
+                           "does not fit %s's memory (largest allocation %.1f MiB)",
+                           cols, n, (double)bytes / 1048576.0, m->info.device,
                            (double)m->dev.max_alloc / 1048576.0);
     goto fail;
   }
@@ -450,15 +457,15 @@ int spmv_basis_init_cl(spmv_basis *b)
   if (status != DSG_OK)
     goto fail;
   {
-    static const char *fn[] = {"lz_gemvt", "lz_reduce", "lz_gemvn", "lz_norm2", "lz_beta",
+    static const char *fn[] = {"lz_gemvt", "lz_reduce",    "lz_gemvn",       "lz_norm2", "lz_beta",
                                "lz_scale", "lz_known_dot", "lz_known_apply", "lz_rotate"};
-    cl_kernel *dst[] = {&c->gemvt, &c->reduce, &c->gemvn, &c->norm2, &c->beta, &c->scale,
-                        &c->kdot, &c->kapply, &c->rotate};
+    cl_kernel *dst[] = {&c->gemvt, &c->reduce, &c->gemvn,  &c->norm2, &c->beta,
+                        &c->scale, &c->kdot,   &c->kapply, &c->rotate};
     for (size_t i = 0; i < sizeof(fn) / sizeof(fn[0]) && err == CL_SUCCESS; i++)
       *dst[i] = clCreateKernel(c->prog, fn[i], &err);
     if (err == CL_SUCCESS) { /* the matvec's DIA kernel, an object of our own */
-      static const char *dia[SPMV_KERNEL_COUNT] = {NULL, "dia_naive", "dia_aligned", "dia_local",
-                                                   "dia_vector", "dia_image"};
+      static const char *dia[SPMV_KERNEL_COUNT] = {NULL,        "dia_naive",  "dia_aligned",
+                                                   "dia_local", "dia_vector", "dia_image"};
       c->dia = clCreateKernel(m->program, dia[m->info.kernel], &err);
     }
     if (err != CL_SUCCESS) {
@@ -469,8 +476,8 @@ int spmv_basis_init_cl(spmv_basis *b)
   {
     const int ycap = (b->m + 1) * (b->m + 1);
     const size_t logd = ((size_t)b->m + 1) * (size_t)c->stride;
-    const size_t partd = c->groups * (size_t)(c->kc + b->m + 2 > b->known.count ? c->kc + b->m + 2
-                                                                              : b->known.count);
+    const size_t partd =
+        c->groups * (size_t)(c->kc + b->m + 2 > b->known.count ? c->kc + b->m + 2 : b->known.count);
     const size_t kbytes = (size_t)c->kc * c->ld * sizeof(float);
     c->ycap = ycap;
     c->all = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, kbytes + bytes, NULL, &err);
@@ -485,7 +492,8 @@ int spmv_basis_init_cl(spmv_basis *b)
     if (err == CL_SUCCESS)
       c->part = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, partd * sizeof(double), NULL, &err);
     if (err == CL_SUCCESS)
-      c->scratch = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, c->groups * sizeof(double), NULL, &err);
+      c->scratch =
+          clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, c->groups * sizeof(double), NULL, &err);
     if (err == CL_SUCCESS)
       c->h = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, (size_t)(c->kc + b->m + 1) * sizeof(double),
                             NULL, &err);
@@ -526,9 +534,10 @@ int spmv_basis_init_cl(spmv_basis *b)
       err = clEnqueueFillBuffer(m->queue, c->coef, &dzero, sizeof(dzero), 0, logd * sizeof(double),
                                 0, NULL, NULL);
     for (size_t i = 0; i < cols && err == CL_SUCCESS; i++) { /* views of `all`: no nesting */
-      cl_buffer_region region = {((size_t)c->kc + i) * c->ld * sizeof(float), c->ld * sizeof(float)};
-      c->col[i] = clCreateSubBuffer(c->all, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION,
-                                    &region, &err);
+      cl_buffer_region region = {((size_t)c->kc + i) * c->ld * sizeof(float),
+                                 c->ld * sizeof(float)};
+      c->col[i] =
+          clCreateSubBuffer(c->all, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
     }
     /* the dense known columns: vector c is label == c's values, zero elsewhere */
     if (err == CL_SUCCESS && c->kc > 0) {

@@ -47,8 +47,10 @@ int spmv_dia_create(spmv_dia **out, int rows, int ndiag, const int *offsets)
 
 out_nomem:
   spmv_dia_destroy(A);
-  return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a DIA matrix of %d diagonals x %zu floats "
-                       "(%.1f MiB)", ndiag, pitch, (double)bytes / 1048576.0);
+  return dsg_error_set(DSG_ERR_NOMEM,
+                       "cannot allocate a DIA matrix of %d diagonals x %zu floats "
+                       "(%.1f MiB)",
+                       ndiag, pitch, (double)bytes / 1048576.0);
 }
 
 void spmv_dia_destroy(spmv_dia *A)
@@ -60,10 +62,7 @@ void spmv_dia_destroy(spmv_dia *A)
   free(A);
 }
 
-size_t spmv_dia_bytes(const spmv_dia *A)
-{
-  return (size_t)A->ndiag * A->pitch * sizeof(float);
-}
+size_t spmv_dia_bytes(const spmv_dia *A) { return (size_t)A->ndiag * A->pitch * sizeof(float); }
 
 int spmv_dia_validate(const spmv_dia *A)
 {
@@ -80,10 +79,13 @@ int spmv_dia_validate(const spmv_dia *A)
       long long col = (long long)r + A->offsets[d];
       int inside = r < (size_t)A->rows && col >= 0 && col < A->rows;
       if (!isfinite(a[r]))
-        return dsg_error_set(DSG_ERR_INVALID, "DIA value at diagonal %d row %zu is not finite", d, r);
+        return dsg_error_set(DSG_ERR_INVALID, "DIA value at diagonal %d row %zu is not finite", d,
+                             r);
       if (!inside && a[r] != 0.0f)
-        return dsg_error_set(DSG_ERR_INVALID, "DIA value at diagonal %d (offset %d) row %zu lies "
-                             "outside the matrix but is %g, not 0", d, A->offsets[d], r, a[r]);
+        return dsg_error_set(DSG_ERR_INVALID,
+                             "DIA value at diagonal %d (offset %d) row %zu lies "
+                             "outside the matrix but is %g, not 0",
+                             d, A->offsets[d], r, a[r]);
     }
   }
   return DSG_OK;
@@ -150,11 +152,13 @@ static void dia_block(const spmv_dia *A, const float *restrict x, float *restric
     const float *restrict a1 = a0 + p, *restrict a2 = a1 + p, *restrict a3 = a2 + p;
     const float *restrict a4 = a3 + p, *restrict a5 = a4 + p, *restrict a6 = a5 + p;
     const float *restrict a7 = a6 + p;
-    const int o0 = o[0], o1 = o[1], o2 = o[2], o3 = o[3], o4 = o[4], o5 = o[5], o6 = o[6], o7 = o[7];
+    const int o0 = o[0], o1 = o[1], o2 = o[2], o3 = o[3], o4 = o[4], o5 = o[5], o6 = o[6],
+              o7 = o[7];
 #pragma omp simd
     for (int r = lo; r < hi; r++)
-      acc[r - r0] += ((a0[r] * x[r + o0] + a1[r] * x[r + o1]) + (a2[r] * x[r + o2] + a3[r] * x[r + o3])) +
-                     ((a4[r] * x[r + o4] + a5[r] * x[r + o5]) + (a6[r] * x[r + o6] + a7[r] * x[r + o7]));
+      acc[r - r0] +=
+          ((a0[r] * x[r + o0] + a1[r] * x[r + o1]) + (a2[r] * x[r + o2] + a3[r] * x[r + o3])) +
+          ((a4[r] * x[r + o4] + a5[r] * x[r + o5]) + (a6[r] * x[r + o6] + a7[r] * x[r + o7]));
   }
   for (; d < A->ndiag; d++) { /* the remaining diagonals one at a time */
     const int off = A->offsets[d];

@@ -11,7 +11,6 @@
 #define CL_PLATFORM_NOT_FOUND_KHR -1001
 #endif
 
-
 #define SPMV_DEFAULT_LOCAL 128
 #define SPMV_IMAGE_MAX_WIDTH 8192 /* pixels; the image is at most this wide (a power of two) */
 
@@ -27,8 +26,8 @@ void spmv_cl_keep_build_log(cl_program prog, cl_device_id dev)
   build_log[len < sizeof(build_log) ? len : sizeof(build_log) - 1] = '\0';
 }
 
-static const char *kernel_names[SPMV_KERNEL_COUNT] = {"auto", "naive", "aligned", "local",
-                                                      "vector", "image"};
+static const char *kernel_names[SPMV_KERNEL_COUNT] = {"auto",  "naive",  "aligned",
+                                                      "local", "vector", "image"};
 
 const char *spmv_kernel_name(spmv_kernel k)
 {
@@ -42,8 +41,10 @@ int spmv_kernel_parse(const char *name, spmv_kernel *k)
       *k = (spmv_kernel)i;
       return DSG_OK;
     }
-  return dsg_error_set(DSG_ERR_INVALID, "--kernel '%s' is not one of naive, aligned, local, "
-                       "vector, image, auto", name);
+  return dsg_error_set(DSG_ERR_INVALID,
+                       "--kernel '%s' is not one of naive, aligned, local, "
+                       "vector, image, auto",
+                       name);
 }
 
 const char *spmv_cl_error_name(cl_int e)
@@ -122,7 +123,8 @@ static int list_devices(spmv_cl_device **list, cl_device_id **ids, int *count)
   if (ids)
     *ids = NULL;
   if (err == CL_PLATFORM_NOT_FOUND_KHR || (err == CL_SUCCESS && nplat == 0))
-    return dsg_error_set(DSG_ERR_NODEVICE, "no OpenCL platform found (CL_PLATFORM_NOT_FOUND_KHR): "
+    return dsg_error_set(DSG_ERR_NODEVICE,
+                         "no OpenCL platform found (CL_PLATFORM_NOT_FOUND_KHR): "
                          "install an OpenCL driver (e.g. pocl-opencl-icd) or check OCL_ICD_VENDORS "
                          "and /etc/OpenCL/vendors");
   if (err != CL_SUCCESS)
@@ -173,7 +175,8 @@ static int list_devices(spmv_cl_device **list, cl_device_id **ids, int *count)
         x->max_alloc = u;
       if (clGetDeviceInfo(devs[d], CL_DEVICE_LOCAL_MEM_SIZE, sizeof(u), &u, NULL) == CL_SUCCESS)
         x->local_mem = u;
-      if (clGetDeviceInfo(devs[d], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(cu), &cu, NULL) == CL_SUCCESS)
+      if (clGetDeviceInfo(devs[d], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(cu), &cu, NULL) ==
+          CL_SUCCESS)
         x->compute_units = (int)cu;
       clGetDeviceInfo(devs[d], CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(x->max_work_group),
                       &x->max_work_group, NULL);
@@ -212,7 +215,8 @@ static int contains_nocase(const char *hay, const char *needle)
 {
   for (; *hay; hay++) {
     size_t i = 0;
-    while (needle[i] && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+    while (needle[i] && hay[i] &&
+           tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
       i++;
     if (!needle[i])
       return 1;
@@ -229,8 +233,10 @@ int spmv_cl_pick(const spmv_cl_device *list, int count, const char *spec, int gp
     long v = strtol(spec, &end, 10);
     if (*end == '\0') {
       if (v < 0 || v >= count)
-        return dsg_error_set(DSG_ERR_NODEVICE, "OpenCL device %ld does not exist: there are %d "
-                             "(0 to %d; see 'diaseg devices')", v, count, count - 1);
+        return dsg_error_set(DSG_ERR_NODEVICE,
+                             "OpenCL device %ld does not exist: there are %d "
+                             "(0 to %d; see 'diaseg devices')",
+                             v, count, count - 1);
       *index = (int)v;
       return DSG_OK;
     }
@@ -298,7 +304,8 @@ static void cl_destroy(void *impl)
 double spmv_cl_event_seconds(cl_event ev)
 {
   cl_ulong t0 = 0, t1 = 0;
-  if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(t0), &t0, NULL) != CL_SUCCESS ||
+  if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(t0), &t0, NULL) !=
+          CL_SUCCESS ||
       clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(t1), &t1, NULL) != CL_SUCCESS)
     return 0.0;
   return t1 > t0 ? (double)(t1 - t0) * 1e-9 : 0.0;
@@ -325,7 +332,8 @@ static int cl_apply(void *impl, const float *x, float *y, spmv_timing *t)
     status = spmv_cl_fail(err, "writing x", m->info.device);
     goto out;
   }
-  err = clEnqueueNDRangeKernel(m->queue, m->kernel, 1, NULL, &m->global, &m->local, 0, NULL, &ev[1]);
+  err =
+      clEnqueueNDRangeKernel(m->queue, m->kernel, 1, NULL, &m->global, &m->local, 0, NULL, &ev[1]);
   if (err != CL_SUCCESS) {
     status = spmv_cl_fail(err, "running the DIA kernel", m->info.device);
     goto out;
@@ -338,7 +346,8 @@ static int cl_apply(void *impl, const float *x, float *y, spmv_timing *t)
   }
   {
     double wall = dsg_seconds() - t0;
-    double k = spmv_cl_event_seconds(ev[1]), tr = spmv_cl_event_seconds(ev[0]) + spmv_cl_event_seconds(ev[2]);
+    double k = spmv_cl_event_seconds(ev[1]),
+           tr = spmv_cl_event_seconds(ev[0]) + spmv_cl_event_seconds(ev[2]);
     t->kernel_s += k;
     t->transfer_s += tr;
     t->host_s += wall > k + tr ? wall - k - tr : 0.0;
@@ -376,7 +385,8 @@ char *spmv_cl_read_text(const char *path)
 
 static int build_program(cl_matvec *m, cl_device_id dev, const spmv_cl_options *opt)
 {
-  const char *dir = opt->kernel_dir && *opt->kernel_dir ? opt->kernel_dir : getenv("DIASEG_KERNEL_DIR");
+  const char *dir =
+      opt->kernel_dir && *opt->kernel_dir ? opt->kernel_dir : getenv("DIASEG_KERNEL_DIR");
   char *from_disk = NULL, path[4096];
   const char *src;
   cl_int err;
@@ -387,7 +397,8 @@ static int build_program(cl_matvec *m, cl_device_id dev, const spmv_cl_options *
     snprintf(path, sizeof(path), "%s/dia_spmv.cl", dir);
     from_disk = spmv_cl_read_text(path);
     if (!from_disk)
-      return dsg_error_set(DSG_ERR_IO, "cannot read the kernel file '%s': %s", path, strerror(errno));
+      return dsg_error_set(DSG_ERR_IO, "cannot read the kernel file '%s': %s", path,
+                           strerror(errno));
     src = from_disk;
   } else {
     src = spmv_kernel_source("dia_spmv");
@@ -400,8 +411,10 @@ static int build_program(cl_matvec *m, cl_device_id dev, const spmv_cl_options *
   err = clBuildProgram(m->program, 1, &dev, "-cl-std=CL1.2", NULL, NULL);
   if (err != CL_SUCCESS) {
     spmv_cl_keep_build_log(m->program, dev);
-    status = dsg_error_set(DSG_ERR_OPENCL, "building the OpenCL kernels%s%s failed: %s (%d) on %s "
-                           "(build log above)", from_disk ? " from " : "", from_disk ? path : "",
+    status = dsg_error_set(DSG_ERR_OPENCL,
+                           "building the OpenCL kernels%s%s failed: %s (%d) on %s "
+                           "(build log above)",
+                           from_disk ? " from " : "", from_disk ? path : "",
                            spmv_cl_error_name(err), (int)err, m->info.device);
   }
 out:
@@ -413,12 +426,12 @@ out:
 static int plan(cl_matvec *m, const spmv_dia *A, const spmv_cl_options *opt)
 {
   const spmv_cl_device *d = &m->dev;
-  const unsigned long long max_alloc = opt->max_alloc && opt->max_alloc < d->max_alloc
-                                           ? opt->max_alloc
-                                           : d->max_alloc;
-  const unsigned long long a_bytes = opt->kernel == SPMV_KERNEL_NAIVE
-                                         ? (unsigned long long)A->ndiag * (unsigned long long)A->rows * 4
-                                         : (unsigned long long)spmv_dia_bytes(A);
+  const unsigned long long max_alloc =
+      opt->max_alloc && opt->max_alloc < d->max_alloc ? opt->max_alloc : d->max_alloc;
+  const unsigned long long a_bytes =
+      opt->kernel == SPMV_KERNEL_NAIVE
+          ? (unsigned long long)A->ndiag * (unsigned long long)A->rows * 4
+          : (unsigned long long)spmv_dia_bytes(A);
   const unsigned long long vec_bytes = (unsigned long long)A->rows * 4;
   size_t pixels = ((size_t)A->rows + 3) / 4, w = 1, h;
   spmv_kernel k = opt->kernel;
@@ -430,32 +443,41 @@ static int plan(cl_matvec *m, const spmv_dia *A, const spmv_cl_options *opt)
   if (k == SPMV_KERNEL_AUTO) {
     if (d->image_support && h <= d->image2d_max_height) {
       k = SPMV_KERNEL_IMAGE;
-      snprintf(m->info.note, sizeof(m->info.note), "kernel image: x in a %zu x %zu float4 image", w, h);
+      snprintf(m->info.note, sizeof(m->info.note), "kernel image: x in a %zu x %zu float4 image", w,
+               h);
     } else {
       k = SPMV_KERNEL_VECTOR;
-      snprintf(m->info.note, sizeof(m->info.note), "kernel vector: %s", d->image_support
-               ? "x does not fit the device's largest image" : "the device has no image support");
+      snprintf(m->info.note, sizeof(m->info.note), "kernel vector: %s",
+               d->image_support ? "x does not fit the device's largest image"
+                                : "the device has no image support");
     }
   }
   if (k == SPMV_KERNEL_IMAGE) {
     if (!d->image_support)
-      return dsg_error_set(DSG_ERR_NODEVICE, "--kernel image needs image support, which %s lacks "
-                           "(use --kernel vector)", d->name);
+      return dsg_error_set(DSG_ERR_NODEVICE,
+                           "--kernel image needs image support, which %s lacks "
+                           "(use --kernel vector)",
+                           d->name);
     if (h > d->image2d_max_height)
-      return dsg_error_set(DSG_ERR_LIMIT, "x needs a %zu x %zu image, over %s's largest 2D image "
-                           "%zu x %zu (use --kernel vector)", w, h, d->name, d->image2d_max_width,
-                           d->image2d_max_height);
+      return dsg_error_set(DSG_ERR_LIMIT,
+                           "x needs a %zu x %zu image, over %s's largest 2D image "
+                           "%zu x %zu (use --kernel vector)",
+                           w, h, d->name, d->image2d_max_width, d->image2d_max_height);
     m->info.image_width = w;
     m->info.image_height = h;
   }
   if (a_bytes > max_alloc)
-    return dsg_error_set(DSG_ERR_LIMIT, "the matrix needs one %.1f MiB buffer, over %s's largest "
-                         "allocation of %.1f MiB%s", (double)a_bytes / 1048576.0, d->name,
-                         (double)max_alloc / 1048576.0,
-                         opt->max_alloc ? " (the --cl-max-alloc cap)" : " (CL_DEVICE_MAX_MEM_ALLOC_SIZE)");
+    return dsg_error_set(DSG_ERR_LIMIT,
+                         "the matrix needs one %.1f MiB buffer, over %s's largest "
+                         "allocation of %.1f MiB%s",
+                         (double)a_bytes / 1048576.0, d->name, (double)max_alloc / 1048576.0,
+                         opt->max_alloc ? " (the --cl-max-alloc cap)"
+                                        : " (CL_DEVICE_MAX_MEM_ALLOC_SIZE)");
   if (a_bytes + 3 * vec_bytes + (unsigned long long)A->ndiag * 4 > d->global_mem)
-    return dsg_error_set(DSG_ERR_LIMIT, "the matrix and vectors need %.1f MiB, over %s's %.1f MiB "
-                         "of global memory", (double)(a_bytes + 3 * vec_bytes) / 1048576.0, d->name,
+    return dsg_error_set(DSG_ERR_LIMIT,
+                         "the matrix and vectors need %.1f MiB, over %s's %.1f MiB "
+                         "of global memory",
+                         (double)(a_bytes + 3 * vec_bytes) / 1048576.0, d->name,
                          (double)d->global_mem / 1048576.0);
   m->info.kernel = k;
   return DSG_OK;
@@ -483,7 +505,8 @@ static int set_args(cl_matvec *m)
     err |= clSetKernelArg(m->kernel, a++, sizeof(cl_mem), &m->x);
   }
   err |= clSetKernelArg(m->kernel, a++, sizeof(cl_mem), &m->y);
-  return err == CL_SUCCESS ? DSG_OK : spmv_cl_fail(CL_INVALID_KERNEL_ARGS, "clSetKernelArg", m->info.device);
+  return err == CL_SUCCESS ? DSG_OK
+                           : spmv_cl_fail(CL_INVALID_KERNEL_ARGS, "clSetKernelArg", m->info.device);
 }
 
 int spmv_matvec_create_opencl(spmv_matvec **out, const spmv_dia *A, const spmv_cl_options *opt)
@@ -532,8 +555,8 @@ int spmv_matvec_create_opencl(spmv_matvec **out, const spmv_dia *A, const spmv_c
   if (status != DSG_OK)
     goto out;
   {
-    static const char *fn[SPMV_KERNEL_COUNT] = {NULL, "dia_naive", "dia_aligned", "dia_local",
-                                                "dia_vector", "dia_image"};
+    static const char *fn[SPMV_KERNEL_COUNT] = {NULL,        "dia_naive",  "dia_aligned",
+                                                "dia_local", "dia_vector", "dia_image"};
     m->kernel = clCreateKernel(m->program, fn[m->info.kernel], &err);
     if (err != CL_SUCCESS) {
       status = spmv_cl_fail(err, "clCreateKernel", m->info.device);
@@ -595,10 +618,13 @@ int spmv_matvec_create_opencl(spmv_matvec **out, const spmv_dia *A, const spmv_c
     size_t local = opt->local_size ? opt->local_size : SPMV_DEFAULT_LOCAL, items;
     size_t kmax = 0;
     if (clGetKernelWorkGroupInfo(m->kernel, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof(kmax), &kmax,
-                                 NULL) == CL_SUCCESS && kmax > 0 && local > kmax) {
+                                 NULL) == CL_SUCCESS &&
+        kmax > 0 && local > kmax) {
       if (opt->local_size) {
-        status = dsg_error_set(DSG_ERR_INVALID, "--local-size %zu is over the kernel's limit of %zu "
-                               "on %s", opt->local_size, kmax, m->info.device);
+        status = dsg_error_set(DSG_ERR_INVALID,
+                               "--local-size %zu is over the kernel's limit of %zu "
+                               "on %s",
+                               opt->local_size, kmax, m->info.device);
         goto out;
       }
       local = kmax;

@@ -20,7 +20,6 @@ typedef struct cl_matvec {
   spmv_cl_device dev;
 } cl_matvec;
 
-
 /* The text of kernels/NAME.cl, embedded at build time (spmv/embed.cmake); NULL if none. */
 const char *spmv_kernel_source(const char *name);
 /* Reads a text file (kernel development: DIASEG_KERNEL_DIR); NULL on failure, errno set. */

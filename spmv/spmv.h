@@ -56,7 +56,7 @@ double dsg_seconds(void);
  * multiple of SPMV_PITCH_ALIGN floats, values is SPMV_ALIGN_BYTES-aligned, and every entry whose
  * column falls outside [0, rows) and every padding entry (row >= rows) is zero.
  * ------------------------------------------------------------------------------------------- */
-#define SPMV_PITCH_ALIGN 32  /* floats: 128 bytes */
+#define SPMV_PITCH_ALIGN 32 /* floats: 128 bytes */
 #define SPMV_ALIGN_BYTES 128
 
 typedef struct spmv_dia {
@@ -146,12 +146,12 @@ const char *spmv_kernel_name(spmv_kernel k);
 int spmv_kernel_parse(const char *name, spmv_kernel *k);
 
 typedef struct spmv_cl_device {
-  int index;               /* across all platforms, in enumeration order */
+  int index; /* across all platforms, in enumeration order */
   char platform[96];
   char name[96];
-  char version[64];        /* the device's OpenCL version string */
-  int gpu;                 /* CL_DEVICE_TYPE_GPU */
-  int cpu;                 /* CL_DEVICE_TYPE_CPU */
+  char version[64]; /* the device's OpenCL version string */
+  int gpu;          /* CL_DEVICE_TYPE_GPU */
+  int cpu;          /* CL_DEVICE_TYPE_CPU */
   unsigned long long global_mem, max_alloc, local_mem;
   int compute_units;
   size_t max_work_group;
@@ -169,10 +169,10 @@ int spmv_cl_devices(spmv_cl_device **list, int *count);
 int spmv_cl_pick(const spmv_cl_device *list, int count, const char *spec, int gpu_only, int *index);
 
 typedef struct spmv_cl_options {
-  const char *device;           /* see spmv_cl_pick */
-  spmv_kernel kernel;           /* SPMV_KERNEL_AUTO by default */
-  size_t local_size;            /* work-group size; 0: 128 (capped by the device) */
-  const char *kernel_dir;       /* load dia_spmv.cl from here ($DIASEG_KERNEL_DIR); NULL: built in */
+  const char *device;     /* see spmv_cl_pick */
+  spmv_kernel kernel;     /* SPMV_KERNEL_AUTO by default */
+  size_t local_size;      /* work-group size; 0: 128 (capped by the device) */
+  const char *kernel_dir; /* load dia_spmv.cl from here ($DIASEG_KERNEL_DIR); NULL: built in */
   unsigned long long max_alloc; /* 0: the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE; else a lower cap
                                  * ($DIASEG_CL_MAX_ALLOC), to test the size checks */
 } spmv_cl_options;

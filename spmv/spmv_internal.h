@@ -8,7 +8,8 @@ typedef struct spmv_basis_ops spmv_basis_ops;
 
 typedef struct spmv_matvec_ops {
   const char *backend;
-  /* y = A x on host arrays; adds its time split to *t (calls and total_s are kept by the caller). */
+  /* y = A x on host arrays; adds its time split to *t (calls and total_s are kept by the caller).
+   */
   int (*apply)(void *impl, const float *x, float *y, spmv_timing *t);
   void (*destroy)(void *impl);
   /* fills b->ops and b->impl for a basis on this backend */

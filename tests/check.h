@@ -9,21 +9,22 @@
 static int check_failures = 0;
 static long check_count = 0;
 
-#define CHECK(cond, ...)                                                                     \
-  do {                                                                                       \
-    check_count++;                                                                           \
-    if (!(cond)) {                                                                           \
-      check_failures++;                                                                      \
-      if (check_failures <= 25) {                                                            \
-        fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);             \
-        fprintf(stderr, __VA_ARGS__);                                                        \
-        fputc('\n', stderr);                                                                 \
-      }                                                                                      \
-    }                                                                                        \
+#define CHECK(cond, ...)                                                                           \
+  do {                                                                                             \
+    check_count++;                                                                                 \
+    if (!(cond)) {                                                                                 \
+      check_failures++;                                                                            \
+      if (check_failures <= 25) {                                                                  \
+        fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);                   \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fputc('\n', stderr);                                                                       \
+      }                                                                                            \
+    }                                                                                              \
   } while (0)
 
 /* |a - b| <= atol + rtol |b|, and neither is NaN */
-#define CLOSE(a, b, rtol, atol) (fabs((double)(a) - (double)(b)) <= (atol) + (rtol)*fabs((double)(b)))
+#define CLOSE(a, b, rtol, atol)                                                                    \
+  (fabs((double)(a) - (double)(b)) <= (atol) + (rtol)*fabs((double)(b)))
 
 static int check_report(const char *name)
 {

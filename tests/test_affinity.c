@@ -84,7 +84,8 @@ static void one_case(int w, int h, int radius, int nf)
       CHECK(R[(size_t)i * n + j] == R[(size_t)j * n + i], "N not symmetric at (%d,%d)", i, j);
       s += R[(size_t)i * n + j] * sd[j];
     }
-    CHECK(CLOSE(sd[i], sd_ref[i], 1e-9, 0), "D^1/2[%d] = %.12g, reference %.12g", i, sd[i], sd_ref[i]);
+    CHECK(CLOSE(sd[i], sd_ref[i], 1e-9, 0), "D^1/2[%d] = %.12g, reference %.12g", i, sd[i],
+          sd_ref[i]);
     CHECK(CLOSE(s, sd[i], 1e-6, 0), "(N D^1/2 1)[%d] = %.9g, D^1/2 = %.9g", i, s, sd[i]);
   }
   free(R);
@@ -125,8 +126,8 @@ int main(void)
     CHECK(app_affinity_build(w, h, f, 1, &p, &A, NULL) == DSG_OK, "481x321 build");
     if (A) {
       CHECK(A->ndiag == 81 && A->offsets[0] == -5 * w && A->offsets[40] == 0 &&
-            A->offsets[80] == 5 * w && A->pitch == 154432, "481x321 layout: ndiag %d pitch %zu",
-            A->ndiag, A->pitch);
+                A->offsets[80] == 5 * w && A->pitch == 154432,
+            "481x321 layout: ndiag %d pitch %zu", A->ndiag, A->pitch);
     }
     spmv_dia_destroy(A);
     free(f);
@@ -135,7 +136,8 @@ int main(void)
   {
     float f[4] = {0};
     spmv_dia *A = NULL;
-    app_affinity_params bad[] = {{0, 0.1, 4}, {5, 0, 4}, {5, 0.1, -1}, {5, NAN, 4}, {5, 0.1, INFINITY}};
+    app_affinity_params bad[] = {
+        {0, 0.1, 4}, {5, 0, 4}, {5, 0.1, -1}, {5, NAN, 4}, {5, 0.1, INFINITY}};
     for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
       int st = app_affinity_build(2, 2, f, 1, &bad[b], &A, NULL);
       CHECK(st == DSG_ERR_INVALID && A == NULL && strlen(dsg_error_message()) > 10,

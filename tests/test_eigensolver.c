@@ -67,8 +67,10 @@ static void known_spectrum(int m1, int m2, int nev, int ncv)
   CHECK(status == DSG_OK, "%s: %dx%d Laplacian: %s", solver_name, m1, m2, dsg_error_message());
   CHECK(res.nconv == nev && res.converged, "%dx%d: nconv %d", m1, m2, res.nconv);
   for (int k = 0; k < res.nconv; k++) {
-    CHECK(CLOSE(res.values[k], exact[k], 1e-6, 0), "%s: %dx%d Laplacian: lambda_%d = %.12g, exact "
-          "%.12g", solver_name, m1, m2, k, res.values[k], exact[k]);
+    CHECK(CLOSE(res.values[k], exact[k], 1e-6, 0),
+          "%s: %dx%d Laplacian: lambda_%d = %.12g, exact "
+          "%.12g",
+          solver_name, m1, m2, k, res.values[k], exact[k]);
     CHECK(res.residuals[k] <= 1e-5 * fabs(res.values[k]), "%dx%d: residual_%d = %g", m1, m2, k,
           res.residuals[k]);
   }
@@ -129,11 +131,12 @@ static void disconnected_components(void)
   opt.known_count = comps.count;
   opt.known_label = comps.label;
   opt.known_values = comps.values;
-  CHECK(solve(mv, &opt, &res) == DSG_OK && res.nconv == NEV, "solve: %s",
-        dsg_error_message());
+  CHECK(solve(mv, &opt, &res) == DSG_OK && res.nconv == NEV, "solve: %s", dsg_error_message());
   for (int k = 0; k < res.nconv; k++) {
-    CHECK(CLOSE(res.values[k], w[n - 1 - k], 1e-6, 1e-7), "disconnected: lambda_%d = %.10f, "
-          "dense %.10f", k, res.values[k], w[n - 1 - k]);
+    CHECK(CLOSE(res.values[k], w[n - 1 - k], 1e-6, 1e-7),
+          "disconnected: lambda_%d = %.10f, "
+          "dense %.10f",
+          k, res.values[k], w[n - 1 - k]);
     CHECK(res.residuals[k] <= 1e-5, "disconnected: residual_%d = %g", k, res.residuals[k]);
   }
   /* the known vectors come back as the top three, exactly (up to float rounding) */
@@ -186,8 +189,8 @@ int main(void)
 
 static int run_all(void)
 {
-  known_spectrum(100, 1, 5, 40);  /* path graph: 2 - 2 cos(k pi / n) */
-  known_spectrum(11, 7, 6, 30);   /* grid graph: sums of two path spectra */
+  known_spectrum(100, 1, 5, 40); /* path graph: 2 - 2 cos(k pi / n) */
+  known_spectrum(11, 7, 6, 30);  /* grid graph: sums of two path spectra */
   known_spectrum(40, 3, 4, 24);
   disconnected_components();
 
@@ -216,10 +219,12 @@ static int run_all(void)
   status = solve(mv, &opt, &res);
   CHECK(status == DSG_OK && res.nconv == 6, "image solve: %s", dsg_error_message());
   for (int k = 0; k < res.nconv; k++) {
-    CHECK(res.residuals[k] <= opt.tol * fabs(res.values[k]) + 1e-6, "image residual_%d = %g",
-          k, res.residuals[k]);
-    CHECK(res.values[k] <= 1.0 + 1e-6 && res.values[k] > -1.0 - 1e-6, "lambda_%d = %g outside "
-          "[-1, 1]", k, res.values[k]);
+    CHECK(res.residuals[k] <= opt.tol * fabs(res.values[k]) + 1e-6, "image residual_%d = %g", k,
+          res.residuals[k]);
+    CHECK(res.values[k] <= 1.0 + 1e-6 && res.values[k] > -1.0 - 1e-6,
+          "lambda_%d = %g outside "
+          "[-1, 1]",
+          k, res.values[k]);
     if (k > 0)
       CHECK(res.values[k] <= res.values[k - 1], "values not descending at %d", k);
     /* sign convention: the entry of largest magnitude is positive */
@@ -251,8 +256,8 @@ static int run_all(void)
   /* deterministic: the same solve again gives identical numbers */
   status = solve(mv, &opt, &again);
   CHECK(status == DSG_OK && again.nconv == res.nconv && again.matvecs == res.matvecs &&
-        memcmp(again.values, res.values, (size_t)res.nconv * sizeof(double)) == 0 &&
-        memcmp(again.vectors, res.vectors, (size_t)res.nconv * n * sizeof(float)) == 0,
+            memcmp(again.values, res.values, (size_t)res.nconv * sizeof(double)) == 0 &&
+            memcmp(again.vectors, res.vectors, (size_t)res.nconv * n * sizeof(float)) == 0,
         "a second solve differs");
   eig_result_free(&again);
   eig_result_free(&res);
@@ -277,9 +282,12 @@ static int run_all(void)
   eig_result_free(&res);
 
   /* bad options */
-  struct { int nev, ncv; double tol; int max_iter; } bad[] = {
-    {0, 0, 1e-6, 10}, {n, 0, 1e-6, 10}, {5, 5, 1e-6, 10}, {5, n + 1, 1e-6, 10},
-    {5, 0, 0.0, 10}, {5, 0, NAN, 10}, {5, 0, 1e-6, 0}};
+  struct {
+    int nev, ncv;
+    double tol;
+    int max_iter;
+  } bad[] = {{0, 0, 1e-6, 10}, {n, 0, 1e-6, 10}, {5, 5, 1e-6, 10}, {5, n + 1, 1e-6, 10},
+             {5, 0, 0.0, 10},  {5, 0, NAN, 10},  {5, 0, 1e-6, 0}};
   for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
     eig_options_init(&opt);
     opt.nev = bad[b].nev;

@@ -226,7 +226,8 @@ int main(void)
       fclose(f);
       app_image img;
       /* the harness: byte 0 picks the name */
-      int st = app_image_decode(data + 1, n - 1, data[0] & 1 ? "fuzz.tga" : "fuzz.png", 1 << 22, &img);
+      int st =
+          app_image_decode(data + 1, n - 1, data[0] & 1 ? "fuzz.tga" : "fuzz.png", 1 << 22, &img);
       CHECK(st == DSG_ERR_FORMAT || st == DSG_ERR_LIMIT, "%s: status %d (%s)", e->d_name, st,
             dsg_error_message());
       app_image_free(&img);
@@ -250,7 +251,8 @@ int main(void)
     png_chunk(&big, "IDAT", z, 8);
     png_chunk(&big, "IEND", NULL, 0);
     app_image img;
-    CHECK(decode(&big, "big.png", &img) == DSG_ERR_LIMIT && strstr(dsg_error_message(), "--max-pixels"),
+    CHECK(decode(&big, "big.png", &img) == DSG_ERR_LIMIT &&
+              strstr(dsg_error_message(), "--max-pixels"),
           "60000 x 60000: %s", dsg_error_message());
     free(big.p);
   }
@@ -263,11 +265,13 @@ int main(void)
     int nf = 0;
     app_image_from_pixels(&img, 2, 1, 3, px);
     CHECK(app_features(&img, APP_FEATURE_INTENSITY, &f, &nf) == DSG_OK && nf == 1 &&
-          CLOSE(f[0], 0.299, 1e-6, 0) && CLOSE(f[1], (0.299 * 10 + 0.587 * 20 + 0.114 * 30) / 255, 1e-6, 0),
+              CLOSE(f[0], 0.299, 1e-6, 0) &&
+              CLOSE(f[1], (0.299 * 10 + 0.587 * 20 + 0.114 * 30) / 255, 1e-6, 0),
           "intensity %g %g", f[0], f[1]);
     free(f);
     CHECK(app_features(&img, APP_FEATURE_COLOR, &f, &nf) == DSG_OK && nf == 3 && f[0] == 1.0f &&
-          f[1] == 0.0f && CLOSE(f[5], 30 / 255.0, 1e-6, 0), "color");
+              f[1] == 0.0f && CLOSE(f[5], 30 / 255.0, 1e-6, 0),
+          "color");
     free(f);
     app_image_free(&img);
   }

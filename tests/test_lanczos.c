@@ -121,8 +121,10 @@ static void near_parallel(spmv_matvec *mv, const char *what)
   CHECK(spmv_basis_ritz(b, Y, 2, 2, 2, cols) == DSG_OK, "%s: read columns", what);
   for (int i = 0; i < n; i++)
     dot += (double)cols[i] * cols[n + i];
-  CHECK(fabs(dot) < 1e-5, "%s: a near-parallel vector keeps %.3g of V[:, 0] after "
-        "reorthogonalisation", what, fabs(dot));
+  CHECK(fabs(dot) < 1e-5,
+        "%s: a near-parallel vector keeps %.3g of V[:, 0] after "
+        "reorthogonalisation",
+        what, fabs(dot));
 out:
   spmv_basis_destroy(b);
   free(x);
@@ -137,7 +139,8 @@ static void basis_twins(const problem *p)
   spmv_cl_options co;
   spmv_known known = {p->comps.count, p->comps.label, p->comps.values};
   float *x = malloc((size_t)n * sizeof(*x));
-  double *cc = malloc((size_t)m * (m + 2) * sizeof(double)), *cg = malloc((size_t)m * (m + 2) * sizeof(double));
+  double *cc = malloc((size_t)m * (m + 2) * sizeof(double)),
+         *cg = malloc((size_t)m * (m + 2) * sizeof(double));
   double nc = 0, ng = 0;
   spmv_cl_options_init(&co);
   co.device = device_spec();
@@ -165,9 +168,12 @@ static void basis_twins(const problem *p)
   for (int j = 0; j < m; j++) {
     const double *a = cc + (size_t)j * (m + 2), *g = cg + (size_t)j * (m + 2);
     CHECK(CLOSE(g[j], a[j], 1e-5, 1e-6), "alpha_%d: OpenCL %.9f, C %.9f", j, g[j], a[j]);
-    CHECK(CLOSE(g[j + 1], a[j + 1], 1e-4, 1e-6), "beta_%d: OpenCL %.9g, C %.9g", j, g[j + 1], a[j + 1]);
-    for (int i = 0; i + 1 < j; i++) /* full reorthogonalisation: everything but the recurrence ~ 0 */
-      CHECK(fabs(g[i]) < 1e-4 && fabs(a[i]) < 1e-4, "step %d: h_%d = %.3g / %.3g", j, i, g[i], a[i]);
+    CHECK(CLOSE(g[j + 1], a[j + 1], 1e-4, 1e-6), "beta_%d: OpenCL %.9g, C %.9g", j, g[j + 1],
+          a[j + 1]);
+    for (int i = 0; i + 1 < j;
+         i++) /* full reorthogonalisation: everything but the recurrence ~ 0 */
+      CHECK(fabs(g[i]) < 1e-4 && fabs(a[i]) < 1e-4, "step %d: h_%d = %.3g / %.3g", j, i, g[i],
+            a[i]);
   }
   {
     /* a restart and the Ritz vectors: rotate by a fixed orthogonal-ish Y */
@@ -175,13 +181,15 @@ static void basis_twins(const problem *p)
     float *uc = malloc((size_t)3 * n * sizeof(float)), *ug = malloc((size_t)3 * n * sizeof(float));
     for (int i = 0; i < 12 * 3; i++)
       Y[i] = (i % 12 == i / 12) ? 1.0 : 0.01 * (i % 7);
-    CHECK(spmv_basis_ritz(bc, Y, 12, 12, 3, uc) == DSG_OK && spmv_basis_ritz(bg, Y, 12, 12, 3, ug) == DSG_OK,
+    CHECK(spmv_basis_ritz(bc, Y, 12, 12, 3, uc) == DSG_OK &&
+              spmv_basis_ritz(bg, Y, 12, 12, 3, ug) == DSG_OK,
           "ritz");
     double worst = 0;
     for (size_t i = 0; i < (size_t)3 * n; i++)
       worst = fmax(worst, fabs((double)uc[i] - ug[i]));
     CHECK(worst < 1e-4, "Ritz vectors differ by %.3g", worst);
-    CHECK(spmv_basis_restart(bc, Y, 12, 12, 3) == DSG_OK && spmv_basis_restart(bg, Y, 12, 12, 3) == DSG_OK,
+    CHECK(spmv_basis_restart(bc, Y, 12, 12, 3) == DSG_OK &&
+              spmv_basis_restart(bg, Y, 12, 12, 3) == DSG_OK,
           "restart");
     free(uc);
     free(ug);
@@ -207,7 +215,8 @@ int main(void)
   eig_result ref;
   spmv_matvec *cpu = NULL;
 
-  CHECK(app_image_load(TEST_DATA_DIR "/coffee.png", APP_DEFAULT_MAX_PIXELS, &img) == DSG_OK, "load");
+  CHECK(app_image_load(TEST_DATA_DIR "/coffee.png", APP_DEFAULT_MAX_PIXELS, &img) == DSG_OK,
+        "load");
 
   /* intensity, 120 x 80, and colour (specks), 97 x 65 */
   for (int pass = 0; pass < 2; pass++) {
@@ -230,7 +239,8 @@ int main(void)
       CHECK(spmv_matvec_create_opencl(&cl, p.N, &co) == DSG_OK, "cl: %s", dsg_error_message());
       if (!cl)
         continue;
-      snprintf(what, sizeof(what), "%s, OpenCL %s", pass ? "color" : "intensity", spmv_kernel_name(k));
+      snprintf(what, sizeof(what), "%s, OpenCL %s", pass ? "color" : "intensity",
+               spmv_kernel_name(k));
       check_against(what, cl, &o, &ref);
       if (k == SPMV_KERNEL_IMAGE) {
         o.lanczos_unfused = 1;
@@ -251,8 +261,9 @@ int main(void)
   problem_make(&p, &img, 64, 48, APP_FEATURE_INTENSITY);
   spmv_matvec_create_cpu(&cpu, p.N);
   {
-    static const struct { int nev, ncv, max_iter; } cases[] = {{30, 32, 1000}, {31, 32, 1000},
-                                                               {30, 32, 2}};
+    static const struct {
+      int nev, ncv, max_iter;
+    } cases[] = {{30, 32, 1000}, {31, 32, 1000}, {30, 32, 2}};
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
       eig_result r;
       options(&o, &p, cases[c].nev, 1e-6);
@@ -265,14 +276,17 @@ int main(void)
       for (int k = 0; k < r.nconv; k++) {
         CHECK(isfinite(r.values[k]) && r.values[k] <= 1 + 1e-6 && r.values[k] > -1 - 1e-6,
               "clustered: lambda_%d = %g", k, r.values[k]);
-        CHECK(r.residuals[k] <= 1e-6 * fabs(r.values[k]) + 1e-6, "clustered nev %d: pair %d "
-              "residual %.3g (%s)", cases[c].nev, k, r.residuals[k],
-              status == DSG_OK ? "converged" : "partial");
+        CHECK(r.residuals[k] <= 1e-6 * fabs(r.values[k]) + 1e-6,
+              "clustered nev %d: pair %d "
+              "residual %.3g (%s)",
+              cases[c].nev, k, r.residuals[k], status == DSG_OK ? "converged" : "partial");
       }
       CHECK(orthogonality(&r) <= 1e-5, "clustered: orthogonality %.3g", orthogonality(&r));
       if (cases[c].max_iter == 2)
-        CHECK(status == DSG_ERR_NOCONV && r.nconv < cases[c].nev, "2 restarts should not suffice "
-              "(%d pairs)", r.nconv);
+        CHECK(status == DSG_ERR_NOCONV && r.nconv < cases[c].nev,
+              "2 restarts should not suffice "
+              "(%d pairs)",
+              r.nconv);
       eig_result_free(&r);
     }
   }

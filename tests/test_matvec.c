@@ -81,11 +81,13 @@ int main(void)
       CHECK(e <= 1e-5, "n=%d ndiag=%d: threaded vs reference: row error %.3g", n, A->ndiag, e);
       CHECK(spmv_matvec_create_cpu(&mv, A) == DSG_OK, "create cpu matvec");
       CHECK(spmv_matvec_apply(mv, x, y2) == DSG_OK, "apply");
-      CHECK(memcmp(y, y2, (size_t)n * sizeof(*y)) == 0, "n=%d: matvec object differs from "
-            "spmv_dia_mul", n);
+      CHECK(memcmp(y, y2, (size_t)n * sizeof(*y)) == 0,
+            "n=%d: matvec object differs from "
+            "spmv_dia_mul",
+            n);
       spmv_timing t = spmv_matvec_timing(mv);
-      CHECK(t.calls == 1 && t.total_s >= t.kernel_s && t.kernel_s >= 0, "timing %ld %g %g",
-            t.calls, t.total_s, t.kernel_s);
+      CHECK(t.calls == 1 && t.total_s >= t.kernel_s && t.kernel_s >= 0, "timing %ld %g %g", t.calls,
+            t.total_s, t.kernel_s);
       CHECK(strcmp(spmv_matvec_backend(mv), "cpu") == 0 && spmv_matvec_rows(mv) == n, "backend");
       /* reference vs a dense product, for the small ones */
       if (n <= 127) {

@@ -125,7 +125,8 @@ static void image_affinity(const app_image *img, int w, int h, int radius, app_f
   app_features(&small, feat, &f, &nf);
   snprintf(what, sizeof(what), "coffee %dx%d r=%d %s", w, h, radius,
            feat == APP_FEATURE_COLOR ? "color" : "intensity");
-  CHECK(app_affinity_build(w, h, f, nf, &p, &N, NULL) == DSG_OK, "%s: %s", what, dsg_error_message());
+  CHECK(app_affinity_build(w, h, f, nf, &p, &N, NULL) == DSG_OK, "%s: %s", what,
+        dsg_error_message());
   if (N)
     check_all_kernels(N, what);
   spmv_dia_destroy(N);
@@ -169,8 +170,8 @@ static void error_paths(void)
   opt.kernel_dir = dir;
   status = spmv_matvec_create_opencl(&mv, A, &opt);
   CHECK(status == DSG_ERR_OPENCL && !mv && strstr(dsg_error_message(), "build") &&
-        strlen(spmv_cl_build_log()) > 0, "broken kernel: %d %s / log '%.60s'", status,
-        dsg_error_message(), spmv_cl_build_log());
+            strlen(spmv_cl_build_log()) > 0,
+        "broken kernel: %d %s / log '%.60s'", status, dsg_error_message(), spmv_cl_build_log());
   unlink(path);
   rmdir(dir);
   opt.kernel_dir = "/nonexistent-kernel-dir";
@@ -212,10 +213,11 @@ int main(void)
 
   /* affinities of a real image */
   app_image img;
-  CHECK(app_image_load(TEST_DATA_DIR "/coffee.png", APP_DEFAULT_MAX_PIXELS, &img) == DSG_OK, "load");
+  CHECK(app_image_load(TEST_DATA_DIR "/coffee.png", APP_DEFAULT_MAX_PIXELS, &img) == DSG_OK,
+        "load");
   image_affinity(&img, 481, 321, 5, APP_FEATURE_INTENSITY);
   image_affinity(&img, 97, 61, 1, APP_FEATURE_INTENSITY);
-  image_affinity(&img, 97, 61, 10, APP_FEATURE_COLOR); /* 317 diagonals: two local blocks */
+  image_affinity(&img, 97, 61, 10, APP_FEATURE_COLOR);    /* 317 diagonals: two local blocks */
   image_affinity(&img, 1, 203, 5, APP_FEATURE_INTENSITY); /* 1 x N */
   image_affinity(&img, 203, 1, 5, APP_FEATURE_INTENSITY); /* N x 1 */
   image_affinity(&img, 3, 2, 5, APP_FEATURE_INTENSITY);   /* n = 6 below the largest offset */

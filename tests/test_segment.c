@@ -40,7 +40,8 @@ static void add_specks(app_image *img, int count)
 static void make_image(app_image *img, int *truth, int color)
 {
   static const double level[4] = {0.15, 0.75, 0.45, 0.95};
-  static const unsigned char rgb[4][3] = {{120, 120, 120}, {200, 90, 120}, {60, 150, 110}, {90, 120, 220}};
+  static const unsigned char rgb[4][3] = {
+      {120, 120, 120}, {200, 90, 120}, {60, 150, 110}, {90, 120, 220}};
   unsigned char *px = malloc((size_t)W * H * 3);
   test_rng_state = 99;
   for (int y = 0; y < H; y++)
@@ -92,11 +93,13 @@ static double segment(const app_image *img, app_feature feature, int k, int *lab
     double speck_mass = 0;
     for (int i = 0; i < W * H; i++)
       if (comps.label[i] >= comps.significant)
-        speck_mass += (double)res.vectors[(size_t)k2 * W * H + i] * res.vectors[(size_t)k2 * W * H + i];
+        speck_mass +=
+            (double)res.vectors[(size_t)k2 * W * H + i] * res.vectors[(size_t)k2 * W * H + i];
     CHECK(speck_mass < 1e-6, "eigenvector %d has %.3g of its mass on specks", k2, speck_mass);
   }
   if (getenv("TEST_SEGMENT_DUMP")) {
-    printf("components %d significant %d specks %zu:", comps.count, comps.significant, comps.speck_pixels);
+    printf("components %d significant %d specks %zu:", comps.count, comps.significant,
+           comps.speck_pixels);
     for (int q = 0; q < res.nconv; q++)
       printf(" %.8f", res.values[q]);
     printf("\n");
@@ -199,8 +202,8 @@ int main(int argc, char **argv)
     int cnt = app_localised_support(&er, 1, 32, px);
     CHECK(cnt == 2 && px[0] == 17 && px[1] == 40, "pair support: %d (%d, %d)", cnt, px[0], px[1]);
     CHECK(app_localised_support(&er, 2, 32, px) == 1 && px[0] == 3, "single-pixel support");
-    CHECK(app_support(&er, 0) > NN - 1 && app_support(&er, 2) < 1.0001, "participation ratios %g %g",
-          app_support(&er, 0), app_support(&er, 2));
+    CHECK(app_support(&er, 0) > NN - 1 && app_support(&er, 2) < 1.0001,
+          "participation ratios %g %g", app_support(&er, 0), app_support(&er, 2));
 
     app_components comps = {0};
     comps.count = 1;
@@ -208,7 +211,8 @@ int main(int argc, char **argv)
     comps.label = calloc(NN, sizeof(int));
     comps.values = malloc(NN * sizeof(float));
     CHECK(app_components_carve(&comps, sd, NN, px, 1) == DSG_OK && comps.count == 2 &&
-          comps.label[3] == 1 && comps.speck_pixels == 1, "carve one pixel");
+              comps.label[3] == 1 && comps.speck_pixels == 1,
+          "carve one pixel");
     double n0 = 0, n1 = 0;
     for (int i = 0; i < NN; i++) {
       double sq = (double)comps.values[i] * comps.values[i];

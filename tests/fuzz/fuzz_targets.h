@@ -33,7 +33,7 @@
 #define FUZZ_CLI_MAX_ARGS 64
 
 static int fuzz_fail(char *why, size_t cap, const char *fmt, ...)
-  __attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static int fuzz_fail(char *why, size_t cap, const char *fmt, ...)
 {
   va_list ap;
@@ -237,8 +237,10 @@ __attribute__((unused)) static int fuzz_image_one(const uint8_t *data, size_t si
   } else {
     const char *msg = dsg_error_message();
     if (status > 0 || !fuzz_image_status_ok(status))
-      bad = fuzz_fail(why, cap, "%s: status %d is not DSG_OK, _FORMAT, _LIMIT, _NOMEM or _IO "
-                      "(message: '%s')", name, status, msg ? msg : "(null)");
+      bad = fuzz_fail(why, cap,
+                      "%s: status %d is not DSG_OK, _FORMAT, _LIMIT, _NOMEM or _IO "
+                      "(message: '%s')",
+                      name, status, msg ? msg : "(null)");
     else if (!msg || !msg[0])
       bad = fuzz_fail(why, cap, "%s: status %d (%s) with an empty message", name, status,
                       dsg_status_name(status));
@@ -252,9 +254,8 @@ __attribute__((unused)) static int fuzz_image_one(const uint8_t *data, size_t si
       snprintf(fuzz_outcome, sizeof(fuzz_outcome), "%s: ok, %d x %d x %d%s%s", name, img.width,
                img.height, img.channels, known ? "; known issue " : "", known ? known : "");
     else
-      snprintf(fuzz_outcome, sizeof(fuzz_outcome), "%s: %s: %s%s%s", name,
-               dsg_status_name(status), dsg_error_message(), known ? "; known issue " : "",
-               known ? known : "");
+      snprintf(fuzz_outcome, sizeof(fuzz_outcome), "%s: %s: %s%s%s", name, dsg_status_name(status),
+               dsg_error_message(), known ? "; known issue " : "", known ? known : "");
   }
   if (status == DSG_OK || !img.pixels)
     app_image_free(&img); /* (a non-NULL pixels after a failure may be garbage: don't free it) */
@@ -294,9 +295,8 @@ static size_t fuzz_strlen(const char *s) { return s ? strlen(s) : 0; }
 static int fuzz_cli_check_config(const app_config *c, char *why, size_t cap)
 {
   size_t total = fuzz_strlen(c->image) + fuzz_strlen(c->out_dir) + fuzz_strlen(c->matvec) +
-                 fuzz_strlen(c->solver) +
-                 fuzz_strlen(c->cl_device) + fuzz_strlen(c->kernel_dir) + fuzz_strlen(c->json) +
-                 fuzz_strlen(c->csv) + fuzz_strlen(c->chart);
+                 fuzz_strlen(c->solver) + fuzz_strlen(c->cl_device) + fuzz_strlen(c->kernel_dir) +
+                 fuzz_strlen(c->json) + fuzz_strlen(c->csv) + fuzz_strlen(c->chart);
   (void)total;
   if (c->command < APP_CMD_NONE || c->command > APP_CMD_DEVICES)
     return fuzz_fail(why, cap, "command %d", (int)c->command);
@@ -328,7 +328,8 @@ static int fuzz_cli_check_config(const app_config *c, char *why, size_t cap)
   if ((int)c->kernel < 0 || (int)c->kernel >= SPMV_KERNEL_COUNT)
     return fuzz_fail(why, cap, "kernel = %d", (int)c->kernel);
   if (c->kernel_mask & ~((((unsigned)1 << SPMV_KERNEL_COUNT) - 1) & ~(1u << SPMV_KERNEL_AUTO)))
-    return fuzz_fail(why, cap, "kernel_mask = 0x%x: bits outside the named kernels", c->kernel_mask);
+    return fuzz_fail(why, cap, "kernel_mask = 0x%x: bits outside the named kernels",
+                     c->kernel_mask);
   if (c->kernel_mask && c->command != APP_CMD_BENCH)
     return fuzz_fail(why, cap, "a kernel list accepted outside bench");
   if (c->local_size > 4096)
@@ -340,8 +341,7 @@ static int fuzz_cli_check_config(const app_config *c, char *why, size_t cap)
   if (!((c->resize_w == 0 && c->resize_h == 0) ||
         (c->resize_w >= 1 && c->resize_w <= 65536 && c->resize_h >= 1 && c->resize_h <= 65536)))
     return fuzz_fail(why, cap, "resize = %d x %d", c->resize_w, c->resize_h);
-  if (c->ninputs < 0 || c->ninputs > APP_MAX_INPUTS || c->nsizes < 0 ||
-      c->nsizes > APP_MAX_INPUTS)
+  if (c->ninputs < 0 || c->ninputs > APP_MAX_INPUTS || c->nsizes < 0 || c->nsizes > APP_MAX_INPUTS)
     return fuzz_fail(why, cap, "ninputs = %d, nsizes = %d", c->ninputs, c->nsizes);
   for (int i = 0; i < c->ninputs; i++)
     if (!c->inputs[i])

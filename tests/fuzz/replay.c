@@ -297,8 +297,10 @@ int main(int argc, char **argv)
     return failed ? EXIT_CONTRACT : 0; /* LeakSanitizer checks at exit */
   }
   printf("fuzz_replay %s: %zu files, %zu kept the contract, %zu failed%s\n", target, files.n,
-         files.n - failed, failed, FUZZ_CAN_CHECK_PRINTS || fn != fuzz_cli_one ? "" :
-         " (the 'never prints' check needs glibc: skipped)");
+         files.n - failed, failed,
+         FUZZ_CAN_CHECK_PRINTS || fn != fuzz_cli_one
+             ? ""
+             : " (the 'never prints' check needs glibc: skipped)");
   for (size_t f = 0; f < files.n; f++)
     free(files.v[f]);
   free(files.v);
