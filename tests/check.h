@@ -46,4 +46,40 @@ static inline uint64_t test_rand64(void)
 }
 static inline double test_uniform(void) { return (double)(test_rand64() >> 11) * 0x1.0p-53; }
 
+/* A random DIA matrix for the product tests: ndiag distinct offsets in (-rows, rows) including
+ * 0, values in [-1, 1] where the column is inside, zero elsewhere (the layout's invariant). */
+#include "spmv.h"
+#include <stdlib.h>
+
+static inline spmv_dia *test_random_dia(int rows, int ndiag)
+{
+  int *off = malloc((size_t)ndiag * sizeof(*off)), k = 0;
+  spmv_dia *A = NULL;
+  if (ndiag > 2 * rows - 1)
+    ndiag = 2 * rows - 1;
+  off[k++] = 0;
+  while (k < ndiag) {
+    int o = (int)(test_rand64() % (uint64_t)(2 * rows - 1)) - (rows - 1), dup = 0;
+    for (int i = 0; i < k; i++)
+      dup |= off[i] == o;
+    if (!dup)
+      off[k++] = o;
+  }
+  for (int i = 1; i < k; i++) /* insertion sort */
+    for (int j = i; j > 0 && off[j] < off[j - 1]; j--) {
+      int t = off[j];
+      off[j] = off[j - 1];
+      off[j - 1] = t;
+    }
+  if (spmv_dia_create(&A, rows, k, off) == DSG_OK)
+    for (int d = 0; d < k; d++)
+      for (int r = 0; r < rows; r++) {
+        long long c = (long long)r + off[d];
+        if (c >= 0 && c < rows)
+          A->values[(size_t)d * A->pitch + r] = (float)(2 * test_uniform() - 1);
+      }
+  free(off);
+  return A;
+}
+
 #endif

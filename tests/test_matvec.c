@@ -8,54 +8,6 @@
 
 /* A random DIA matrix: ndiag distinct offsets in (-rows, rows) always including 0, values in
  * [-1, 1] where the column is inside, zero elsewhere (the layout's invariant). */
-static spmv_dia *random_dia(int rows, int ndiag)
-{
-  int *off = malloc((size_t)ndiag * sizeof(*off)), k = 0;
-  spmv_dia *A = NULL;
-  if (ndiag > 2 * rows - 1)
-    ndiag = 2 * rows - 1;
-  off[k++] = 0;
-  while (k < ndiag) {
-    int o = (int)(test_rand64() % (uint64_t)(2 * rows - 1)) - (rows - 1);
-    int dup = 0;
-    for (int i = 0; i < k; i++)
-      dup |= off[i] == o;
-    if (!dup)
-      off[k++] = o;
-  }
-  for (int i = 1; i < k; i++) /* insertion sort */
-    for (int j = i; j > 0 && off[j] < off[j - 1]; j--) {
-      int t = off[j];
-      off[j] = off[j - 1];
-      off[j - 1] = t;
-    }
-  if (spmv_dia_create(&A, rows, k, off) == DSG_OK)
-    for (int d = 0; d < k; d++)
-      for (int r = 0; r < rows; r++) {
-        long long c = (long long)r + off[d];
-        if (c >= 0 && c < rows)
-          A->values[(size_t)d * A->pitch + r] = (float)(2 * test_uniform() - 1);
-      }
-  free(off);
-  return A;
-}
-
-/* max over rows of |y - ref| / (sum_d |a||x|) */
-static double row_error(const spmv_dia *A, const float *x, const float *y, const float *ref)
-{
-  double worst = 0;
-  for (int r = 0; r < A->rows; r++) {
-    double scale = 0;
-    for (int d = 0; d < A->ndiag; d++) {
-      long long c = (long long)r + A->offsets[d];
-      if (c >= 0 && c < A->rows)
-        scale += fabs(A->values[(size_t)d * A->pitch + r] * x[c]);
-    }
-    double e = fabs((double)y[r] - ref[r]) / (scale > 0 ? scale : 1.0);
-    worst = e > worst ? e : worst;
-  }
-  return worst;
-}
 
 int main(void)
 {
@@ -64,11 +16,11 @@ int main(void)
   for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
     for (size_t q = 0; q < sizeof(ndiags) / sizeof(ndiags[0]); q++) {
       const int n = sizes[s];
-      spmv_dia *A = random_dia(n, ndiags[q]);
+      spmv_dia *A = test_random_dia(n, ndiags[q]);
       float *x = malloc((size_t)n * sizeof(*x)), *y = malloc((size_t)n * sizeof(*y));
       float *ref = malloc((size_t)n * sizeof(*ref)), *y2 = malloc((size_t)n * sizeof(*y2));
       spmv_matvec *mv = NULL;
-      CHECK(A != NULL, "random_dia(%d, %d)", n, ndiags[q]);
+      CHECK(A != NULL, "test_random_dia(%d, %d)", n, ndiags[q]);
       if (!A)
         continue;
       for (int i = 0; i < n; i++) {
@@ -77,7 +29,7 @@ int main(void)
       }
       spmv_dia_mul_ref(A, x, ref);
       spmv_dia_mul(A, x, y);
-      double e = row_error(A, x, y, ref);
+      double e = spmv_dia_row_error(A, x, y, ref);
       CHECK(e <= 1e-5, "n=%d ndiag=%d: threaded vs reference: row error %.3g", n, A->ndiag, e);
       CHECK(spmv_matvec_create_cpu(&mv, A) == DSG_OK, "create cpu matvec");
       CHECK(spmv_matvec_apply(mv, x, y2) == DSG_OK, "apply");

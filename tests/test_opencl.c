@@ -23,53 +23,6 @@ static const char *device_spec(void)
   return env && *env ? env : "0";
 }
 
-static spmv_dia *random_dia(int rows, int ndiag)
-{
-  int *off = malloc((size_t)ndiag * sizeof(*off)), k = 0;
-  spmv_dia *A = NULL;
-  if (ndiag > 2 * rows - 1)
-    ndiag = 2 * rows - 1;
-  off[k++] = 0;
-  while (k < ndiag) {
-    int o = (int)(test_rand64() % (uint64_t)(2 * rows - 1)) - (rows - 1), dup = 0;
-    for (int i = 0; i < k; i++)
-      dup |= off[i] == o;
-    if (!dup)
-      off[k++] = o;
-  }
-  for (int i = 1; i < k; i++)
-    for (int j = i; j > 0 && off[j] < off[j - 1]; j--) {
-      int t = off[j];
-      off[j] = off[j - 1];
-      off[j - 1] = t;
-    }
-  if (spmv_dia_create(&A, rows, k, off) == DSG_OK)
-    for (int d = 0; d < k; d++)
-      for (int r = 0; r < rows; r++) {
-        long long c = (long long)r + off[d];
-        if (c >= 0 && c < rows)
-          A->values[(size_t)d * A->pitch + r] = (float)(2 * test_uniform() - 1);
-      }
-  free(off);
-  return A;
-}
-
-static double row_error(const spmv_dia *A, const float *x, const float *y, const float *ref)
-{
-  double worst = 0;
-  for (int r = 0; r < A->rows; r++) {
-    double scale = 0;
-    for (int d = 0; d < A->ndiag; d++) {
-      long long c = (long long)r + A->offsets[d];
-      if (c >= 0 && c < A->rows)
-        scale += fabs((double)A->values[(size_t)d * A->pitch + r] * x[c]);
-    }
-    double e = isfinite(y[r]) ? fabs((double)y[r] - ref[r]) / (scale > 0 ? scale : 1.0) : INFINITY;
-    worst = e > worst ? e : worst;
-  }
-  return worst;
-}
-
 /* Compares every kernel with the reference on A, twice with fresh x (the second product must not
  * see the first's x). */
 static void check_all_kernels(const spmv_dia *A, const char *what)
@@ -98,7 +51,7 @@ static void check_all_kernels(const spmv_dia *A, const char *what)
       }
       spmv_dia_mul_ref(A, x, ref);
       CHECK(spmv_matvec_apply(mv, x, y) == DSG_OK, "%s: apply: %s", what, dsg_error_message());
-      double e = row_error(A, x, y, ref);
+      double e = spmv_dia_row_error(A, x, y, ref);
       CHECK(e <= 1e-5, "%s: kernel %s (n = %d, %d diagonals): row error %.3g", what,
             spmv_kernel_name(k), n, A->ndiag, e);
     }
@@ -136,7 +89,7 @@ static void image_affinity(const app_image *img, int w, int h, int radius, app_f
 
 static void error_paths(void)
 {
-  spmv_dia *A = random_dia(1000, 9);
+  spmv_dia *A = test_random_dia(1000, 9);
   spmv_matvec *mv = NULL;
   spmv_cl_options opt;
   int status;
@@ -205,7 +158,7 @@ int main(void)
   for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
     for (size_t q = 0; q < sizeof(ndiags) / sizeof(ndiags[0]); q++) {
       char what[64];
-      spmv_dia *A = random_dia(sizes[s], ndiags[q]);
+      spmv_dia *A = test_random_dia(sizes[s], ndiags[q]);
       snprintf(what, sizeof(what), "random n=%d ndiag=%d", sizes[s], ndiags[q]);
       check_all_kernels(A, what);
       spmv_dia_destroy(A);
