@@ -448,7 +448,12 @@ int eig_arpack_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
     return status;
 
   res->converged = res->nconv == opt->nev && info == 0;
-  status = eig_sort_pairs(res);
+  return eig_finish(mv, opt, res);
+}
+
+int eig_finish(spmv_matvec *mv, const eig_options *opt, eig_result *res)
+{
+  int status = eig_sort_pairs(res);
   if (status == DSG_OK)
     status = eig_residuals(mv, res);
   if (status == DSG_OK && !res->converged)

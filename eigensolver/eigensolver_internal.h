@@ -18,10 +18,14 @@ void eig_project_known(const eig_options *opt, int n, double *x, double *work);
 /* The first `count` known vectors of opt as eigenpairs (Rayleigh quotients) into values/vectors. */
 int eig_known_pairs(spmv_matvec *mv, const eig_options *opt, double *values, float *vectors,
                     int count);
+/* The end of every solve: sorts the pairs, measures their residuals, and turns a solve that did
+ * not converge (res->converged unset) into DSG_ERR_NOCONV with its message. */
+int eig_finish(spmv_matvec *mv, const eig_options *opt, eig_result *res);
 /* Sorts res's nconv pairs by descending value. */
 int eig_sort_pairs(eig_result *res);
 
-/* Ritz vectors kept at a thick restart: nev + (m - nev) / 2, within [nev, m - 1]. */
-void eig_lanczos_default_keep(int m, int nev, int *keep);
+/* Ritz vectors kept at a thick restart of an m-vector basis with nconv of the nev wanted pairs
+ * converged: nev + min(nconv, (m - nev) / 2), at most m - 1 (ARPACK's rule). */
+void eig_lanczos_default_keep(int m, int nev, int nconv, int *keep);
 
 #endif

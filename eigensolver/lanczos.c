@@ -49,10 +49,14 @@ static int small_eigen(const double *T, int ld, int mcur, double *theta, double 
   return DSG_OK;
 }
 
-void eig_lanczos_default_keep(int m, int nev, int *keep)
+void eig_lanczos_default_keep(int m, int nev, int nconv, int *keep)
 {
-  int k = nev + (m - nev) / 2;
-  *keep = k > m - 1 ? m - 1 : k < nev ? nev : k;
+  /* ARPACK's rule (dsaup2): the wanted pairs, plus one more for each that has converged, up to
+   * half of the others; early restarts bring many new directions, later ones keep what works */
+  int k = nev + (nconv < (m - nev) / 2 ? nconv : (m - nev) / 2);
+  if (k == 1)
+    k = m >= 6 ? m / 2 : 2;
+  *keep = k > m - 1 ? m - 1 : k;
 }
 
 int eig_lanczos_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
@@ -209,7 +213,7 @@ int eig_lanczos_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
     }
 
     /* thick restart: keep the top k Ritz vectors and the residual direction */
-    eig_lanczos_default_keep(m, nev_a, &k);
+    eig_lanczos_default_keep(m, nev_a, nconv, &k);
     status = spmv_basis_restart(b, Y, mcur, mcur, k);
     if (status != DSG_OK)
       goto out_timing;
@@ -249,13 +253,5 @@ out_timing:
   if (status != DSG_OK)
     return status;
   res->converged = res->nconv == opt->nev;
-  status = eig_sort_pairs(res);
-  if (status == DSG_OK)
-    status = eig_residuals(mv, res);
-  if (status == DSG_OK && !res->converged)
-    status = dsg_error_set(DSG_ERR_NOCONV,
-                           "the eigensolver stopped at its iteration limit (%d "
-                           "restarts, %ld products) with %d of %d eigenpairs converged",
-                           res->iterations, res->matvecs, res->nconv, opt->nev);
-  return status;
+  return eig_finish(mv, opt, res);
 }
