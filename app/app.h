@@ -198,8 +198,10 @@ int app_out_begin(app_out **out, const char *dir);
 int app_out_open(app_out *o, const char *name, FILE **fp);
 /* Closes a staged file, checking every write, flush and close; on failure the file is dropped. */
 int app_out_close(app_out *o, FILE *fp);
-/* Renames every staged file into place. */
-int app_out_commit(app_out *o);
+/* Renames every staged file into place, then removes the files of an earlier run that this one
+ * did not write: names in the folder that match one of the fnmatch patterns in `stale` (NULL
+ * terminated; NULL: none), e.g. eigvec_07.png after a run with --nev 4. Other files stay. */
+int app_out_commit(app_out *o, const char *const *stale);
 /* Removes staged files that were not committed, frees o (NULL is allowed). */
 void app_out_destroy(app_out *o);
 /* Removes staged files now (async-signal-safe: unlink only). For signal handlers. */

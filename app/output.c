@@ -1,7 +1,9 @@
 /* Staged output files (temporary file + rename) and the PNG / .npy / text writers. */
 #include "app.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -158,7 +160,34 @@ int app_out_close(app_out *o, FILE *fp)
   return dsg_error_set(DSG_ERR_INVALID, "app_out_close: not a staged file");
 }
 
-int app_out_commit(app_out *o)
+/* Removes the files matching `stale` that this set did not commit. */
+static void remove_stale(app_out *o, const char *const *stale)
+{
+  DIR *d = opendir(o->dir);
+  struct dirent *e;
+  if (!d)
+    return;
+  while ((e = readdir(d))) {
+    int ours = 0, match = 0;
+    for (int p = 0; stale[p] && !match; p++)
+      match = fnmatch(stale[p], e->d_name, 0) == 0;
+    if (!match)
+      continue;
+    for (int i = 0; i < o->nfiles && !ours; i++) {
+      const char *base = strrchr(o->files[i].final, '/');
+      ours = strcmp(base ? base + 1 : o->files[i].final, e->d_name) == 0;
+    }
+    if (!ours) {
+      char *path = join(o->dir, "", e->d_name, "");
+      if (path)
+        unlink(path);
+      free(path);
+    }
+  }
+  closedir(d);
+}
+
+int app_out_commit(app_out *o, const char *const *stale)
 {
   for (int i = 0; i < o->nfiles; i++)
     if (!o->files[i].done)
@@ -170,6 +199,8 @@ int app_out_commit(app_out *o)
     o->files[i].done = 2; /* committed */
   }
   o->committed = 1;
+  if (stale)
+    remove_stale(o, stale);
   return DSG_OK;
 }
 

@@ -103,7 +103,7 @@ typedef struct run {
   double inertia;
   app_out *out;
   int nfiles;
-  double t_load, t_affinity, t_solve, t_cluster, t_write, t_total;
+  double t_load, t_affinity, t_setup, t_solve, t_cluster, t_write, t_total;
 } run;
 
 static void progress(void *data, long matvecs, int nconv, double elapsed)
@@ -158,6 +158,8 @@ static int stage_solve(run *r)
     status = app_matvec_create(cfg, r->N, &r->mv);
   if (status != DSG_OK)
     return status;
+  r->t_setup = dsg_seconds() - t0; /* components, the matvec (device, program, upload) */
+  t0 = dsg_seconds();
   for (int round = 0; round < APP_SPECK_ROUNDS; round++) {
     eig_options_init(&opt);
     opt.nev = cfg->nev;
@@ -445,6 +447,7 @@ static int build_report(const run *r, app_json *j)
   app_json_begin_object(j, "seconds");
   app_json_number(j, "load", r->t_load);
   app_json_number(j, "affinity", r->t_affinity);
+  app_json_number(j, "matvec_setup", r->t_setup);
   app_json_number(j, "solve", r->t_solve);
   app_json_number(j, "cluster", r->t_cluster);
   app_json_number(j, "write", r->t_write);
@@ -580,9 +583,11 @@ int app_run(const app_config *cfg)
     goto out;
   r.t_affinity = dsg_seconds() - t0;
   if (cfg->command == APP_CMD_AFFINITY) {
+    static const char *const exported[] = {"offsets.npy", "diagonals.npy", "sqrt_degree.npy",
+                                           "matrix.json", NULL};
     status = stage_export(&r);
     if (status == DSG_OK)
-      status = app_out_commit(r.out);
+      status = app_out_commit(r.out, exported);
     if (status == DSG_OK && !cfg->quiet)
       fprintf(stderr, "diaseg: %s %dx%d: N with %d diagonals (%.1f MiB) exported to %s/\n",
               r.image_path, r.img.width, r.img.height, r.N->ndiag,
@@ -604,8 +609,13 @@ int app_run(const app_config *cfg)
     status = app_out_text(r.out, "report.json", report.buf, report.len);
   if (status == DSG_OK)
     status = check_cancel();
-  if (status == DSG_OK)
-    status = app_out_commit(r.out);
+  if (status == DSG_OK) {
+    /* the folder holds one run: an earlier run's outputs that this one did not write go */
+    static const char *const outputs[] = {
+        "eigvec_[0-9]*.png", "eigenvectors.npy", "labels.npy", "labels.png",
+        "overlay.png",       "report.json",      NULL};
+    status = app_out_commit(r.out, outputs);
+  }
   if (status != DSG_OK)
     goto out;
   r.nfiles++;

@@ -185,7 +185,7 @@ def normal_run(tmp, data):
     params = report["parameters"]
     check(params["radius"] == 5 and params["sigma_i"] == 0.1 and params["sigma_x"] == 4 and
           params["affinity"] == "intensity" and params["seed"] == 7, f"parameters {params}")
-    for stage in ["load", "affinity", "solve", "cluster", "write", "total"]:
+    for stage in ["load", "affinity", "matvec_setup", "solve", "cluster", "write", "total"]:
         check(report["seconds"][stage] >= 0, f"seconds.{stage}")
     check(report["seconds"]["total"] >= report["seconds"]["solve"], "total < solve")
     ev = np.array(report["eigenvalues"])

@@ -134,7 +134,7 @@ int main(int argc, char **argv)
     if (st == DSG_OK)
       st = app_out_png(o, slash ? slash + 1 : argv[1], W, H, 1, img.pixels);
     if (st == DSG_OK)
-      st = app_out_commit(o);
+      st = app_out_commit(o, NULL);
     app_out_destroy(o);
     free(dir);
     return st == DSG_OK ? 0 : 1;
