@@ -5,14 +5,16 @@
  *  - SpMV: `repeat` timed products after 3 warm-ups; the median and the minimum of the product's
  *    own time (the C loop's wall time; an OpenCL kernel's event time);
  *  - its bandwidth bound: a plain copy of as many bytes as the matrix, on the same device, timed
- *    the same way (bytes read + bytes written);
+ *    the same way (bytes read + bytes written); on the host each timed product follows a timed
+ *    copy, so drift on a shared machine moves both;
  *  - the eigensolve: the same nev, tol and known vectors for every backend, split into the
  *    matvec's kernel, transfer and host time and the eigensolver's host work;
  *  - a check: its product against the scalar reference (max row error relative to |A||x|).
  * Figures: GFLOP/s = 2 ndiag n / t; effective GB/s = (4 ndiag + 8) n / t (A, x and y once). */
-#include "app.h"
+#include "app_internal.h"
 
 #include <math.h>
+#include <strings.h>
 #include <omp.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -85,52 +87,47 @@ static void copy_floats(float *restrict dst, const float *restrict src, size_t c
 #endif
 }
 
-/* Host copy bandwidth: a threaded copy of `bytes`, median of `repeat` runs, read + write. */
-static int host_copy_gbs(size_t bytes, int repeat, double *gbs)
+/* The host's bandwidth bound: a threaded copy of as many bytes as the matrix. Its runs are
+ * interleaved with the SpMV's (bench_backend), so that a shared machine whose bandwidth drifts
+ * while the bench runs moves both figures alike and their ratio stays meaningful. */
+typedef struct host_copy {
+  float *src, *dst;
+  size_t count;
+} host_copy;
+
+static int host_copy_init(host_copy *c, size_t bytes)
 {
-  const size_t count = bytes / sizeof(float);
-  const size_t alloc = (count * sizeof(float) + 63) / 64 * 64;
-  float *src = aligned_alloc(64, alloc), *dst = aligned_alloc(64, alloc);
-  double *t = malloc((size_t)(repeat + 2) * sizeof(*t));
-  if (!src || !dst || !t) {
-    free(src);
-    free(dst);
-    free(t);
+  c->count = bytes / sizeof(float);
+  const size_t alloc = (c->count * sizeof(float) + 63) / 64 * 64;
+  c->src = aligned_alloc(64, alloc);
+  c->dst = aligned_alloc(64, alloc);
+  if (!c->src || !c->dst) {
+    free(c->src);
+    free(c->dst);
+    c->src = c->dst = NULL;
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate 2 x %zu bytes for the copy benchmark",
                          bytes);
   }
 #pragma omp parallel for schedule(static)
-  for (size_t i = 0; i < count; i++) {
-    src[i] = (float)(i & 1023);
-    dst[i] = 0.0f;
+  for (size_t i = 0; i < c->count; i++) {
+    c->src[i] = (float)(i & 1023);
+    c->dst[i] = 0.0f;
   }
-  for (int r = 0; r < repeat + 2; r++) {
-    double t0 = dsg_seconds();
-    copy_floats(dst, src, count);
-    t[r] = dsg_seconds() - t0;
-  }
-  qsort(t + 2, (size_t)repeat, sizeof(*t), cmp_double); /* the first two are warm-up */
-  *gbs = 2.0 * (double)(count * sizeof(float)) / t[2 + repeat / 2] / 1e9;
-  free(src);
-  free(dst);
-  free(t);
   return DSG_OK;
 }
 
-static double row_error(const spmv_dia *A, const float *x, const float *y, const float *ref)
+/* One timed copy; seconds. */
+static double host_copy_run(host_copy *c)
 {
-  double worst = 0.0;
-  for (int r = 0; r < A->rows; r++) {
-    double scale = 0.0;
-    for (int d = 0; d < A->ndiag; d++) {
-      long long c = (long long)r + A->offsets[d];
-      if (c >= 0 && c < A->rows)
-        scale += fabs((double)A->values[(size_t)d * A->pitch + (size_t)r] * (double)x[c]);
-    }
-    double e = fabs((double)y[r] - (double)ref[r]) / (scale > 0.0 ? scale : 1.0);
-    worst = e > worst ? e : worst;
-  }
-  return worst;
+  double t0 = dsg_seconds();
+  copy_floats(c->dst, c->src, c->count);
+  return dsg_seconds() - t0;
+}
+
+static void host_copy_free(host_copy *c)
+{
+  free(c->src);
+  free(c->dst);
 }
 
 typedef struct bench_input {
@@ -197,13 +194,20 @@ static int input_prepare(const app_config *cfg, bench_input *in, const char *pat
   return DSG_OK;
 }
 
-/* Times one backend's SpMV and solve on one input into row. */
+static double median_sorted(double *t, int count)
+{
+  qsort(t, (size_t)count, sizeof(*t), cmp_double);
+  return count % 2 ? t[count / 2] : 0.5 * (t[count / 2 - 1] + t[count / 2]);
+}
+
+/* Times one backend's SpMV and solve on one input into row. With a host copy, each timed product
+ * is preceded by a timed copy and row->copy_gbs is set from their median. */
 static int bench_backend(const app_config *cfg, bench *b, bench_input *in, spmv_matvec *mv,
-                         bench_row *row)
+                         host_copy *copy, bench_row *row)
 {
   const spmv_dia *N = in->N;
   const int repeat = cfg->repeat;
-  double *t = malloc((size_t)repeat * sizeof(*t));
+  double *t = malloc(2 * (size_t)repeat * sizeof(*t)), *tc = t + repeat;
   int status = DSG_OK;
   if (!t)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %d timings", repeat);
@@ -213,19 +217,25 @@ static int bench_backend(const app_config *cfg, bench *b, bench_input *in, spmv_
   row->n = N->rows;
   row->ndiag = N->ndiag;
   snprintf(row->input, sizeof(row->input), "%s", in->label);
-  for (int r = 0; r < 3 && status == DSG_OK; r++)
+  for (int r = 0; r < 3 && status == DSG_OK; r++) {
+    if (copy)
+      host_copy_run(copy);
     status = spmv_matvec_apply(mv, in->x, in->y);
+  }
   if (status == DSG_OK)
-    row->check_error = row_error(N, in->x, in->y, in->ref);
+    row->check_error = spmv_dia_row_error(N, in->x, in->y, in->ref);
   for (int r = 0; r < repeat && status == DSG_OK; r++) {
+    if (copy)
+      tc[r] = host_copy_run(copy);
     spmv_timing before = spmv_matvec_timing(mv);
     status = spmv_matvec_apply(mv, in->x, in->y);
     t[r] = spmv_matvec_timing(mv).kernel_s - before.kernel_s;
   }
   if (status != DSG_OK)
     goto out;
-  qsort(t, (size_t)repeat, sizeof(*t), cmp_double);
-  row->spmv_median = repeat % 2 ? t[repeat / 2] : 0.5 * (t[repeat / 2 - 1] + t[repeat / 2]);
+  if (copy)
+    row->copy_gbs = 2.0 * (double)(copy->count * sizeof(float)) / median_sorted(tc, repeat) / 1e9;
+  row->spmv_median = median_sorted(t, repeat);
   row->spmv_min = t[0];
   row->gflops = 2.0 * N->ndiag * (double)N->rows / row->spmv_median / 1e9;
   row->gbs = (4.0 * N->ndiag + 8.0) * (double)N->rows / row->spmv_median / 1e9;
@@ -330,12 +340,53 @@ static void print_table(const bench *b, FILE *out)
   }
 }
 
+/* A bench output file, staged like every diaseg output (app_out): written to a temporary in
+ * the file's folder and renamed into place only when complete, so an error, a full disk or a
+ * signal never leaves a truncated JSON, CSV or chart. */
+typedef struct bench_file {
+  app_out *out;
+  FILE *fp;
+  const char *name;
+} bench_file;
+
+static int bench_file_open(bench_file *f, const char *path)
+{
+  const char *slash = strrchr(path, '/');
+  char *dir = NULL;
+  int status;
+  memset(f, 0, sizeof(*f));
+  f->name = slash ? slash + 1 : path;
+  if (!*f->name)
+    return dsg_error_set(DSG_ERR_INVALID, "'%s' names a folder, not a file", path);
+  if (slash) {
+    dir = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+    if (!dir)
+      return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a path");
+  }
+  status = app_out_begin(&f->out, dir ? dir : ".");
+  free(dir);
+  return status;
+}
+
+/* Closes the file if open (checking every write), renames it into place and frees f. */
+static int bench_file_commit(bench_file *f, int status)
+{
+  if (f->fp) {
+    int st = app_out_close(f->out, f->fp);
+    status = status == DSG_OK ? st : status;
+  }
+  if (status == DSG_OK)
+    status = app_out_commit(f->out, NULL);
+  app_out_destroy(f->out);
+  memset(f, 0, sizeof(*f));
+  return status;
+}
+
 static int write_json(const bench *b, const char *path)
 {
   const app_config *cfg = b->cfg;
   app_json j;
   int status;
-  FILE *f;
   app_json_init(&j);
   app_json_begin_object(&j, NULL);
   app_json_string(&j, "diaseg_version", DIASEG_VERSION);
@@ -396,8 +447,12 @@ static int write_json(const bench *b, const char *path)
   if (status == DSG_OK) {
     if (strcmp(path, "-") == 0) {
       fwrite(j.buf, 1, j.len, stdout);
-    } else if (!(f = fopen(path, "w")) || fwrite(j.buf, 1, j.len, f) != j.len || fclose(f) != 0) {
-      status = dsg_error_set(DSG_ERR_IO, "cannot write '%s'", path);
+    } else {
+      bench_file f;
+      status = bench_file_open(&f, path);
+      if (status == DSG_OK)
+        status = app_out_text(f.out, f.name, j.buf, j.len);
+      status = bench_file_commit(&f, status);
     }
   }
   app_json_free(&j);
@@ -406,9 +461,13 @@ static int write_json(const bench *b, const char *path)
 
 static int write_csv(const bench *b, const char *path)
 {
-  FILE *f = fopen(path, "w");
-  if (!f)
-    return dsg_error_set(DSG_ERR_IO, "cannot write '%s'", path);
+  bench_file out;
+  int status = bench_file_open(&out, path);
+  if (status == DSG_OK)
+    status = app_out_open(out.out, out.name, &out.fp);
+  if (status != DSG_OK)
+    return bench_file_commit(&out, status);
+  FILE *f = out.fp;
   fprintf(f, "input,width,height,n,ndiag,backend,device,kernel,solver,check_error,spmv_median_s,"
              "spmv_min_s,gflops,effective_gbs,copy_gbs,percent_of_copy_bandwidth,solve_s,matvecs,"
              "matvec_kernel_s,matvec_transfer_s,matvec_host_s,eigensolver_host_s,"
@@ -426,9 +485,79 @@ static int write_csv(const bench *b, const char *path)
     else
       fprintf(f, ",,,,,,,,,%.4g,\n", r->speedup_spmv);
   }
-  if (fclose(f) != 0)
-    return dsg_error_set(DSG_ERR_IO, "cannot write '%s'", path);
-  return DSG_OK;
+  return bench_file_commit(&out, DSG_OK);
+}
+
+/* "backend kernel solver", the name of a bar and a legend entry */
+static void row_label(const bench_row *r, char *buf, size_t cap)
+{
+  snprintf(buf, cap, "%s%s%s%s%s", r->backend, r->kernel[0] ? " " : "", r->kernel,
+           r->solver[0] ? " " : "", r->solver);
+}
+
+/* ---- the chart: two bar panels drawn on a canvas that is SVG text or PNG pixels ---- */
+
+typedef struct canvas {
+  FILE *svg;          /* SVG: elements go here */
+  unsigned char *rgb; /* PNG: pixels */
+  int w, h;
+} canvas;
+
+static void hex_rgb(const char *hex, unsigned char c[3])
+{
+  unsigned v = (unsigned)strtoul(hex + 1, NULL, 16);
+  c[0] = (unsigned char)(v >> 16);
+  c[1] = (unsigned char)(v >> 8);
+  c[2] = (unsigned char)v;
+}
+
+static void cv_rect(canvas *cv, int x, int y, int w, int h, const char *fill, const char *title)
+{
+  if (cv->svg) {
+    fprintf(cv->svg, "<rect x='%d' y='%d' width='%d' height='%d' fill='%s'>", x, y, w, h, fill);
+    if (title)
+      fprintf(cv->svg, "<title>%s</title>", title);
+    fprintf(cv->svg, "</rect>\n");
+    return;
+  }
+  unsigned char c[3];
+  hex_rgb(fill, c);
+  for (int yy = y < 0 ? 0 : y; yy < y + h && yy < cv->h; yy++)
+    for (int xx = x < 0 ? 0 : x; xx < x + w && xx < cv->w; xx++)
+      memcpy(cv->rgb + 3 * ((size_t)yy * cv->w + xx), c, 3);
+}
+
+static void cv_hline(canvas *cv, int x1, int x2, int y, const char *color, int width)
+{
+  if (cv->svg)
+    fprintf(cv->svg, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='%s' stroke-width='%d'/>\n", x1,
+            y, x2, y, color, width);
+  else
+    cv_rect(cv, x1, y - width / 2, x2 - x1, width, color, NULL);
+}
+
+/* text at (x, y) = baseline-left (anchor 0), centred (1) or right-aligned (2) */
+static void cv_text(canvas *cv, int x, int y, const char *text, int anchor, int bold)
+{
+  if (cv->svg) {
+    static const char *anchors[] = {"start", "middle", "end"};
+    fprintf(cv->svg, "<text x='%d' y='%d' text-anchor='%s'%s>%s</text>\n", x, y, anchors[anchor],
+            bold ? " font-weight='bold'" : "", text);
+    return;
+  }
+  char buf[256];
+  static char quads[60000];
+  snprintf(buf, sizeof(buf), "%.255s", text);
+  const int scale = 2, tw = app_font_width(buf) * scale;
+  const int x0 = anchor == 0 ? x : anchor == 1 ? x - tw / 2 : x - tw;
+  const int nq = app_font_quads(buf, quads, sizeof(quads));
+  for (int q = 0; q < nq; q++) { /* axis-aligned quads: 4 vertices of x, y, z, colour */
+    const float *v = (const float *)(quads + (size_t)q * 64);
+    const int qx = (int)v[0], qy = (int)v[1], qw = (int)v[8] - qx, qh = (int)v[9] - qy;
+    for (int dx = bold ? 1 : 0; dx >= 0; dx--)
+      cv_rect(cv, x0 + qx * scale + dx, y - 12 + qy * scale, qw * scale, qh * scale, "#000000",
+              NULL);
+  }
 }
 
 /* Two bar panels: solve seconds (log scale) and SpMV effective GB/s with each device's copy
@@ -437,16 +566,18 @@ static int write_chart(const bench *b, const char *path)
 {
   static const char *colors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                  "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-  char backends[32][80];
-  int nb = 0, ninputs = 0, group_of[1024];
+  char backends[32][80], label[200];
+  int nb = 0, ninputs = 0, group_of[1024], status = DSG_OK;
   double max_gbs = 1, max_s = 1e-3, min_s = 1e9;
-  FILE *f;
+  const size_t plen = strlen(path);
+  const int png = plen > 4 && strcasecmp(path + plen - 4, ".png") == 0;
+  canvas cv = {0};
+  bench_file out;
   for (int i = 0; i < b->nrows && i < 1024; i++) {
     const bench_row *r = &b->rows[i];
     char name[80];
     int k;
-    snprintf(name, sizeof(name), "%s%s%s%s%s", r->backend, r->kernel[0] ? " " : "", r->kernel,
-             r->solver[0] ? " " : "", r->solver);
+    row_label(r, name, sizeof(name));
     for (k = 0; k < nb && strcmp(backends[k], name) != 0; k++)
       ;
     if (k == nb && nb < 32)
@@ -462,42 +593,62 @@ static int write_chart(const bench *b, const char *path)
   }
   if (min_s > max_s)
     min_s = max_s / 10;
+  { /* four ticks of a round step, with headroom so no bar or tick meets the panel's title */
+    const double raw = 1.05 * max_gbs / 4, mag = pow(10, floor(log10(raw)));
+    static const double steps[] = {1, 2, 2.5, 5, 10};
+    int m = 0;
+    while (m < 4 && steps[m] * mag < raw)
+      m++;
+    max_gbs = 4 * steps[m] * mag;
+  }
   const double lo = pow(10, floor(log10(min_s))), hi = pow(10, ceil(log10(max_s)));
   const int W = 960, PH = 260, top = 40, left = 70, gw = (W - left - 20) / (ninputs ? ninputs : 1);
   const int H = top + 2 * (PH + 60) + 20 * ((nb + 2) / 3) + 20;
-  f = fopen(path, "w");
-  if (!f)
-    return dsg_error_set(DSG_ERR_IO, "cannot write '%s'", path);
-  fprintf(f,
-          "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' font-family='sans-serif' "
-          "font-size='12'>\n<rect width='100%%' height='100%%' fill='white'/>\n",
-          W, H);
-  fprintf(f,
-          "<text x='%d' y='22' font-size='15' font-weight='bold'>diaseg bench: nev %d, tol %g"
-          "</text>\n",
-          left, b->cfg->nev, b->cfg->tol);
+  cv.w = W;
+  cv.h = H;
+  status = bench_file_open(&out, path);
+  if (status == DSG_OK && png) {
+    cv.rgb = malloc((size_t)W * H * 3);
+    if (!cv.rgb)
+      status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the chart");
+    else
+      memset(cv.rgb, 255, (size_t)W * H * 3);
+  } else if (status == DSG_OK) {
+    status = app_out_open(out.out, out.name, &out.fp);
+    cv.svg = out.fp;
+  }
+  if (status != DSG_OK)
+    return bench_file_commit(&out, status);
+  if (cv.svg) {
+    fprintf(cv.svg,
+            "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' "
+            "font-family='sans-serif' font-size='12'>\n<rect width='100%%' "
+            "height='100%%' fill='white'/>\n",
+            W, H);
+  }
+  snprintf(label, sizeof(label), "diaseg bench: nev %d, tol %g", b->cfg->nev, b->cfg->tol);
+  cv_text(&cv, left, 22, label, 0, 1);
   for (int panel = 0; panel < 2; panel++) {
     const int y0 = top + panel * (PH + 60);
-    fprintf(f, "<text x='%d' y='%d' font-weight='bold'>%s</text>\n", left, y0 + 12,
-            panel == 0
-                ? "Eigensolve time, seconds (log scale, lower is better)"
-                : "SpMV effective bandwidth, GB/s (higher is better; ticks: copy bandwidth)");
-    fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='black'/>\n", left, y0 + 20 + PH,
-            W - 20, y0 + 20 + PH);
+    cv_text(&cv, left, y0 + 12,
+            panel == 0 ? "Eigensolve time, seconds (log scale, lower is better)"
+                       : "SpMV effective bandwidth, GB/s (higher is better; "
+                         "black ticks: copy bandwidth)",
+            0, 1);
     for (int t = 0; t <= 4; t++) {
       double v = panel == 0 ? lo * pow(hi / lo, t / 4.0) : max_gbs * t / 4.0;
       int y = y0 + 20 + PH - (int)(PH * t / 4.0);
-      fprintf(f,
-              "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#ddd'/><text x='%d' y='%d' "
-              "text-anchor='end'>%.3g</text>\n",
-              left, y, W - 20, y, left - 4, y + 4, v);
+      char tick[32];
+      cv_hline(&cv, left, W - 20, y, "#dddddd", 1);
+      snprintf(tick, sizeof(tick), "%.3g", v);
+      cv_text(&cv, left - 4, y + 4, tick, 2, 0);
     }
+    cv_hline(&cv, left, W - 20, y0 + 20 + PH, "#000000", 1);
     for (int i = 0; i < b->nrows && i < 1024; i++) {
       const bench_row *r = &b->rows[i];
       char name[80];
       int k;
-      snprintf(name, sizeof(name), "%s%s%s%s%s", r->backend, r->kernel[0] ? " " : "", r->kernel,
-               r->solver[0] ? " " : "", r->solver);
+      row_label(r, name, sizeof(name));
       for (k = 0; k < nb && strcmp(backends[k], name) != 0; k++)
         ;
       const int bw = (gw - 20) / (nb ? nb : 1), x = left + group_of[i] * gw + 10 + k * bw;
@@ -511,33 +662,29 @@ static int write_chart(const bench *b, const char *path)
       }
       frac = frac < 0 ? 0 : frac > 1 ? 1 : frac;
       const int h = (int)(PH * frac);
-      fprintf(f,
-              "<rect x='%d' y='%d' width='%d' height='%d' fill='%s'><title>%s %s: %.4g %s"
-              "</title></rect>\n",
-              x, y0 + 20 + PH - h, bw - 2, h, colors[k % 10], r->input, name,
-              panel == 0 ? r->solve_s : r->gbs, panel == 0 ? "s" : "GB/s");
+      snprintf(label, sizeof(label), "%s %s: %.4g %s", r->input, name,
+               panel == 0 ? r->solve_s : r->gbs, panel == 0 ? "s" : "GB/s");
+      cv_rect(&cv, x, y0 + 20 + PH - h, bw - 2, h, colors[k % 10], label);
       if (panel == 1 && r->copy_gbs > 0) {
         int yc = y0 + 20 + PH - (int)(PH * fmin(1.0, r->copy_gbs / max_gbs));
-        fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='black' stroke-width='2'/>\n", x,
-                yc, x + bw - 2, yc);
+        cv_rect(&cv, x, yc - 1, bw - 2, 3, "#000000", NULL);
       }
     }
     for (int i = 0; i < b->nrows; i++)
       if (i == 0 || strcmp(b->rows[i].input, b->rows[i - 1].input) != 0)
-        fprintf(f, "<text x='%d' y='%d' text-anchor='middle'>%s</text>\n",
-                left + group_of[i] * gw + gw / 2, y0 + 20 + PH + 16, b->rows[i].input);
+        cv_text(&cv, left + group_of[i] * gw + gw / 2, y0 + 20 + PH + 16, b->rows[i].input, 1, 0);
   }
   for (int k = 0; k < nb; k++) {
     int x = left + (k % 3) * 290, y = top + 2 * (PH + 60) + 20 * (k / 3);
-    fprintf(f,
-            "<rect x='%d' y='%d' width='12' height='12' fill='%s'/><text x='%d' y='%d'>%s"
-            "</text>\n",
-            x, y - 10, colors[k % 10], x + 16, y, backends[k]);
+    cv_rect(&cv, x, y - 10, 12, 12, colors[k % 10], NULL);
+    cv_text(&cv, x + 16, y, backends[k], 0, 0);
   }
-  fprintf(f, "</svg>\n");
-  if (fclose(f) != 0)
-    return dsg_error_set(DSG_ERR_IO, "cannot write '%s'", path);
-  return DSG_OK;
+  if (cv.svg)
+    fprintf(cv.svg, "</svg>\n");
+  else
+    status = app_out_png(out.out, out.name, W, H, 3, cv.rgb);
+  free(cv.rgb);
+  return bench_file_commit(&out, status);
 }
 
 /* Every OpenCL device (or the one --cl-device names) x every kernel (or --kernel's): a row each.
@@ -612,7 +759,7 @@ static int bench_opencl(const app_config *cfg, bench *b, bench_input *in, const 
       snprintf(row->device, sizeof(row->device), "%s (%s)", info->device, info->platform);
       snprintf(row->kernel, sizeof(row->kernel), "%s", spmv_kernel_name(info->kernel));
       row->copy_gbs = copy;
-      status = bench_backend(cfg, b, in, mv, row);
+      status = bench_backend(cfg, b, in, mv, NULL, row);
       spmv_matvec_destroy(mv);
     }
   }
@@ -626,7 +773,18 @@ int app_bench(const app_config *cfg)
   char sample[4096];
   int status = DSG_OK;
   const int ninputs = cfg->ninputs + cfg->nsizes > 0 ? cfg->ninputs + cfg->nsizes : 1;
+  const char *files[] = {cfg->json, cfg->csv, cfg->chart};
 
+  /* an unwritable --json, --csv or --chart path fails now, not after the measurements */
+  for (int i = 0; i < 3 && status == DSG_OK; i++) {
+    bench_file f;
+    if (!files[i] || strcmp(files[i], "-") == 0)
+      continue;
+    status = bench_file_open(&f, files[i]);
+    if (status == DSG_OK)
+      status = app_out_open(f.out, f.name, &f.fp);
+    app_out_destroy(f.out); /* removes the probe, and a folder it created */
+  }
   for (int i = 0; i < ninputs && status == DSG_OK; i++) {
     bench_input in;
     char label[64];
@@ -660,7 +818,7 @@ int app_bench(const app_config *cfg)
     if (status == DSG_OK && strcmp(cfg->matvec, "opencl") != 0) {
       spmv_matvec *mv = NULL;
       bench_row *row = new_row(&b);
-      double copy = 0;
+      host_copy copy = {0};
       if (!row) {
         status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate bench results");
       } else {
@@ -670,13 +828,13 @@ int app_bench(const app_config *cfg)
         if (!cfg->quiet)
           fprintf(stderr, "bench: %s: cpu: copy bandwidth, SpMV x %d%s\n", label, cfg->repeat,
                   cfg->no_solve ? "" : ", eigensolve");
-        status = host_copy_gbs(spmv_dia_bytes(in.N), cfg->repeat, &copy);
-        row->copy_gbs = copy;
+        status = host_copy_init(&copy, spmv_dia_bytes(in.N));
         if (status == DSG_OK)
           status = spmv_matvec_create_cpu(&mv, in.N);
         if (status == DSG_OK)
-          status = bench_backend(cfg, &b, &in, mv, row);
+          status = bench_backend(cfg, &b, &in, mv, &copy, row);
         spmv_matvec_destroy(mv);
+        host_copy_free(&copy);
       }
     }
     if (status == DSG_OK && strcmp(cfg->matvec, "cpu") != 0)

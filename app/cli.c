@@ -112,8 +112,8 @@ static const opt_def options[] = {
     {"repeat", 0, "R", OPT_REPEAT, BENCH_CMD, "timed SpMV runs after warm-up (default 20)"},
     {"spmv-only", 0, NULL, OPT_SPMV_ONLY, BENCH_CMD, "time the SpMV only, no eigensolve"},
     {"csv", 0, "FILE", OPT_CSV, BENCH_CMD, "write the results as CSV"},
-    {"chart", 0, "FILE.svg", OPT_CHART, BENCH_CMD,
-     "draw solve time and SpMV throughput per backend (SVG)"},
+    {"chart", 0, "FILE", OPT_CHART, BENCH_CMD,
+     "draw solve time and SpMV throughput per backend (.svg or .png)"},
     {"help", 'h', NULL, OPT_HELP, ~0u, "show this help"},
     {"version", 'V', NULL, OPT_VERSION, ~0u, "show the version"},
 };

@@ -27,3 +27,17 @@
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #define STBI_WRITE_NO_STDIO
 #include <stb_image_write.h>
+
+/* stb_easy_font for bench's PNG charts (its functions are static: wrapped here, where stb's own
+ * warnings are off) */
+#include <stb_easy_font.h>
+
+int app_font_quads(char *text, void *buffer, int bytes);
+int app_font_width(char *text);
+
+int app_font_quads(char *text, void *buffer, int bytes)
+{
+  return stb_easy_font_print(0, 0, text, NULL, buffer, bytes);
+}
+
+int app_font_width(char *text) { return stb_easy_font_width(text); }

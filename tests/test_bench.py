@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""diaseg bench on a tiny image with the C path and PoCL (every kernel, both solvers): the JSON
+parses with every field present and plausible, the CSV has the same rows, the SVG and PNG charts
+are written, and an unwritable output path fails before measuring. No speed is asserted: only that the numbers are positive, consistent with each
+other, and that no SpMV beats its device's copy bandwidth by more than CACHE_FACTOR (a 64 x 48
+matrix is 1 MiB and lives in cache, where a product can outrun a copy of the same size).
+
+Usage: test_bench.py --diaseg PATH --data DIR
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+CACHE_FACTOR = 8.0
+FAILURES = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print("FAILED:", what, file=sys.stderr)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--diaseg", required=True)
+    ap.add_argument("--data", required=True)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="diaseg-bench-") as tmp:
+        j, c, svg, png = (os.path.join(tmp, f) for f in ("b.json", "b.csv", "b.svg", "b.png"))
+        base = [a.diaseg, "bench", "--size", "64x48", "--nev", "4", "--tol", "1e-3", "--repeat", "3"]
+        p = subprocess.run(base + ["--json", j, "--csv", c, "--chart", svg], capture_output=True,
+                           text=True, timeout=900)
+        check(p.returncode == 0, f"bench: exit {p.returncode}: {p.stderr[-2000:]}")
+        check("64x48" in p.stdout and "cpu" in p.stdout, "the table on stdout")
+        check("bench: 64x48" in p.stderr, "progress on stderr")
+        r = json.load(open(j))
+        rows = r["results"]
+        for key in ("nev", "tol", "repeat", "radius", "results"):
+            check(key in r, f"JSON lacks {key}")
+        backends = {(x["backend"], x["kernel"]) for x in rows}
+        kernels = {x["kernel"] for x in rows if x["backend"].startswith("opencl")}
+        check(("cpu", None) in backends, "no C path row")
+        check(kernels == {"naive", "aligned", "local", "vector", "image"}, f"kernels {kernels}")
+        check({x["solver"] for x in rows} == {"arpack", "lanczos"}, "both solvers")
+        check(len(rows) == 2 * len(backends), f"{len(rows)} rows for {len(backends)} backends")
+        ref = None
+        for x in rows:
+            what = f"{x['backend']}/{x['kernel']}/{x['solver']}"
+            s, v = x["spmv"], x["solve"]
+            for key in ("input", "width", "height", "n", "ndiag", "device", "check_error"):
+                check(key in x, f"{what}: lacks {key}")
+            check(x["width"] == 64 and x["height"] == 48 and x["n"] == 3072 and x["ndiag"] == 81,
+                  f"{what}: shape")
+            check(x["check_error"] <= 1e-5, f"{what}: product error {x['check_error']}")
+            for key in ("median_s", "min_s", "gflops", "effective_gbs", "copy_gbs",
+                        "percent_of_copy_bandwidth", "speedup_vs_cpu"):
+                check(key in s and s[key] is not None and s[key] > 0, f"{what}: spmv.{key} = {s.get(key)}")
+            check(s["min_s"] <= s["median_s"], f"{what}: min > median")
+            check(math.isclose(s["gflops"], 2 * 81 * 3072 / s["median_s"] / 1e9, rel_tol=1e-3),
+                  f"{what}: GFLOP/s inconsistent")
+            check(math.isclose(s["effective_gbs"], (4 * 81 + 8) * 3072 / s["median_s"] / 1e9,
+                               rel_tol=1e-3), f"{what}: GB/s inconsistent")
+            check(s["effective_gbs"] < CACHE_FACTOR * s["copy_gbs"],
+                  f"{what}: {s['effective_gbs']} GB/s against a copy of {s['copy_gbs']} GB/s")
+            for key in ("converged", "nconv", "matvecs", "total_s", "matvec_kernel_s",
+                        "matvec_transfer_s", "matvec_host_s", "eigensolver_host_s", "max_residual",
+                        "last_eigenvalue", "speedup_vs_cpu", "orthogonalization_s",
+                        "lanczos_steps", "kernel_launches"):
+                check(key in v, f"{what}: solve lacks {key}")
+            check(v["converged"] and v["nconv"] == 4 and v["matvecs"] > 0, f"{what}: {v}")
+            check(v["total_s"] > 0 and v["matvec_kernel_s"] > 0 and v["matvec_transfer_s"] >= 0,
+                  f"{what}: times {v}")
+            check(v["total_s"] >= v["matvec_kernel_s"], f"{what}: kernel time above the total")
+            check(v["max_residual"] <= 1e-3 + 1e-6, f"{what}: residual {v['max_residual']}")
+            if x["solver"] == "lanczos":
+                check(v["lanczos_steps"] > 0 and v["orthogonalization_s"] > 0, f"{what}: lanczos split")
+            if x["backend"] == "cpu":
+                check(s["speedup_vs_cpu"] == 1.0 and v["speedup_vs_cpu"] == 1.0, f"{what}: speedups")
+            ref = ref if ref is not None else v["last_eigenvalue"]
+            check(abs(v["last_eigenvalue"] - ref) <= 1e-5, f"{what}: lambda_4 {v['last_eigenvalue']} vs {ref}")
+        with open(c) as fh:
+            table = list(csv.DictReader(fh))
+        check(len(table) == len(rows), f"CSV has {len(table)} rows, JSON {len(rows)}")
+        check(all(float(t["solve_s"]) > 0 for t in table), "CSV solve times")
+        ET.parse(svg)  # raises if the SVG is not XML
+        check(open(svg).read().count("<rect") >= 2 * len(rows), "SVG bars")
+        # a PNG chart, the C path only, SpMV only
+        p = subprocess.run(base + ["--matvec", "cpu", "--spmv-only", "--chart", png, "-q"],
+                           capture_output=True, text=True, timeout=300)
+        head = open(png, "rb").read(24) if os.path.exists(png) else b""
+        check(p.returncode == 0 and head[:8] == b"\x89PNG\r\n\x1a\n" and
+              struct.unpack(">II", head[16:24])[0] == 960, f"PNG chart: {p.returncode} {head[:8]}")
+        # an output path that cannot be written fails before the measurements, leaving nothing
+        j2, bad = os.path.join(tmp, "b2.json"), os.path.join(c, "x.csv")  # c is a file
+        p = subprocess.run(base + ["--json", j2, "--csv", bad], capture_output=True, text=True,
+                           timeout=300)
+        check(p.returncode == 1 and p.stderr.count("\n") == 1 and "error" in p.stderr and
+              "bench: 64x48" not in p.stderr and not os.path.exists(j2),
+              f"unwritable --csv: exit {p.returncode}, stderr {p.stderr!r}")
+        check(sorted(os.listdir(tmp)) == ["b.csv", "b.json", "b.png", "b.svg"],
+              f"stray files: {os.listdir(tmp)}")
+    print("test_bench:", "passed" if not FAILURES else f"{len(FAILURES)} checks FAILED")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
