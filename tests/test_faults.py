@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Faults and load, through the command line (docs/RELIABILITY.md):
+
+- SIGINT / SIGTERM in the middle of a run: exit 130 / 143, a message, and no output file: no
+  temporary, no partial file, earlier outputs in the folder untouched, a folder diaseg created
+  removed again. A second signal ends the run at once, also cleanly.
+- A full disk (a 256 KiB tmpfs, or where mounting is not allowed a file-size limit that makes
+  writes fail the same way): exit 1, the failing file named, nothing left behind.
+- The overwrite policy: outputs are replaced atomically, an earlier run's outputs that this run
+  does not write are removed, other files stay.
+- Load: 8 runs at once (4 on the C path, 4 on PoCL) and 10 back to back all succeed with identical
+  results for the same input and seed.
+
+Usage: test_faults.py --diaseg PATH --data DIR
+"""
+import argparse
+import hashlib
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+FAILURES = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print("FAILED:", what, file=sys.stderr)
+
+
+def files(folder):
+    return sorted(os.listdir(folder)) if os.path.isdir(folder) else None
+
+
+def digest(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+def interrupt(tmp, image, sig, twice=False):
+    """Start a long run, signal it after a second, check the outcome."""
+    name = f"{signal.Signals(sig).name}{'x2' if twice else ''}"
+    fresh = os.path.join(tmp, "int_fresh_" + name)          # diaseg creates it
+    kept = os.path.join(tmp, "int_kept_" + name)            # holds an earlier run's outputs
+    os.mkdir(kept)
+    for f, text in [("report.json", '{"earlier": true}\n'), ("notes.txt", "mine\n")]:
+        with open(os.path.join(kept, f), "w") as fh:
+            fh.write(text)
+    before = {f: digest(os.path.join(kept, f)) for f in files(kept)}
+    for out in (fresh, kept):
+        p = subprocess.Popen([DIASEG, "segment", image, "--resize", "1600x1000", "--matvec", "cpu",
+                              "-o", out], stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        if p.poll() is not None:
+            check(False, f"{name}: the run ended before the signal ({p.returncode})")
+            continue
+        p.send_signal(sig)
+        if twice:
+            time.sleep(0.05)
+            p.send_signal(sig)
+        try:
+            _, err = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            check(False, f"{name}: no exit within 120 s of the signal")
+            continue
+        check(p.returncode == 128 + sig, f"{name}: exit {p.returncode}, expected {128 + sig}")
+        if not twice:
+            check("interrupted" in err, f"{name}: message {err!r}")
+        if out == fresh:
+            check(files(fresh) is None, f"{name}: left {files(fresh)} in a folder it created")
+        else:
+            after = {f: digest(os.path.join(kept, f)) for f in files(kept)}
+            check(after == before, f"{name}: the folder changed: {files(kept)}")
+
+
+def full_disk(tmp, image):
+    mnt = os.path.join(tmp, "small_fs")
+    os.mkdir(mnt)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mnt],
+                             capture_output=True).returncode == 0
+    out = os.path.join(mnt, "out")
+
+    def limit():  # where mounting is not allowed: writes past 256 KiB fail (EFBIG)
+        if not mounted:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (256 * 1024, 256 * 1024))
+
+    try:
+        p = subprocess.run([DIASEG, "segment", image, "--resize", "240x160", "-k", "4", "--nev", "8",
+                            "--matvec", "cpu", "-o", out, "-q"], capture_output=True, text=True,
+                           preexec_fn=limit, timeout=300)
+        how = "tmpfs" if mounted else "RLIMIT_FSIZE"
+        check(p.returncode == 1, f"full disk ({how}): exit {p.returncode}: {p.stderr!r}")
+        check("cannot write" in p.stderr and len(p.stderr.splitlines()) == 1,
+              f"full disk ({how}): message {p.stderr!r}")
+        check(files(out) is None, f"full disk ({how}): left {files(out)}")
+        print(f"full disk via {how}: {p.stderr.strip()}")
+    finally:
+        if mounted:
+            subprocess.run(["umount", mnt])
+
+
+def overwrite(tmp, image):
+    out = os.path.join(tmp, "over")
+    os.mkdir(out)
+    with open(os.path.join(out, "notes.txt"), "w") as fh:
+        fh.write("mine\n")
+    run = lambda *a: subprocess.run([DIASEG, *a, "-o", out, "-q", "--matvec", "cpu"],
+                                    capture_output=True, text=True)
+    p = run("segment", image, "--nev", "6", "-k", "3")
+    check(p.returncode == 0, f"overwrite: first run {p.stderr}")
+    check(sum(f.startswith("eigvec_") for f in files(out)) == 6, f"overwrite: {files(out)}")
+    p = run("eigs", image, "--nev", "3")
+    expect = ["eigenvectors.npy", "eigvec_00.png", "eigvec_01.png", "eigvec_02.png", "notes.txt",
+              "report.json"]
+    check(p.returncode == 0 and files(out) == expect,
+          f"overwrite: after eigs --nev 3 the folder holds {files(out)}, expected {expect}")
+    check(np.load(os.path.join(out, "eigenvectors.npy")).shape[0] == 3, "overwrite: stale npy")
+
+
+def load(tmp, image):
+    def cmd(backend, i):
+        return [DIASEG, "segment", image, "-k", "4", "--nev", "6", "--seed", "3", "--matvec",
+                backend, "-o", os.path.join(tmp, f"load_{backend}_{i}"), "-q"]
+    env = dict(os.environ)
+    env.setdefault("DIASEG_CL_DEVICE", "0")
+    procs = [subprocess.Popen(cmd(b, i), stderr=subprocess.PIPE, text=True, env=env)
+             for b in ("cpu", "opencl") for i in range(4)]
+    for p in procs:
+        _, err = p.communicate(timeout=600)
+        check(p.returncode == 0, f"concurrent run: exit {p.returncode}: {err!r}")
+    ref = {b: np.load(os.path.join(tmp, f"load_{b}_0", "eigenvectors.npy")) for b in ("cpu", "opencl")}
+    labels = np.load(os.path.join(tmp, "load_cpu_0", "labels.npy"))
+    for b in ("cpu", "opencl"):
+        for i in range(1, 4):
+            v = np.load(os.path.join(tmp, f"load_{b}_{i}", "eigenvectors.npy"))
+            check(np.array_equal(v, ref[b]), f"concurrent {b} run {i}: eigenvectors differ")
+        for i in range(4):
+            lab = np.load(os.path.join(tmp, f"load_{b}_{i}", "labels.npy"))
+            check(np.array_equal(lab, labels), f"concurrent {b} run {i}: labels differ")
+    ev = [json.load(open(os.path.join(tmp, f"load_{b}_0", "report.json")))["eigenvalues"]
+          for b in ("cpu", "opencl")]
+    check(np.max(np.abs(np.array(ev[0]) - np.array(ev[1]))) <= 1e-5, "cpu vs opencl eigenvalues")
+    # back to back
+    first = None
+    for i in range(10):
+        out = os.path.join(tmp, "seq")
+        p = subprocess.run(cmd("cpu", "seq")[:-3] + ["-o", out, "-q"], capture_output=True, text=True)
+        check(p.returncode == 0, f"sequential run {i}: {p.stderr}")
+        d = (digest(os.path.join(out, "eigenvectors.npy")), digest(os.path.join(out, "labels.npy")))
+        first = first or d
+        check(d == first, f"sequential run {i}: results differ")
+
+
+def main():
+    global DIASEG
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--diaseg", required=True)
+    ap.add_argument("--data", required=True)
+    a = ap.parse_args()
+    DIASEG = os.path.abspath(a.diaseg)
+    tmp = tempfile.mkdtemp(prefix="diaseg-faults-")
+    try:
+        coffee = os.path.join(a.data, "coffee.png")
+        synthetic = os.path.join(a.data, "synthetic_regions.png")
+        interrupt(tmp, coffee, signal.SIGINT)
+        interrupt(tmp, coffee, signal.SIGTERM)
+        interrupt(tmp, coffee, signal.SIGINT, twice=True)
+        full_disk(tmp, coffee)
+        overwrite(tmp, synthetic)
+        load(tmp, synthetic)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if FAILURES:
+        print(f"test_faults: {len(FAILURES)} checks FAILED", file=sys.stderr)
+        return 1
+    print("test_faults: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
