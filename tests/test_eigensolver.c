@@ -151,6 +151,7 @@ static void disconnected_components(void)
       CHECK(fabs(dot - (a == b)) <= 1e-5, "disconnected: U^T U - I at (%d,%d) = %g", a, b,
             dot - (a == b));
     }
+  eig_result_free(&res);
   /* more components than nev: no Lanczos at all, the largest components are returned */
   opt.nev = 2;
   CHECK(solve(mv, &opt, &res) == DSG_OK && res.nconv == 2 && res.matvecs == 0,

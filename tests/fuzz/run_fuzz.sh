@@ -19,6 +19,7 @@
 #   ALL_ARTIFACTS=0      1: copy every artifact into regressions/, not one per finding
 #   RESUME=0             1: start from the seeds plus the corpus the last run in BUILD_DIR grew
 #   CC=clang             the compiler (clang-14 or later)
+#   SEED=                libFuzzer's -seed (CI sets one, so that its run is reproducible)
 #
 # Debian 12: apt-get install -y clang libclang-rt-14-dev libomp-14-dev llvm-14 cmake pkg-config
 # plus diaseg's build dependencies (README.md at the top of the project).
@@ -34,6 +35,7 @@ FORK=${FORK:-1}
 SKIP_KNOWN=${SKIP_KNOWN:-0}
 ALL_ARTIFACTS=${ALL_ARTIFACTS:-0}
 RESUME=${RESUME:-0}
+SEED=${SEED:-}
 CC=${CC:-clang}
 PACKAGES="clang libclang-rt-14-dev libomp-14-dev llvm-14"
 
@@ -104,6 +106,7 @@ run_target() {
   fi
   ls "$work/corpus" | wc -l > "$work/seeds"
   local opts=(-max_total_time="$DURATION" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1
+              ${SEED:+-seed=$SEED}
               -artifact_prefix="$work/artifacts/")
   [[ $t == image ]] && opts+=(-max_len=65536)
   [[ $FORK == 1 ]] && opts+=(-fork="$JOBS" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
