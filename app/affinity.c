@@ -321,6 +321,16 @@ int app_components_carve(app_components *c, const double *sqrt_degree, int n, co
   return DSG_OK;
 }
 
+void app_components_to_options(const app_components *c, eig_options *opt)
+{
+  opt->known_count = c->count;
+  opt->known_keep = c->significant;
+  opt->known_label = c->label;
+  opt->known_values = c->values;
+  opt->known_return_label = c->whole_label;
+  opt->known_return_values = c->whole_values;
+}
+
 void app_components_free(app_components *c)
 {
   free(c->label);

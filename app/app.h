@@ -116,6 +116,8 @@ typedef struct app_components {
 
 int app_components_find(const spmv_dia *N, const double *sqrt_degree, app_components *c);
 void app_components_free(app_components *c);
+/* Hands c to the eigensolver as its known vectors: opt's known_* fields point into c. */
+void app_components_to_options(const app_components *c, eig_options *opt);
 /* Makes the `count` pixels a new speck group, carving them out of their groups, and recomputes the
  * vectors of the groups involved. */
 int app_components_carve(app_components *c, const double *sqrt_degree, int n, const int *pixels,

@@ -268,12 +268,7 @@ static int bench_backend(const app_config *cfg, bench *b, bench_input *in, spmv_
       opt.ncv = cfg->ncv;
       opt.tol = cfg->tol;
       opt.max_iter = cfg->max_iter;
-      opt.known_count = in->comps.count;
-      opt.known_keep = in->comps.significant;
-      opt.known_label = in->comps.label;
-      opt.known_values = in->comps.values;
-      opt.known_return_label = in->comps.whole_label;
-      opt.known_return_values = in->comps.whole_values;
+      app_components_to_options(&in->comps, &opt);
       opt.cancel = &app_cancel;
       if (!cfg->quiet)
         fprintf(stderr, "bench: %s: %s%s%s: %s solve\n", row->input, row->backend,

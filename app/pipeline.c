@@ -167,14 +167,8 @@ static int stage_solve(run *r)
     opt.tol = cfg->tol;
     opt.max_iter = cfg->max_iter;
     opt.cancel = &app_cancel;
-    if (!cfg->keep_specks) {
-      opt.known_count = r->comps.count;
-      opt.known_keep = r->comps.significant;
-      opt.known_label = r->comps.label;
-      opt.known_values = r->comps.values;
-      opt.known_return_label = r->comps.whole_label;
-      opt.known_return_values = r->comps.whole_values;
-    }
+    if (!cfg->keep_specks)
+      app_components_to_options(&r->comps, &opt);
     if (tty)
       opt.progress = progress;
     eig_result_free(&r->eig);

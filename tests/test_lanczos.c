@@ -55,12 +55,7 @@ static void options(eig_options *o, const problem *p, int nev, double tol)
   eig_options_init(o);
   o->nev = nev;
   o->tol = tol;
-  o->known_count = p->comps.count;
-  o->known_keep = p->comps.significant;
-  o->known_label = p->comps.label;
-  o->known_values = p->comps.values;
-  o->known_return_label = p->comps.whole_label;
-  o->known_return_values = p->comps.whole_values;
+  app_components_to_options(&p->comps, o);
 }
 
 static double orthogonality(const eig_result *r)

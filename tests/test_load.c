@@ -59,12 +59,7 @@ static int one_solve(const app_image *img, int opencl, int lanczos)
     eig_options_init(&opt);
     opt.nev = 6;
     opt.tol = 1e-4;
-    opt.known_count = comps.count;
-    opt.known_keep = comps.significant;
-    opt.known_label = comps.label;
-    opt.known_values = comps.values;
-    opt.known_return_label = comps.whole_label;
-    opt.known_return_values = comps.whole_values;
+    app_components_to_options(&comps, &opt);
     status = lanczos ? eig_lanczos_solve(mv, &opt, &res) : eig_arpack_solve(mv, &opt, &res);
   }
   eig_result_free(&res);

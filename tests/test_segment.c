@@ -79,12 +79,7 @@ static double segment(const app_image *img, app_feature feature, int k, int *lab
   spmv_matvec_create_cpu(&mv, N);
   eig_options_init(&opt);
   opt.nev = 8;
-  opt.known_count = comps.count;
-  opt.known_keep = comps.significant;
-  opt.known_label = comps.label;
-  opt.known_values = comps.values;
-  opt.known_return_label = comps.whole_label;
-  opt.known_return_values = comps.whole_values;
+  app_components_to_options(&comps, &opt);
   CHECK(eig_arpack_solve(mv, &opt, &res) == DSG_OK, "solve: %s", dsg_error_message());
   CHECK(comps.significant <= 4 && comps.significant >= 1, "significant components %d",
         comps.significant);
