@@ -19,13 +19,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 CACHE_FACTOR = 8.0
-FAILURES = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAILED:", what, file=sys.stderr)
+from checks import check, report
 
 
 def main():
@@ -107,8 +101,7 @@ def main():
               f"unwritable --csv: exit {p.returncode}, stderr {p.stderr!r}")
         check(sorted(os.listdir(tmp)) == ["b.csv", "b.json", "b.png", "b.svg"],
               f"stray files: {os.listdir(tmp)}")
-    print("test_bench:", "passed" if not FAILURES else f"{len(FAILURES)} checks FAILED")
-    return 1 if FAILURES else 0
+    return report("test_bench")
 
 
 if __name__ == "__main__":

@@ -19,13 +19,7 @@ import zlib
 
 import numpy as np
 
-FAILURES = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAILED:", what, file=sys.stderr)
+from checks import check, report
 
 
 def run(args, cwd=None, env=None):
@@ -128,6 +122,8 @@ def bad_inputs(tmp, data):
         (["segment", "--", ok_image, ok_image], "extra argument"),
         (["devices", "stray"], "unexpected argument"),
         (["frobnicate"], "unknown command"),
+        (["--bogus"], "(try 'diaseg --help')"),  # fuzzing finding C2: once two spaces
+        (["segment", ok_image, "--bogus"], "(try 'diaseg segment --help')"),
         (["eigs"], "needs an IMAGE"),
     ]
     for args, expect in cases:
@@ -400,11 +396,7 @@ def main():
         opencl_runs(tmp, opts.data)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    if FAILURES:
-        print(f"test_cli: {len(FAILURES)} checks FAILED", file=sys.stderr)
-        return 1
-    print("test_cli: all checks passed")
-    return 0
+    return report("test_cli")
 
 
 if __name__ == "__main__":

@@ -27,13 +27,7 @@ import time
 
 import numpy as np
 
-FAILURES = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAILED:", what, file=sys.stderr)
+from checks import check, report
 
 
 def files(folder):
@@ -179,11 +173,7 @@ def main():
         load(tmp, synthetic)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    if FAILURES:
-        print(f"test_faults: {len(FAILURES)} checks FAILED", file=sys.stderr)
-        return 1
-    print("test_faults: all checks passed")
-    return 0
+    return report("test_faults")
 
 
 if __name__ == "__main__":
