@@ -124,10 +124,11 @@ double spmv_dia_row_error(const spmv_dia *A, const float *x, const float *y, con
 
 /* The threaded product. Rows are split into blocks whose accumulators (8 KiB) stay in L1; each
  * block takes the diagonals eight at a time, so the accumulator is loaded and stored once per
- * eight products instead of once per product (2.2x faster on the CI machine, 90% of its copy
- * bandwidth; docs/PERFORMANCE.md). Rows whose eight columns all lie inside the matrix run the
- * vectorised loop; the few rows near the ends check each column. On x86-64 the block is compiled
- * twice, for AVX2 + FMA and for the baseline, and the loader picks one (target_clones). */
+ * eight products instead of once per product (2.2x faster on the CI machine; its bandwidth
+ * against the copy bound is in docs/PERFORMANCE.md). Rows whose eight columns all lie inside the
+ * matrix run the vectorised loop; the few rows near the ends check each column. On x86-64 the block
+ * is compiled twice, for AVX2 + FMA and for the baseline, and the loader picks one (target_clones).
+ */
 #define SPMV_BLOCK_ROWS 2048
 #define SPMV_GROUP 8
 
