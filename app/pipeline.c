@@ -604,10 +604,17 @@ int app_run(const app_config *cfg)
   if (status == DSG_OK)
     status = check_cancel();
   if (status == DSG_OK) {
-    /* the folder holds one run: an earlier run's outputs that this one did not write go */
-    static const char *const outputs[] = {
-        "eigvec_[0-9]*.png", "eigenvectors.npy", "labels.npy", "labels.png",
-        "overlay.png",       "report.json",      NULL};
+    /* the folder holds one run: an earlier run's outputs that this one did not write go
+     * (eigvec_%02d.png: two digits, more from --nev 100 on; nothing else of the user's) */
+    static const char *const outputs[] = {"eigvec_[0-9][0-9].png",
+                                          "eigvec_[0-9][0-9][0-9].png",
+                                          "eigvec_[0-9][0-9][0-9][0-9].png",
+                                          "eigenvectors.npy",
+                                          "labels.npy",
+                                          "labels.png",
+                                          "overlay.png",
+                                          "report.json",
+                                          NULL};
     status = app_out_commit(r.out, outputs);
   }
   if (status != DSG_OK)

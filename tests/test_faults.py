@@ -105,16 +105,18 @@ def full_disk(tmp, image):
 def overwrite(tmp, image):
     out = os.path.join(tmp, "over")
     os.mkdir(out)
-    with open(os.path.join(out, "notes.txt"), "w") as fh:
-        fh.write("mine\n")
+    for mine in ("notes.txt", "eigvec_01_annotated.png"):  # the user's: never touched
+        with open(os.path.join(out, mine), "w") as fh:
+            fh.write("mine\n")
     run = lambda *a: subprocess.run([DIASEG, *a, "-o", out, "-q", "--matvec", "cpu"],
                                     capture_output=True, text=True)
     p = run("segment", image, "--nev", "6", "-k", "3")
     check(p.returncode == 0, f"overwrite: first run {p.stderr}")
-    check(sum(f.startswith("eigvec_") for f in files(out)) == 6, f"overwrite: {files(out)}")
+    check(sum(f.startswith("eigvec_0") and len(f) == 13 for f in files(out)) == 6,
+          f"overwrite: {files(out)}")
     p = run("eigs", image, "--nev", "3")
-    expect = ["eigenvectors.npy", "eigvec_00.png", "eigvec_01.png", "eigvec_02.png", "notes.txt",
-              "report.json"]
+    expect = ["eigenvectors.npy", "eigvec_00.png", "eigvec_01.png", "eigvec_01_annotated.png",
+              "eigvec_02.png", "notes.txt", "report.json"]
     check(p.returncode == 0 and files(out) == expect,
           f"overwrite: after eigs --nev 3 the folder holds {files(out)}, expected {expect}")
     check(np.load(os.path.join(out, "eigenvectors.npy")).shape[0] == 3, "overwrite: stale npy")
