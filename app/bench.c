@@ -506,12 +506,30 @@ static void hex_rgb(const char *hex, unsigned char c[3])
   c[2] = (unsigned char)v;
 }
 
+/* text as SVG character data: file names may hold &, < or > */
+static void svg_escaped(FILE *f, const char *text)
+{
+  for (; *text; text++) {
+    if (*text == '&')
+      fputs("&amp;", f);
+    else if (*text == '<')
+      fputs("&lt;", f);
+    else if (*text == '>')
+      fputs("&gt;", f);
+    else
+      fputc(*text, f);
+  }
+}
+
 static void cv_rect(canvas *cv, int x, int y, int w, int h, const char *fill, const char *title)
 {
   if (cv->svg) {
     fprintf(cv->svg, "<rect x='%d' y='%d' width='%d' height='%d' fill='%s'>", x, y, w, h, fill);
-    if (title)
-      fprintf(cv->svg, "<title>%s</title>", title);
+    if (title) {
+      fputs("<title>", cv->svg);
+      svg_escaped(cv->svg, title);
+      fputs("</title>", cv->svg);
+    }
     fprintf(cv->svg, "</rect>\n");
     return;
   }
@@ -536,8 +554,10 @@ static void cv_text(canvas *cv, int x, int y, const char *text, int anchor, int 
 {
   if (cv->svg) {
     static const char *anchors[] = {"start", "middle", "end"};
-    fprintf(cv->svg, "<text x='%d' y='%d' text-anchor='%s'%s>%s</text>\n", x, y, anchors[anchor],
-            bold ? " font-weight='bold'" : "", text);
+    fprintf(cv->svg, "<text x='%d' y='%d' text-anchor='%s'%s>", x, y, anchors[anchor],
+            bold ? " font-weight='bold'" : "");
+    svg_escaped(cv->svg, text);
+    fputs("</text>\n", cv->svg);
     return;
   }
   char buf[256];

@@ -12,6 +12,7 @@ import csv
 import json
 import math
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -92,6 +93,19 @@ def main():
         head = open(png, "rb").read(24) if os.path.exists(png) else b""
         check(p.returncode == 0 and head[:8] == b"\x89PNG\r\n\x1a\n" and
               struct.unpack(">II", head[16:24])[0] == 960, f"PNG chart: {p.returncode} {head[:8]}")
+        # an input whose name holds XML's special characters still gives a well-formed SVG
+        odd, svg2 = os.path.join(tmp, "a&b<c>.png"), os.path.join(tmp, "odd.svg")
+        shutil.copy(os.path.join(a.data, "synthetic_regions.png"), odd)
+        p = subprocess.run([a.diaseg, "bench", odd, "--matvec", "cpu", "--spmv-only", "--repeat",
+                            "3", "--chart", svg2, "-q"], capture_output=True, text=True, timeout=300)
+        try:
+            ET.parse(svg2)
+            well_formed = "a&amp;b&lt;c&gt;.png" in open(svg2).read()
+        except (ET.ParseError, OSError):
+            well_formed = False
+        check(p.returncode == 0 and well_formed, f"SVG of a&b<c>.png: {p.returncode} {p.stderr}")
+        os.remove(odd)
+        os.remove(svg2)
         # an output path that cannot be written fails before the measurements, leaving nothing
         j2, bad = os.path.join(tmp, "b2.json"), os.path.join(c, "x.csv")  # c is a file
         p = subprocess.run(base + ["--json", j2, "--csv", bad], capture_output=True, text=True,
