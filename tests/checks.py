@@ -1,5 +1,8 @@
-"""The Python tests' shared checks: check() records a failure and goes on, so that one run lists
-every check that failed; report() prints the verdict and gives the exit status."""
+"""The Python tests' shared pieces: their command line (--diaseg PATH --data DIR); check(),
+which records a failure and goes on, so that one run lists every check that failed; and report(),
+which prints the verdict and gives the exit status."""
+import argparse
+import os
 import sys
 
 FAILURES = []
@@ -18,3 +21,13 @@ def report(name):
         return 1
     print(f"{name}: all checks passed")
     return 0
+
+
+def test_args():
+    """--diaseg (made absolute: the tests change folders) and --data."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--diaseg", required=True)
+    ap.add_argument("--data", required=True)
+    a = ap.parse_args()
+    a.diaseg = os.path.abspath(a.diaseg)
+    return a

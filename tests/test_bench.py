@@ -7,7 +7,6 @@ matrix is 1 MiB and lives in cache, where a product can outrun a copy of the sam
 
 Usage: test_bench.py --diaseg PATH --data DIR
 """
-import argparse
 import csv
 import json
 import math
@@ -20,14 +19,11 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 CACHE_FACTOR = 8.0
-from checks import check, report
+from checks import check, report, test_args
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--diaseg", required=True)
-    ap.add_argument("--data", required=True)
-    a = ap.parse_args()
+    a = test_args()
     with tempfile.TemporaryDirectory(prefix="diaseg-bench-") as tmp:
         j, c, svg, png = (os.path.join(tmp, f) for f in ("b.json", "b.csv", "b.svg", "b.png"))
         base = [a.diaseg, "bench", "--size", "64x48", "--nev", "4", "--tol", "1e-3", "--repeat", "3"]

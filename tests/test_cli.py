@@ -7,7 +7,6 @@ output behind. A normal run writes every listed output; their contents are check
 
 Usage: test_cli.py --diaseg PATH --data DIR
 """
-import argparse
 import json
 import os
 import shutil
@@ -19,7 +18,7 @@ import zlib
 
 import numpy as np
 
-from checks import check, report
+from checks import check, report, test_args
 
 
 def run(args, cwd=None, env=None):
@@ -383,11 +382,8 @@ def help_and_version():
 
 def main():
     global DIASEG
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--diaseg", required=True)
-    ap.add_argument("--data", required=True)
-    opts = ap.parse_args()
-    DIASEG = os.path.abspath(opts.diaseg)
+    opts = test_args()
+    DIASEG = opts.diaseg
     tmp = tempfile.mkdtemp(prefix="diaseg-cli-")
     try:
         help_and_version()

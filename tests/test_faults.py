@@ -13,7 +13,6 @@
 
 Usage: test_faults.py --diaseg PATH --data DIR
 """
-import argparse
 import hashlib
 import json
 import os
@@ -27,7 +26,7 @@ import time
 
 import numpy as np
 
-from checks import check, report
+from checks import check, report, test_args
 
 
 def files(folder):
@@ -158,11 +157,8 @@ def load(tmp, image):
 
 def main():
     global DIASEG
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--diaseg", required=True)
-    ap.add_argument("--data", required=True)
-    a = ap.parse_args()
-    DIASEG = os.path.abspath(a.diaseg)
+    a = test_args()
+    DIASEG = a.diaseg
     tmp = tempfile.mkdtemp(prefix="diaseg-faults-")
     try:
         coffee = os.path.join(a.data, "coffee.png")
