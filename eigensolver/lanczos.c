@@ -184,7 +184,8 @@ int eig_lanczos_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
       status = spmv_basis_ritz(b, Y, mcur, mcur, take, res->vectors + (size_t)nknown * (size_t)n);
       if (status != DSG_OK)
         goto out_timing;
-      for (int i = 0; i < take; i++)
+#pragma omp parallel for schedule(dynamic, 1)
+      for (int i = 0; i < take; i++) /* n-long each: 16 of them took 0.2 s at 3840x2160 */
         eig_normalize_sign(res->vectors + (size_t)(nknown + i) * (size_t)n, n);
       res->nconv = nknown + take;
       break;

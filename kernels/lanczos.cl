@@ -1,11 +1,16 @@
 /* Vector operations of the device-resident Lanczos solver (spmv/basis_cl.c), the OpenCL twin of
- * spmv/basis_cpu.c (the C reference). The basis V is column-major: column i starts at i * ld.
- * Reductions accumulate in double and finish with a tree in local memory without bank
- * conflicts (the stride halves from the top, NVIDIA's "OpenCL Programming for the CUDA
- * Architecture", listing 6); a one-group kernel adds the per-group partials in a fixed order,
- * so results do not depend on scheduling.
+ * spmv/basis.c (the C reference). The basis V is column-major: column i starts at i * ld.
  *
- * -D options: LOCAL (work-group size, a power of two), TILE (basis columns per pass of V^T w). */
+ * Reductions accumulate in double. A kernel that reduces leaves one partial sum per work-group
+ * and entry in `part`, entry-major (entry e of group g at part[e * groups + g]); the kernel that
+ * needs the sums adds them itself, in every one of its work-groups and in the same fixed order
+ * (lanes over the partials, then a tree in local memory whose stride halves from the top, without
+ * bank conflicts: NVIDIA's "OpenCL Programming for the CUDA Architecture", listing 6). That costs
+ * each group a few thousand loads from cache and saves a launch per reduction, and the results
+ * do not depend on scheduling.
+ *
+ * -D options: LOCAL (work-group size, a power of two), TILE (basis columns per group of V^T w),
+ * HMAX (entries a group sums into local memory at a time). */
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
 #ifndef LOCAL
@@ -14,8 +19,11 @@
 #ifndef TILE
 #define TILE 8
 #endif
+#ifndef HMAX
+#define HMAX 256
+#endif
 
-/* Tree sum of s[0..LOCAL) for TILE interleaved values: s[t * LOCAL + lid]. */
+/* Tree sum of s[0..LOCAL) for `tiles` interleaved values: s[t * LOCAL + lid]. */
 inline void tree_sum(__local double *s, const int lid, const int tiles)
 {
   for (int stride = LOCAL / 2; stride > 0; stride >>= 1) {
@@ -27,110 +35,132 @@ inline void tree_sum(__local double *s, const int lid, const int tiles)
   barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-/* part[g * (nc + 1) + i] = sum over this group's rows of V[:, i] . w for i < nc, and w . w at
- * i = nc (for the DGKS test). Columns go TILE at a time, so w is read ceil(nc / TILE) times and V
- * once (V^T w with several work-items per row block, as in E. Bainville's gemv; the partials are
- * added by lz_reduce). In the second Gram-Schmidt pass (pass 2) nothing is done unless the DGKS
- * test of the first pass asked for it (*flag). */
+/* sums[e] = sum over p < P of part[(e0 + e) * P + p], for e < count (count <= HMAX), the same
+ * in every work-group: L lanes per entry (a power of two, L * entries <= LOCAL) take the partials
+ * lane, lane + L, ... in order, then a tree adds the lanes. Ends with a barrier. */
+inline void sum_partials(__global const double *part, const int P, const int e0, const int count,
+                         __local double *s, __local double *sums, const int lid)
+{
+  for (int c = 0; c < count; c += LOCAL) {
+    const int entries = min(count - c, LOCAL);
+    int L = LOCAL;
+    while (L > 1 && L * entries > LOCAL)
+      L >>= 1;
+    const int e = lid / L, lane = lid % L;
+    double sum = 0.0;
+    if (e < entries)
+      for (int p = lane; p < P; p += L)
+        sum += part[(size_t)(e0 + c + e) * P + p];
+    s[lid] = sum;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int stride = L / 2; stride > 0; stride >>= 1) {
+      if (lane < stride && e < entries)
+        s[lid] += s[lid + stride];
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lane == 0 && e < entries)
+      sums[c + e] = s[lid];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+}
+
+/* V^T w and w . w, as partial sums. Column nc stands for w itself (w . w, for the DGKS test), so
+ * there are tiles = ceil((nc + 1) / TILE) column tiles; work-group q takes tile q % tiles over
+ * the rows g * LOCAL + lid + k * groups * LOCAL of row group g = q / tiles (groups = the number
+ * of work-groups / tiles) and writes part[i * groups + g] for its columns i. The groups of one
+ * row group are neighbours in the launch, so they read the same w about together: w comes from
+ * memory once, V once (V^T w with several work-items per row block, as in E. Bainville's gemv).
+ * In pass 2 nothing is done unless pass 1's DGKS test asked for it (*flag). */
 __kernel void lz_gemvt(__global const float *V, const int ld, const int n, const int nc,
                        __global const float *w, __global double *part, const int pass,
                        __global const int *flag)
 {
   __local double s[TILE * LOCAL];
-  const int lid = get_local_id(0), g = get_group_id(0);
+  const int lid = get_local_id(0), tiles = (nc + TILE) / TILE, q = get_group_id(0);
+  const int g = q / tiles, groups = get_num_groups(0) / tiles, i0 = (q % tiles) * TILE;
+  const int cols = min(TILE, nc + 1 - i0);
+  double acc[TILE];
   if (pass == 2 && *flag == 0)
     return;
-  for (int i0 = 0; i0 <= nc; i0 += TILE) { /* i = nc: w itself */
-    const int tiles = min(TILE, nc + 1 - i0);
-    double acc[TILE];
+  for (int t = 0; t < TILE; t++)
+    acc[t] = 0.0;
+  for (int r = g * LOCAL + lid; r < n; r += groups * LOCAL) {
+    const double wr = w[r];
     for (int t = 0; t < TILE; t++)
-      acc[t] = 0.0;
-    for (int r = get_global_id(0); r < n; r += get_global_size(0)) {
-      const double wr = w[r];
-      for (int t = 0; t < tiles; t++) {
-        const int i = i0 + t;
-        acc[t] += (i < nc ? (double)V[(size_t)i * ld + r] : wr) * wr;
-      }
-    }
-    for (int t = 0; t < TILE; t++)
-      s[t * LOCAL + lid] = acc[t];
-    tree_sum(s, lid, tiles);
-    if (lid < tiles)
-      part[(size_t)g * (nc + 1) + i0 + lid] = s[lid * LOCAL];
-    barrier(CLK_LOCAL_MEM_FENCE);
+      if (t < cols)
+        acc[t] += (i0 + t < nc ? (double)V[(size_t)(i0 + t) * ld + r] : wr) * wr;
   }
+  for (int t = 0; t < TILE; t++)
+    s[t * LOCAL + lid] = acc[t];
+  tree_sum(s, lid, cols);
+  if (lid < cols)
+    part[(size_t)(i0 + lid) * groups + g] = s[lid * LOCAL];
 }
 
-/* One group: out[i] = sum over groups of part[g * stride + i], every work-item taking the
- * groups lid, lid + LOCAL, ... in order before a tree sum (a fixed order: deterministic).
- * mode 1 also sets, mode 2 adds it to coef[coef_off + i] (the coefficient log of the current
- * step); mode 0 leaves the log alone. pass 0: plain sums (stride nc). Gram-Schmidt passes 1 and
- * 2 (stride nc + 1, the last entry w . w): pass 1 sets *flag to the DGKS test, a second pass is
- * needed when |w - V h|^2 = w.w - |h|^2 < w.w / 2; pass 2 does nothing unless *flag. */
-__kernel void lz_reduce(__global const double *part, const int groups, const int nc,
-                        __global double *out, __global double *coef, const int coef_off,
-                        const int mode, const int pass, __global int *flag)
-{
-  __local double s[LOCAL];
-  const int lid = get_local_id(0), stride = pass ? nc + 1 : nc;
-  double hh = 0.0;
-  if (pass == 2 && *flag == 0)
-    return;
-  for (int i = 0; i < stride; i++) {
-    double sum = 0.0;
-    for (int g = lid; g < groups; g += LOCAL)
-      sum += part[(size_t)g * stride + i];
-    s[lid] = sum;
-    tree_sum(s, lid, 1);
-    if (lid == 0) {
-      if (i < nc) {
-        out[i] = s[0];
-        hh += s[0] * s[0];
-        if (mode == 1)
-          coef[coef_off + i] = s[0];
-        else if (mode == 2)
-          coef[coef_off + i] += s[0];
-      } else if (pass == 1) {
-        flag[0] = s[0] - hh < 0.5 * s[0];
-        flag[1] += flag[0]; /* second passes so far */
-      }
-    }
-  }
-}
-
-/* w -= V[:, 0..nc) h. With fused norm, also part[g] = sum of the updated w^2 over this group
- * (pass 1 writes it; pass 2, if the DGKS test asked for it, overwrites it). */
+/* w -= V[:, 0..nc) h, where h (and w . w at entry nc) is the sum of lz_gemvt's P partials per
+ * entry, added by every group, HMAX entries at a time. Four columns at a time with independent
+ * sums, so that each work-item has four loads of V in flight. Work-group 0 also logs h
+ * (coef[coef_off + i]: mode 1 sets, mode 2 adds, 0 leaves the log alone) and, in pass 1, makes
+ * the DGKS test: a second pass is needed when |w - V h|^2 = w.w - |h|^2 < w.w / 2, which *flag
+ * tells pass 2's kernels (flag[1] counts them). With `fused`, also wpart[g] = this group's sum
+ * of the updated w^2 (pass 1 writes it; pass 2, if it runs, overwrites it). */
 __kernel void lz_gemvn(__global const float *V, const int ld, const int n, const int nc,
-                       __global const double *h, __global float *w, const int fused,
-                       __global double *part, const int pass, __global const int *flag)
+                       __global const double *part, const int P, __global float *w,
+                       __global double *coef, const int coef_off, const int mode, const int fused,
+                       __global double *wpart, const int pass, __global int *flag)
 {
-  __local double hl[64];
   __local double s[LOCAL];
-  const int lid = get_local_id(0);
+  __local double h[HMAX];
+  const int lid = get_local_id(0), g = get_group_id(0), lead = g == 0 && lid == 0;
+  double hh = 0.0, ww = 0.0, ss = 0.0;
   if (pass == 2 && *flag == 0)
     return;
-  for (int i = lid; i < nc && i < 64; i += get_local_size(0))
-    hl[i] = h[i];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  double ss = 0.0;
-  for (int r = get_global_id(0); r < n; r += get_global_size(0)) {
-    double acc = w[r];
-    for (int i = 0; i < nc; i++)
-      acc -= (double)V[(size_t)i * ld + r] * (nc <= 64 ? hl[i] : h[i]);
-    const float f = (float)acc;
-    w[r] = f;
-    ss += (double)f * f;
+  for (int c0 = 0; c0 <= nc; c0 += HMAX) { /* entries c0 .. c0 + count - 1 of h, w.w */
+    const int count = min(HMAX, nc + 1 - c0), cols = min(count, nc - c0);
+    sum_partials(part, P, c0, count, s, h, lid);
+    if (g == 0 && mode != 0)
+      for (int i = lid; i < cols; i += LOCAL)
+        coef[coef_off + c0 + i] = (mode == 1 ? 0.0 : coef[coef_off + c0 + i]) + h[i];
+    if (lead) {
+      for (int i = 0; i < cols; i++)
+        hh += h[i] * h[i];
+      if (cols < count)
+        ww = h[cols];
+    }
+    ss = 0.0;
+    for (int r = get_global_id(0); r < n; r += get_global_size(0)) {
+      __global const float *v = V + (size_t)c0 * ld + r;
+      double a0 = w[r], a1 = 0.0, a2 = 0.0, a3 = 0.0;
+      int i = 0;
+      for (; i + 4 <= cols; i += 4) {
+        const float v0 = v[(size_t)i * ld], v1 = v[(size_t)(i + 1) * ld];
+        const float v2 = v[(size_t)(i + 2) * ld], v3 = v[(size_t)(i + 3) * ld];
+        a0 -= (double)v0 * h[i];
+        a1 -= (double)v1 * h[i + 1];
+        a2 -= (double)v2 * h[i + 2];
+        a3 -= (double)v3 * h[i + 3];
+      }
+      for (; i < cols; i++)
+        a0 -= (double)v[(size_t)i * ld] * h[i];
+      const float f = (float)((a0 + a1) + (a2 + a3));
+      w[r] = f;
+      ss += (double)f * f;
+    }
+  }
+  if (pass == 1 && lead) {
+    flag[0] = ww - hh < 0.5 * ww;
+    flag[1] += flag[0]; /* second passes so far */
   }
   if (fused) {
     s[lid] = ss;
     tree_sum(s, lid, 1);
     if (lid == 0)
-      part[get_group_id(0)] = s[0];
+      wpart[g] = s[0];
   }
 }
 
-/* part[g] = sum over this group's rows of w^2 (the unfused norm). */
-__kernel void lz_norm2(__global const float *w, const int n, __global double *part)
+/* wpart[g] = sum over this group's rows of w^2 (the unfused norm). */
+__kernel void lz_norm2(__global const float *w, const int n, __global double *wpart)
 {
   __local double s[LOCAL];
   const int lid = get_local_id(0);
@@ -140,38 +170,28 @@ __kernel void lz_norm2(__global const float *w, const int n, __global double *pa
   s[lid] = ss;
   tree_sum(s, lid, 1);
   if (lid == 0)
-    part[get_group_id(0)] = s[0];
+    wpart[get_group_id(0)] = s[0];
 }
 
-/* One group: beta = sqrt(sum_g part[g]) into coef[coef_off] (the log) and 1 / beta into *inv
- * (0 when beta is 0: an exhausted Krylov space; the host sees beta = 0 and stops). */
-__kernel void lz_beta(__global const double *part, const int groups, __global double *coef,
-                      const int coef_off, __global float *inv)
+/* beta = |w|, the square root of the sum of the P partials of w^2 (every group adds them the
+ * same way), logged by group 0 at coef[coef_off]; dst = w * (float)(1 / beta), or 0 when beta is 0
+ * (an exhausted Krylov space: the host sees beta = 0 and stops). */
+__kernel void lz_scale(__global const float *w, const int n, __global const double *wpart,
+                       const int P, __global double *coef, const int coef_off, __global float *dst)
 {
   __local double s[LOCAL];
+  __local double sum[1];
   const int lid = get_local_id(0);
-  double sum = 0.0;
-  for (int g = lid; g < groups; g += LOCAL)
-    sum += part[g];
-  s[lid] = sum;
-  tree_sum(s, lid, 1);
-  if (lid == 0) {
-    const double beta = sqrt(s[0]);
+  sum_partials(wpart, P, 0, 1, s, sum, lid);
+  const double beta = sqrt(sum[0]);
+  const float f = beta > 0.0 ? (float)(1.0 / beta) : 0.0f;
+  if (get_group_id(0) == 0 && lid == 0)
     coef[coef_off] = beta;
-    *inv = beta > 0.0 ? (float)(1.0 / beta) : 0.0f;
-  }
-}
-
-/* dst = src * inv[0] */
-__kernel void lz_scale(__global const float *src, const int n, __global const float *inv,
-                       __global float *dst)
-{
-  const float f = inv[0];
   for (int r = get_global_id(0); r < n; r += get_global_size(0))
-    dst[r] = src[r] * f;
+    dst[r] = w[r] * f;
 }
 
-/* Known vectors with disjoint supports: part[g * nk + c] = sum over this group's rows with
+/* Known vectors with disjoint supports: part[c * groups + g] = sum over this group's rows with
  * label c of value * w, for c in [c0, c0 + TILE). */
 __kernel void lz_known_dot(__global const int *label, __global const float *value, const int n,
                            const int nk, const int c0, __global const float *w,
@@ -192,17 +212,26 @@ __kernel void lz_known_dot(__global const int *label, __global const float *valu
     s[t * LOCAL + lid] = acc[t];
   tree_sum(s, lid, tiles);
   if (lid < tiles)
-    part[(size_t)g * nk + c0 + lid] = s[lid * LOCAL];
+    part[(size_t)(c0 + lid) * get_num_groups(0) + g] = s[lid * LOCAL];
 }
 
-/* w -= dots[label] * value where a row belongs to a known vector. */
+/* w -= dots[label] * value where a row belongs to a known vector; dots[c] is the sum of
+ * lz_known_dot's P partials for vector c, added by every group, HMAX vectors at a time. */
 __kernel void lz_known_apply(__global const int *label, __global const float *value, const int n,
-                             __global const double *dots, __global float *w)
+                             const int nk, __global const double *part, const int P,
+                             __global float *w)
 {
-  for (int r = get_global_id(0); r < n; r += get_global_size(0)) {
-    const int c = label[r];
-    if (c >= 0)
-      w[r] = (float)((double)w[r] - dots[c] * value[r]);
+  __local double s[LOCAL];
+  __local double dots[HMAX];
+  const int lid = get_local_id(0);
+  for (int c0 = 0; c0 < nk; c0 += HMAX) {
+    const int count = min(HMAX, nk - c0);
+    sum_partials(part, P, c0, count, s, dots, lid);
+    for (int r = get_global_id(0); r < n; r += get_global_size(0)) {
+      const int c = label[r] - c0;
+      if (c >= 0 && c < count)
+        w[r] = (float)((double)w[r] - dots[c] * value[r]);
+    }
   }
 }
 

@@ -10,20 +10,26 @@
 #define BASIS_LOCAL 256
 #define BASIS_TILE 8
 #define BASIS_DENSE_KNOWN 8 /* up to this many known vectors live as dense columns before V */
+#define BASIS_HMAX 256      /* coefficients a work-group sums into local memory at a time */
+#define BASIS_ROWS 16       /* rows per work-item, at least, in a column tile of V^T w */
+#define BASIS_STAGE ((size_t)1 << 21)      /* floats per pinned staging buffer (8 MiB) */
+#define BASIS_COPY_BLOCK ((size_t)1 << 16) /* floats per thread's memcpy */
 
 enum { K_MATVEC, K_PROJECT, K_ORTH, K_NORMALIZE, K_RESTART, K_TRANSFER, K_KINDS };
 
 typedef struct cl_basis {
   cl_matvec *m; /* the matvec: context, queue, DIA program and matrix */
   cl_program prog;
-  cl_kernel dia, gemvt, reduce, gemvn, norm2, beta, scale, kdot, kapply, rotate;
-  cl_mem all, V, tmp, w, part, h, coef, inv, scratch, Y, label, value, kd, flag;
+  cl_kernel dia, gemvt, gemvn, norm2, scale, kdot, kapply, rotate;
+  cl_mem all, V, tmp, w, part, wpart, coef, Y, label, value, flag;
   cl_mem *col; /* sub-buffers: column i of V (the DIA kernel's x) */
   int kc;      /* known vectors held as dense columns of `all` before V (fused projection) */
   int stride;  /* doubles per step in the coefficient log: kc + m + 2 */
   size_t ld;   /* floats per column: >= n, >= the image's size, base-address aligned */
-  size_t groups, local;
-  int ycap; /* doubles Y can hold */
+  size_t local;
+  size_t groups;  /* work-groups of the row-parallel kernels; partials of |w|^2, known dots */
+  size_t tgroups; /* row groups of lz_gemvt (each takes every column tile): partials of V^T w */
+  int ycap;       /* doubles Y can hold */
   cl_event *ev;
   int *ev_kind;
   int nev, evcap;
@@ -71,20 +77,6 @@ static int launch(spmv_basis *b, cl_kernel k, size_t global, size_t local, int k
 
 #define ARG(k, i, v) clSetKernelArg(k, i, sizeof(v), &(v))
 
-/* out (nc doubles, and the coefficient log at coef_off with mode 1 = set, 2 = add) =
- * sum over groups of part */
-static int reduce(spmv_basis *b, int nc, cl_mem out, int coef_off, int mode, int pass, int kind)
-{
-  cl_basis *c = b->impl;
-  const int groups = (int)c->groups;
-  cl_int err = ARG(c->reduce, 0, c->part) | ARG(c->reduce, 1, groups) | ARG(c->reduce, 2, nc) |
-               ARG(c->reduce, 3, out) | ARG(c->reduce, 4, c->coef) | ARG(c->reduce, 5, coef_off) |
-               ARG(c->reduce, 6, mode) | ARG(c->reduce, 7, pass) | ARG(c->reduce, 8, c->flag);
-  if (err != CL_SUCCESS)
-    return spmv_cl_fail(err, "setting lz_reduce's arguments", c->m->info.device);
-  return launch(b, c->reduce, c->local, c->local, kind, "lz_reduce");
-}
-
 /* w -= sum_c (v_c . w) v_c */
 static int project(spmv_basis *b)
 {
@@ -101,11 +93,11 @@ static int project(spmv_basis *b)
       return spmv_cl_fail(err, "setting lz_known_dot's arguments", c->m->info.device);
     status = launch(b, c->kdot, c->groups * c->local, c->local, K_PROJECT, "lz_known_dot");
   }
-  if (status == DSG_OK)
-    status = reduce(b, nk, c->kd, 0, 0, 0, K_PROJECT);
   if (status == DSG_OK) {
+    const int groups = (int)c->groups;
     cl_int err = ARG(c->kapply, 0, c->label) | ARG(c->kapply, 1, c->value) | ARG(c->kapply, 2, n) |
-                 ARG(c->kapply, 3, c->kd) | ARG(c->kapply, 4, c->w);
+                 ARG(c->kapply, 3, nk) | ARG(c->kapply, 4, c->part) | ARG(c->kapply, 5, groups) |
+                 ARG(c->kapply, 6, c->w);
     if (err != CL_SUCCESS)
       return spmv_cl_fail(err, "setting lz_known_apply's arguments", c->m->info.device);
     status = launch(b, c->kapply, c->groups * c->local, c->local, K_PROJECT, "lz_known_apply");
@@ -115,31 +107,32 @@ static int project(spmv_basis *b)
 
 /* Classical Gram-Schmidt of w against V[:, 0..nc) with a DGKS test: the second pass runs (on
  * the device, without the host) only when the first one cancelled more than half of |w|^2.
- * Coefficients go into the log at coef_off (-1: not logged). When fused, the updates leave the
- * |w|^2 partials for normalize(). */
+ * Coefficients go into the log at coef_off (-1: not logged). A pass is two launches: lz_gemvt
+ * leaves partial sums of V^T w, lz_gemvn adds them up and updates w. When fused, the updates
+ * leave the |w|^2 partials for normalize(). */
 static int cgs2(spmv_basis *b, int nc, int coef_off, int fuse)
 {
   cl_basis *c = b->impl;
-  const int n = b->n, ld = (int)c->ld;
+  const int n = b->n, ld = (int)c->ld, tgroups = (int)c->tgroups;
   int status = DSG_OK;
   nc += c->kc; /* the dense known columns come first; their coefficients land before V's */
+  const size_t tiles = ((size_t)nc + BASIS_TILE) / BASIS_TILE; /* columns 0..nc: nc is w . w */
   for (int pass = 1; pass <= 2 && nc > 0 && status == DSG_OK; pass++) {
-    const int fused = fuse;
+    const int off = coef_off < 0 ? 0 : coef_off, mode = coef_off < 0 ? 0 : pass;
     cl_int err = ARG(c->gemvt, 0, c->all) | ARG(c->gemvt, 1, ld) | ARG(c->gemvt, 2, n) |
                  ARG(c->gemvt, 3, nc) | ARG(c->gemvt, 4, c->w) | ARG(c->gemvt, 5, c->part) |
                  ARG(c->gemvt, 6, pass) | ARG(c->gemvt, 7, c->flag);
     if (err != CL_SUCCESS)
       return spmv_cl_fail(err, "setting lz_gemvt's arguments", c->m->info.device);
-    status = launch(b, c->gemvt, c->groups * c->local, c->local, K_ORTH, "lz_gemvt (V^T w)");
-    if (status == DSG_OK)
-      status =
-          reduce(b, nc, c->h, coef_off < 0 ? 0 : coef_off, coef_off < 0 ? 0 : pass, pass, K_ORTH);
+    status =
+        launch(b, c->gemvt, c->tgroups * tiles * c->local, c->local, K_ORTH, "lz_gemvt (V^T w)");
     if (status != DSG_OK)
       break;
     err = ARG(c->gemvn, 0, c->all) | ARG(c->gemvn, 1, ld) | ARG(c->gemvn, 2, n) |
-          ARG(c->gemvn, 3, nc) | ARG(c->gemvn, 4, c->h) | ARG(c->gemvn, 5, c->w) |
-          ARG(c->gemvn, 6, fused) | ARG(c->gemvn, 7, c->scratch) | ARG(c->gemvn, 8, pass) |
-          ARG(c->gemvn, 9, c->flag);
+          ARG(c->gemvn, 3, nc) | ARG(c->gemvn, 4, c->part) | ARG(c->gemvn, 5, tgroups) |
+          ARG(c->gemvn, 6, c->w) | ARG(c->gemvn, 7, c->coef) | ARG(c->gemvn, 8, off) |
+          ARG(c->gemvn, 9, mode) | ARG(c->gemvn, 10, fuse) | ARG(c->gemvn, 11, c->wpart) |
+          ARG(c->gemvn, 12, pass) | ARG(c->gemvn, 13, c->flag);
     if (err != CL_SUCCESS)
       return spmv_cl_fail(err, "setting lz_gemvn's arguments", c->m->info.device);
     status = launch(b, c->gemvn, c->groups * c->local, c->local, K_ORTH, "lz_gemvn (w - V h)");
@@ -148,7 +141,7 @@ static int cgs2(spmv_basis *b, int nc, int coef_off, int fuse)
 }
 
 /* beta = |w| into the log (coef_off), then V[:, dst] = w / beta. `have_partials`: the fused
- * update already left |w|^2 partials in scratch. */
+ * update already left the |w|^2 partials in wpart. */
 static int normalize(spmv_basis *b, int coef_off, int dst, int have_partials)
 {
   cl_basis *c = b->impl;
@@ -156,22 +149,16 @@ static int normalize(spmv_basis *b, int coef_off, int dst, int have_partials)
   int status = DSG_OK;
   cl_int err;
   if (!have_partials) {
-    err = ARG(c->norm2, 0, c->w) | ARG(c->norm2, 1, n) | ARG(c->norm2, 2, c->scratch);
+    err = ARG(c->norm2, 0, c->w) | ARG(c->norm2, 1, n) | ARG(c->norm2, 2, c->wpart);
     if (err != CL_SUCCESS)
       return spmv_cl_fail(err, "setting lz_norm2's arguments", c->m->info.device);
     status = launch(b, c->norm2, c->groups * c->local, c->local, K_NORMALIZE, "lz_norm2");
   }
   if (status != DSG_OK)
     return status;
-  err = ARG(c->beta, 0, c->scratch) | ARG(c->beta, 1, groups) | ARG(c->beta, 2, c->coef) |
-        ARG(c->beta, 3, coef_off) | ARG(c->beta, 4, c->inv);
-  if (err != CL_SUCCESS)
-    return spmv_cl_fail(err, "setting lz_beta's arguments", c->m->info.device);
-  status = launch(b, c->beta, c->local, c->local, K_NORMALIZE, "lz_beta");
-  if (status != DSG_OK)
-    return status;
-  err = ARG(c->scale, 0, c->w) | ARG(c->scale, 1, n) | ARG(c->scale, 2, c->inv) |
-        ARG(c->scale, 3, c->col[dst]);
+  err = ARG(c->scale, 0, c->w) | ARG(c->scale, 1, n) | ARG(c->scale, 2, c->wpart) |
+        ARG(c->scale, 3, groups) | ARG(c->scale, 4, c->coef) | ARG(c->scale, 5, coef_off) |
+        ARG(c->scale, 6, c->col[dst]);
   if (err != CL_SUCCESS)
     return spmv_cl_fail(err, "setting lz_scale's arguments", c->m->info.device);
   return launch(b, c->scale, c->groups * c->local, c->local, K_NORMALIZE, "lz_scale");
@@ -317,20 +304,96 @@ static int cl_restart(spmv_basis *b, const double *Y, int ldy, int mcur, int k)
   return DSG_OK;
 }
 
+/* dst = src, count floats, by the OpenMP threads */
+static void copy_floats(float *dst, const float *src, size_t count)
+{
+  const long blocks = (long)((count + BASIS_COPY_BLOCK - 1) / BASIS_COPY_BLOCK);
+#pragma omp parallel for schedule(static)
+  for (long i = 0; i < blocks; i++) {
+    const size_t at = (size_t)i * BASIS_COPY_BLOCK;
+    memcpy(dst + at, src + at,
+           (count - at < BASIS_COPY_BLOCK ? count - at : BASIS_COPY_BLOCK) * sizeof(float));
+  }
+}
+
+/* out[c * n + r] = tmp[c * ld + r] for c < k, in pieces of at most BASIS_STAGE floats through
+ * two pinned (CL_MEM_ALLOC_HOST_PTR) staging buffers in turn, so that copying one piece out
+ * overlaps the transfer of the next. Reads straight into the caller's pageable memory ran at
+ * about 2 GB/s on the H200 machine, a tenth of the solve at 3840x2160. */
+static int read_columns(spmv_basis *b, int k, float *out)
+{
+  cl_basis *c = b->impl;
+  cl_command_queue q = c->m->queue;
+  const size_t n = (size_t)b->n, total = n * (size_t)k;
+  const size_t piece = n < BASIS_STAGE ? n : BASIS_STAGE;
+  cl_mem stage[2] = {NULL, NULL};
+  float *host[2] = {NULL, NULL};
+  cl_event ev[2] = {NULL, NULL};
+  size_t pos[2] = {0, 0}, len[2] = {0, 0}, next = 0;
+  cl_int err = CL_SUCCESS;
+  int status = DSG_OK;
+  for (int s = 0; s < 2 && err == CL_SUCCESS; s++) {
+    stage[s] = clCreateBuffer(c->m->ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                              piece * sizeof(float), NULL, &err);
+    if (err == CL_SUCCESS)
+      host[s] = clEnqueueMapBuffer(q, stage[s], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                   piece * sizeof(float), 0, NULL, NULL, &err);
+  }
+  if (err != CL_SUCCESS) {
+    status =
+        spmv_cl_fail(err, "allocating the staging buffers for the Ritz vectors", c->m->info.device);
+    goto out_release;
+  }
+  /* piece `s` goes into host[s]: enqueue the next one before copying out the current one */
+  for (int s = 0; status == DSG_OK; s ^= 1) {
+    for (int t = next == 0 ? 0 : 1; t < 2 && next < total; t++) {
+      const int slot = s ^ t;
+      const size_t col = next / n, row = next % n;
+      len[slot] = n - row < piece ? n - row : piece;
+      pos[slot] = next;
+      err = clEnqueueReadBuffer(q, c->tmp, CL_FALSE, (col * c->ld + row) * sizeof(float),
+                                len[slot] * sizeof(float), host[slot], 0, NULL, &ev[slot]);
+      if (err != CL_SUCCESS) {
+        status = spmv_cl_fail(err, "reading the Ritz vectors", c->m->info.device);
+        break;
+      }
+      next += len[slot];
+    }
+    if (status != DSG_OK || !ev[s])
+      break;
+    err = clWaitForEvents(1, &ev[s]);
+    b->timing.transfer_s += spmv_cl_event_seconds(ev[s]);
+    clReleaseEvent(ev[s]);
+    ev[s] = NULL;
+    if (err != CL_SUCCESS) {
+      status = spmv_cl_fail(err, "reading the Ritz vectors", c->m->info.device);
+      break;
+    }
+    copy_floats(out + pos[s], host[s], len[s]);
+    if (pos[s] + len[s] == total)
+      break;
+  }
+out_release:
+  clFinish(q);
+  for (int s = 0; s < 2; s++) {
+    if (ev[s])
+      clReleaseEvent(ev[s]);
+    if (host[s])
+      clEnqueueUnmapMemObject(q, stage[s], host[s], 0, NULL, NULL);
+  }
+  clFinish(q);
+  for (int s = 0; s < 2; s++)
+    if (stage[s])
+      clReleaseMemObject(stage[s]);
+  return status;
+}
+
 static int cl_ritz(spmv_basis *b, const double *Y, int ldy, int mcur, int k, float *out)
 {
   cl_basis *c = b->impl;
   int status = rotate(b, Y, ldy, mcur, k);
-  for (int i = 0; i < k && status == DSG_OK; i++) {
-    cl_int err =
-        clEnqueueReadBuffer(c->m->queue, c->tmp, CL_TRUE, (size_t)i * c->ld * sizeof(float),
-                            (size_t)b->n * sizeof(float), out + (size_t)i * (size_t)b->n, 0, NULL,
-                            track(b, K_TRANSFER));
-    if (err != CL_SUCCESS) {
-      untrack_failed(c);
-      status = spmv_cl_fail(err, "reading the Ritz vectors", c->m->info.device);
-    }
-  }
+  if (status == DSG_OK)
+    status = read_columns(b, k, out);
   clFinish(c->m->queue);
   drain_events(b);
   return status;
@@ -344,16 +407,15 @@ static void cl_basis_destroy(spmv_basis *b)
   if (c->m && c->m->queue)
     clFinish(c->m->queue);
   drain_events(b);
-  cl_kernel ks[] = {c->dia,  c->gemvt, c->reduce, c->gemvn,  c->norm2,
-                    c->beta, c->scale, c->kdot,   c->kapply, c->rotate};
+  cl_kernel ks[] = {c->dia, c->gemvt, c->gemvn, c->norm2, c->scale, c->kdot, c->kapply, c->rotate};
   for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++)
     if (ks[i])
       clReleaseKernel(ks[i]);
   for (int i = 0; c->col && i <= b->m; i++)
     if (c->col[i])
       clReleaseMemObject(c->col[i]);
-  cl_mem ms[] = {c->V,   c->all,     c->tmp, c->w,     c->part,  c->h,  c->coef,
-                 c->inv, c->scratch, c->Y,   c->label, c->value, c->kd, c->flag};
+  cl_mem ms[] = {c->V,    c->all, c->tmp,   c->w,     c->part, c->wpart,
+                 c->coef, c->Y,   c->label, c->value, c->flag};
   for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
     if (ms[i])
       clReleaseMemObject(ms[i]);
@@ -387,7 +449,8 @@ static int build(cl_basis *c)
     free(disk);
     return spmv_cl_fail(err, "creating the Lanczos program", m->info.device);
   }
-  snprintf(opts, sizeof(opts), "-cl-std=CL1.2 -DLOCAL=%d -DTILE=%d", (int)c->local, BASIS_TILE);
+  snprintf(opts, sizeof(opts), "-cl-std=CL1.2 -DLOCAL=%d -DTILE=%d -DHMAX=%d", (int)c->local,
+           BASIS_TILE, BASIS_HMAX);
   err = clBuildProgram(c->prog, 1, &m->device, opts, NULL, NULL);
   if (err != CL_SUCCESS) {
     spmv_cl_keep_build_log(c->prog, m->device);
@@ -432,6 +495,21 @@ int spmv_basis_init_cl(spmv_basis *b)
     c->groups = (n + c->local - 1) / c->local;
   if (c->groups < 1)
     c->groups = 1;
+  /* V^T w: one row group per compute unit (each launches a work-group per column tile), fewer
+   * when a work-item would get less than BASIS_ROWS rows; few row groups keep the partial sums
+   * that every group of lz_gemvn adds up few */
+  c->tgroups = (n + c->local * BASIS_ROWS - 1) / (c->local * BASIS_ROWS);
+  if (c->tgroups > (size_t)(m->dev.compute_units > 0 ? m->dev.compute_units : 1))
+    c->tgroups = (size_t)(m->dev.compute_units > 0 ? m->dev.compute_units : 1);
+  {
+    /* for tuning: DIASEG_LANCZOS_GROUPS=G,T sets groups and row groups */
+    const char *env = getenv("DIASEG_LANCZOS_GROUPS");
+    long g = 0, t = 0;
+    if (env && sscanf(env, "%ld,%ld", &g, &t) == 2 && g > 0 && t > 0 && g <= 65536 && t <= 65536) {
+      c->groups = (size_t)g;
+      c->tgroups = (size_t)t;
+    }
+  }
   clGetDeviceInfo(m->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof(align_bits), &align_bits, NULL);
   align = align_bits / 32 > 32 ? align_bits / 32 : 32; /* floats */
   c->ld = ((n > image_floats ? n : image_floats) + align - 1) / align * align;
@@ -457,10 +535,10 @@ int spmv_basis_init_cl(spmv_basis *b)
   if (status != DSG_OK)
     goto fail;
   {
-    static const char *fn[] = {"lz_gemvt", "lz_reduce",    "lz_gemvn",       "lz_norm2", "lz_beta",
-                               "lz_scale", "lz_known_dot", "lz_known_apply", "lz_rotate"};
-    cl_kernel *dst[] = {&c->gemvt, &c->reduce, &c->gemvn,  &c->norm2, &c->beta,
-                        &c->scale, &c->kdot,   &c->kapply, &c->rotate};
+    static const char *fn[] = {"lz_gemvt",     "lz_gemvn",       "lz_norm2", "lz_scale",
+                               "lz_known_dot", "lz_known_apply", "lz_rotate"};
+    cl_kernel *dst[] = {&c->gemvt, &c->gemvn,  &c->norm2, &c->scale,
+                        &c->kdot,  &c->kapply, &c->rotate};
     for (size_t i = 0; i < sizeof(fn) / sizeof(fn[0]) && err == CL_SUCCESS; i++)
       *dst[i] = clCreateKernel(c->prog, fn[i], &err);
     if (err == CL_SUCCESS) { /* the matvec's DIA kernel, an object of our own */
@@ -476,8 +554,9 @@ int spmv_basis_init_cl(spmv_basis *b)
   {
     const int ycap = (b->m + 1) * (b->m + 1);
     const size_t logd = ((size_t)b->m + 1) * (size_t)c->stride;
-    const size_t partd =
-        c->groups * (size_t)(c->kc + b->m + 2 > b->known.count ? c->kc + b->m + 2 : b->known.count);
+    const size_t vtw = c->tgroups * ((size_t)c->kc + (size_t)b->m + 1); /* V^T w and w . w */
+    const size_t kdots = c->groups * (size_t)b->known.count;
+    const size_t partd = vtw > kdots ? vtw : kdots;
     const size_t kbytes = (size_t)c->kc * c->ld * sizeof(float);
     c->ycap = ycap;
     c->all = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, kbytes + bytes, NULL, &err);
@@ -492,15 +571,9 @@ int spmv_basis_init_cl(spmv_basis *b)
     if (err == CL_SUCCESS)
       c->part = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, partd * sizeof(double), NULL, &err);
     if (err == CL_SUCCESS)
-      c->scratch =
-          clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, c->groups * sizeof(double), NULL, &err);
-    if (err == CL_SUCCESS)
-      c->h = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, (size_t)(c->kc + b->m + 1) * sizeof(double),
-                            NULL, &err);
+      c->wpart = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, c->groups * sizeof(double), NULL, &err);
     if (err == CL_SUCCESS)
       c->coef = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, logd * sizeof(double), NULL, &err);
-    if (err == CL_SUCCESS)
-      c->inv = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, sizeof(float), NULL, &err);
     if (err == CL_SUCCESS)
       c->flag = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, 2 * sizeof(int), NULL, &err);
     if (err == CL_SUCCESS)
@@ -511,9 +584,6 @@ int spmv_basis_init_cl(spmv_basis *b)
       if (err == CL_SUCCESS)
         c->value = clCreateBuffer(m->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                                   n * sizeof(float), (void *)b->known.value, &err);
-      if (err == CL_SUCCESS)
-        c->kd = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, (size_t)b->known.count * sizeof(double),
-                               NULL, &err);
     }
     if (err != CL_SUCCESS) {
       status = spmv_cl_fail(err, "allocating the Lanczos basis", m->info.device);
