@@ -34,19 +34,45 @@ static void print_build_log(void)
     fprintf(stderr, "--- OpenCL build log ---\n%s\n--- end of build log ---\n", log);
 }
 
+/* The OpenCL matvec for N, made ready for the Lanczos solver when it will run (its kernels
+ * built and its basis checked now, so that a device that cannot run it is found before the
+ * solve, and with --matvec auto the C path takes over). *bad_options: the solver's options
+ * themselves are wrong, which no other backend mends. */
+static int create_opencl(const app_config *cfg, const spmv_dia *N, const spmv_cl_options *opt,
+                         spmv_matvec **mv, int *bad_options)
+{
+  int status = spmv_matvec_create_opencl(mv, N, opt);
+  *bad_options = 0;
+  if (status == DSG_OK && !cfg->no_solve && strcmp(cfg->solver, "arpack") != 0) {
+    eig_options o;
+    eig_options_init(&o);
+    o.nev = cfg->nev;
+    o.ncv = cfg->ncv;
+    o.tol = cfg->tol;
+    o.max_iter = cfg->max_iter;
+    status = eig_lanczos_prepare(*mv, &o);
+    if (status != DSG_OK) {
+      *bad_options = status == DSG_ERR_INVALID;
+      spmv_matvec_destroy(*mv);
+      *mv = NULL;
+    }
+  }
+  if (status != DSG_OK)
+    print_build_log();
+  return status;
+}
+
 int app_matvec_create(const app_config *cfg, const spmv_dia *N, spmv_matvec **mv)
 {
   spmv_cl_options opt;
-  int status;
+  int status, bad_options;
   *mv = NULL;
   if (strcmp(cfg->matvec, "cpu") == 0)
     return spmv_matvec_create_cpu(mv, N);
   app_cl_options(cfg, &opt);
   if (strcmp(cfg->matvec, "opencl") == 0) {
-    status = spmv_matvec_create_opencl(mv, N, &opt);
-    if (status != DSG_OK)
-      print_build_log();
-    else
+    status = create_opencl(cfg, N, &opt, mv, &bad_options);
+    if (status == DSG_OK)
       say_opencl(cfg, *mv);
     return status;
   }
@@ -68,9 +94,10 @@ int app_matvec_create(const app_config *cfg, const spmv_dia *N, spmv_matvec **mv
     }
     snprintf(spec, sizeof(spec), "%d", index);
     opt.device = spec;
-    status = spmv_matvec_create_opencl(mv, N, &opt);
+    status = create_opencl(cfg, N, &opt, mv, &bad_options);
+    if (status != DSG_OK && bad_options)
+      return status;
     if (status != DSG_OK) {
-      print_build_log();
       fprintf(stderr, "diaseg: warning: the OpenCL path failed (%s); falling back to the C path\n",
               dsg_error_message());
       return spmv_matvec_create_cpu(mv, N);

@@ -99,7 +99,7 @@ static const opt_def options[] = {
      "resample the image to W x H pixels first (bilinear)"},
     {"export", 0, "DIR", OPT_EXPORT, CMD_BIT(APP_CMD_AFFINITY),
      "folder for the matrix files (default matrix)"},
-    {"keep-specks", 0, NULL, OPT_KEEP_SPECKS, SOLVE_CMDS,
+    {"keep-specks", 0, NULL, OPT_KEEP_SPECKS, (SOLVE_CMDS | BENCH_CMD),
      "no speck handling: the plain top of the spectrum (docs/PIPELINE.md)"},
     {"json", 0, "FILE", OPT_JSON, (SOLVE_CMDS | BENCH_CMD | DEVICES_CMD),
      "also write the report to FILE ('-': standard output)"},

@@ -85,6 +85,12 @@ int eig_arpack_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res);
  * size m (the default max(2 nev + 1, 32)). */
 int eig_lanczos_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res);
 
+/* Gets mv ready for eig_lanczos_solve with these options before the solve: validates them
+ * and, on an OpenCL matvec, builds the solver's kernels and checks that its basis fits the
+ * device (spmv_matvec_prepare_lanczos). Returns DSG_OK, DSG_ERR_INVALID for bad options, or
+ * the device's error (a caller may then fall back to the C path). */
+int eig_lanczos_prepare(spmv_matvec *mv, const eig_options *opt);
+
 /* Frees the arrays of res (not res itself) and zeroes it. */
 void eig_result_free(eig_result *res);
 

@@ -59,6 +59,12 @@ void eig_lanczos_default_keep(int m, int nev, int nconv, int *keep)
   *keep = k > m - 1 ? m - 1 : k;
 }
 
+int eig_lanczos_prepare(spmv_matvec *mv, const eig_options *opt)
+{
+  int m = 0, status = eig_check_options(opt, spmv_matvec_rows(mv), &m);
+  return status == DSG_OK ? spmv_matvec_prepare_lanczos(mv, m) : status;
+}
+
 int eig_lanczos_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
 {
   const int n = spmv_matvec_rows(mv);

@@ -8,13 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+int spmv_basis_check_size(int m)
+{
+  if (m < 2 || m > 4096)
+    return dsg_error_set(DSG_ERR_INVALID, "a Lanczos basis needs 2 <= m <= 4096 (m = %d)", m);
+  return DSG_OK;
+}
+
 int spmv_basis_create(spmv_basis **out, spmv_matvec *mv, int m, const spmv_known *known, int fuse)
 {
   spmv_basis *b;
   int status;
   *out = NULL;
-  if (m < 2 || m > 4096)
-    return dsg_error_set(DSG_ERR_INVALID, "a Lanczos basis needs 2 <= m <= 4096 (m = %d)", m);
+  status = spmv_basis_check_size(m);
+  if (status != DSG_OK)
+    return status;
   b = calloc(1, sizeof(*b));
   if (!b)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a basis");

@@ -19,7 +19,6 @@ enum { K_MATVEC, K_PROJECT, K_ORTH, K_NORMALIZE, K_RESTART, K_TRANSFER, K_KINDS 
 
 typedef struct cl_basis {
   cl_matvec *m; /* the matvec: context, queue, DIA program and matrix */
-  cl_program prog;
   cl_kernel dia, gemvt, gemvn, norm2, scale, kdot, kapply, rotate;
   cl_mem all, V, tmp, w, part, wpart, coef, Y, label, value, flag;
   cl_mem *col; /* sub-buffers: column i of V (the DIA kernel's x) */
@@ -419,8 +418,6 @@ static void cl_basis_destroy(spmv_basis *b)
   for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
     if (ms[i])
       clReleaseMemObject(ms[i]);
-  if (c->prog)
-    clReleaseProgram(c->prog);
   free(c->col);
   free(c->ev);
   free(c->ev_kind);
@@ -431,37 +428,41 @@ static void cl_basis_destroy(spmv_basis *b)
 static const spmv_basis_ops cl_basis_ops = {cl_set,     cl_expand, cl_coefficients,
                                             cl_restart, cl_ritz,   cl_basis_destroy};
 
-static int build(cl_basis *c)
+/* Floats per basis column: at least n and x's image (the image kernel copies a column into
+ * it), rounded up to the device's base-address alignment, so every column can be a sub-buffer. */
+static size_t column_floats(const cl_matvec *m)
 {
-  cl_matvec *m = c->m;
-  const char *dir = getenv("DIASEG_KERNEL_DIR");
-  char *disk = NULL, opts[128], path[4096];
-  const char *src;
-  cl_int err;
-  int status = DSG_OK;
-  if (dir && *dir) {
-    snprintf(path, sizeof(path), "%s/lanczos.cl", dir);
-    disk = spmv_cl_read_text(path);
-  }
-  src = disk ? disk : spmv_kernel_source("lanczos");
-  c->prog = clCreateProgramWithSource(m->ctx, 1, &src, NULL, &err);
-  if (err != CL_SUCCESS) {
-    free(disk);
-    return spmv_cl_fail(err, "creating the Lanczos program", m->info.device);
-  }
-  snprintf(opts, sizeof(opts), "-cl-std=CL1.2 -DLOCAL=%d -DTILE=%d -DHMAX=%d", (int)c->local,
-           BASIS_TILE, BASIS_HMAX);
-  err = clBuildProgram(c->prog, 1, &m->device, opts, NULL, NULL);
-  if (err != CL_SUCCESS) {
-    spmv_cl_keep_build_log(c->prog, m->device);
-    status = dsg_error_set(DSG_ERR_OPENCL,
-                           "building the Lanczos kernels%s%s failed: %s (%d) on %s "
-                           "(build log above)",
-                           disk ? " from " : "", disk ? path : "", spmv_cl_error_name(err),
-                           (int)err, m->info.device);
-  }
-  free(disk);
-  return status;
+  const size_t n = (size_t)m->rows, image = m->info.image_width * m->info.image_height * 4;
+  cl_uint align_bits = 1024;
+  size_t align;
+  clGetDeviceInfo(m->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof(align_bits), &align_bits, NULL);
+  align = align_bits / 32 > 32 ? align_bits / 32 : 32;
+  return ((n > image ? n : image) + align - 1) / align * align;
+}
+
+int spmv_cl_lanczos_ready(cl_matvec *m, int m_cols, int kc)
+{
+  const unsigned long long col = (unsigned long long)column_floats(m) * sizeof(float);
+  const unsigned long long bytes = ((unsigned long long)m_cols + 1) * col;
+  char opts[128], need[32], cap[32];
+  if (!m->dev.fp64)
+    return dsg_error_set(DSG_ERR_NODEVICE,
+                         "the Lanczos solver on %s needs double precision "
+                         "(cl_khr_fp64), which the device lacks (use --solver arpack)",
+                         m->info.device);
+  if (bytes + (unsigned long long)kc * col > m->max_alloc ||
+      2 * bytes + (unsigned long long)m->ndiag * m->pitch * sizeof(float) > m->dev.global_mem)
+    return dsg_error_set(DSG_ERR_LIMIT,
+                         "a Lanczos basis of %d x %d floats (%s, twice) does not fit %s's memory "
+                         "(largest allocation %s; try a smaller --ncv or --solver arpack)",
+                         m_cols + 1, m->rows, spmv_cl_bytes(bytes, need), m->info.device,
+                         spmv_cl_bytes(m->max_alloc, cap));
+  if (m->lanczos)
+    return DSG_OK;
+  m->lanczos_local = m->dev.max_work_group >= BASIS_LOCAL ? BASIS_LOCAL : 64;
+  snprintf(opts, sizeof(opts), "-cl-std=CL1.2 -DLOCAL=%d -DTILE=%d -DHMAX=%d",
+           (int)m->lanczos_local, BASIS_TILE, BASIS_HMAX);
+  return spmv_cl_build(m, "lanczos", opts, &m->lanczos);
 }
 
 int spmv_basis_init_cl(spmv_basis *b)
@@ -469,25 +470,22 @@ int spmv_basis_init_cl(spmv_basis *b)
   cl_matvec *m = b->mv->impl;
   cl_basis *c;
   cl_int err = CL_SUCCESS;
-  cl_uint align_bits = 1024;
-  int status;
   const size_t cols = (size_t)b->m + 1, n = (size_t)b->n;
-  size_t image_floats = m->info.image_width * m->info.image_height * 4, align, bytes;
+  const int kc = b->fuse && b->known.count <= BASIS_DENSE_KNOWN ? b->known.count : 0;
+  size_t bytes;
+  int status = spmv_cl_lanczos_ready(m, b->m, kc);
 
-  if (!m->dev.fp64)
-    return dsg_error_set(DSG_ERR_NODEVICE,
-                         "the Lanczos solver on %s needs double precision "
-                         "(cl_khr_fp64), which the device lacks (use --solver arpack)",
-                         m->info.device);
+  if (status != DSG_OK)
+    return status;
   c = calloc(1, sizeof(*c));
   if (!c)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a basis");
   b->impl = c;
   b->ops = &cl_basis_ops;
   c->m = m;
-  c->kc = b->fuse && b->known.count <= BASIS_DENSE_KNOWN ? b->known.count : 0;
+  c->kc = kc;
   c->stride = c->kc + b->m + 2;
-  c->local = m->dev.max_work_group >= BASIS_LOCAL ? BASIS_LOCAL : 64;
+  c->local = m->lanczos_local;
   /* enough work-groups to keep every compute unit's memory pipeline full: at 2 per unit the
    * Gram-Schmidt kernels ran at a fifth of the H200's bandwidth at 3840x2160 */
   c->groups = (size_t)(m->dev.compute_units > 0 ? m->dev.compute_units : 1) * 8;
@@ -510,19 +508,8 @@ int spmv_basis_init_cl(spmv_basis *b)
       c->tgroups = (size_t)t;
     }
   }
-  clGetDeviceInfo(m->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof(align_bits), &align_bits, NULL);
-  align = align_bits / 32 > 32 ? align_bits / 32 : 32; /* floats */
-  c->ld = ((n > image_floats ? n : image_floats) + align - 1) / align * align;
+  c->ld = column_floats(m);
   bytes = cols * c->ld * sizeof(float);
-  if (bytes + (size_t)c->kc * c->ld * sizeof(float) > m->dev.max_alloc ||
-      2 * bytes + (size_t)m->ndiag * m->pitch * sizeof(float) > m->dev.global_mem) {
-    status = dsg_error_set(DSG_ERR_LIMIT,
-                           "a Lanczos basis of %zu x %zu floats (%.1f MiB, twice) "
-                           "does not fit %s's memory (largest allocation %.1f MiB)",
-                           cols, n, (double)bytes / 1048576.0, m->info.device,
-                           (double)m->dev.max_alloc / 1048576.0);
-    goto fail;
-  }
   c->evcap = 4096;
   c->ev = malloc((size_t)c->evcap * sizeof(*c->ev));
   c->ev_kind = malloc((size_t)c->evcap * sizeof(*c->ev_kind));
@@ -531,16 +518,13 @@ int spmv_basis_init_cl(spmv_basis *b)
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the basis bookkeeping");
     goto fail;
   }
-  status = build(c);
-  if (status != DSG_OK)
-    goto fail;
   {
     static const char *fn[] = {"lz_gemvt",     "lz_gemvn",       "lz_norm2", "lz_scale",
                                "lz_known_dot", "lz_known_apply", "lz_rotate"};
     cl_kernel *dst[] = {&c->gemvt, &c->gemvn,  &c->norm2, &c->scale,
                         &c->kdot,  &c->kapply, &c->rotate};
     for (size_t i = 0; i < sizeof(fn) / sizeof(fn[0]) && err == CL_SUCCESS; i++)
-      *dst[i] = clCreateKernel(c->prog, fn[i], &err);
+      *dst[i] = clCreateKernel(m->lanczos, fn[i], &err);
     if (err == CL_SUCCESS) { /* the matvec's DIA kernel, an object of our own */
       static const char *dia[SPMV_KERNEL_COUNT] = {NULL,        "dia_naive",  "dia_aligned",
                                                    "dia_local", "dia_vector", "dia_image"};

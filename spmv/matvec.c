@@ -39,6 +39,14 @@ void spmv_matvec_timing_reset(spmv_matvec *mv)
 
 const char *spmv_matvec_backend(const spmv_matvec *mv) { return mv->ops->backend; }
 
+int spmv_matvec_prepare_lanczos(spmv_matvec *mv, int m)
+{
+  int status = spmv_basis_check_size(m);
+  if (status != DSG_OK)
+    return status;
+  return mv->ops->prepare_lanczos ? mv->ops->prepare_lanczos(mv->impl, m) : DSG_OK;
+}
+
 void spmv_matvec_destroy(spmv_matvec *mv)
 {
   if (!mv)
@@ -59,7 +67,7 @@ static int cpu_apply(void *impl, const float *x, float *y, spmv_timing *t)
 
 static void cpu_destroy(void *impl) { (void)impl; /* the matrix is borrowed */ }
 
-static const spmv_matvec_ops cpu_ops = {"cpu", cpu_apply, cpu_destroy, spmv_basis_init_cpu};
+static const spmv_matvec_ops cpu_ops = {"cpu", cpu_apply, cpu_destroy, spmv_basis_init_cpu, NULL};
 
 int spmv_matvec_create_cpu(spmv_matvec **out, const spmv_dia *A)
 {

@@ -283,6 +283,9 @@ static void cl_destroy(void *impl)
     clReleaseKernel(m->copy);
   if (m->program)
     clReleaseProgram(m->program);
+  if (m->lanczos)
+    clReleaseProgram(m->lanczos);
+  free(m->kernel_dir);
   if (m->A)
     clReleaseMemObject(m->A);
   if (m->offsets)
@@ -361,9 +364,28 @@ out:
   return status;
 }
 
-static const spmv_matvec_ops cl_ops = {"opencl", cl_apply, cl_destroy, spmv_basis_init_cl};
+static int cl_prepare_lanczos(void *impl, int m) { return spmv_cl_lanczos_ready(impl, m, 0); }
 
-char *spmv_cl_read_text(const char *path)
+static const spmv_matvec_ops cl_ops = {"opencl", cl_apply, cl_destroy, spmv_basis_init_cl,
+                                       cl_prepare_lanczos};
+
+const char *spmv_cl_bytes(unsigned long long bytes, char buf[32])
+{
+  static const char *unit[] = {"KiB", "MiB", "GiB", "TiB"};
+  double v = (double)bytes;
+  int u = -1;
+  while (v >= 1024.0 && u < 3) {
+    v /= 1024.0;
+    u++;
+  }
+  if (u < 0)
+    snprintf(buf, 32, "%llu bytes", bytes);
+  else
+    snprintf(buf, 32, "%.1f %s", v, unit[u]);
+  return buf;
+}
+
+static char *read_text(const char *path)
 {
   FILE *f = fopen(path, "rb");
   char *buf = NULL;
@@ -383,39 +405,38 @@ char *spmv_cl_read_text(const char *path)
   return buf;
 }
 
-static int build_program(cl_matvec *m, cl_device_id dev, const spmv_cl_options *opt)
+int spmv_cl_build(cl_matvec *m, const char *name, const char *options, cl_program *prog)
 {
-  const char *dir =
-      opt->kernel_dir && *opt->kernel_dir ? opt->kernel_dir : getenv("DIASEG_KERNEL_DIR");
   char *from_disk = NULL, path[4096];
   const char *src;
   cl_int err;
   int status = DSG_OK;
 
   build_log[0] = '\0';
-  if (dir && *dir) {
-    snprintf(path, sizeof(path), "%s/dia_spmv.cl", dir);
-    from_disk = spmv_cl_read_text(path);
+  if (m->kernel_dir) {
+    snprintf(path, sizeof(path), "%s/%s.cl", m->kernel_dir, name);
+    from_disk = read_text(path);
     if (!from_disk)
       return dsg_error_set(DSG_ERR_IO, "cannot read the kernel file '%s': %s", path,
                            strerror(errno));
     src = from_disk;
   } else {
-    src = spmv_kernel_source("dia_spmv");
+    src = spmv_kernel_source(name);
   }
-  m->program = clCreateProgramWithSource(m->ctx, 1, &src, NULL, &err);
+  *prog = clCreateProgramWithSource(m->ctx, 1, &src, NULL, &err);
   if (err != CL_SUCCESS) {
     status = spmv_cl_fail(err, "clCreateProgramWithSource", m->info.device);
     goto out;
   }
-  err = clBuildProgram(m->program, 1, &dev, "-cl-std=CL1.2", NULL, NULL);
+  err = clBuildProgram(*prog, 1, &m->device, options, NULL, NULL);
   if (err != CL_SUCCESS) {
-    spmv_cl_keep_build_log(m->program, dev);
+    spmv_cl_keep_build_log(*prog, m->device);
     status = dsg_error_set(DSG_ERR_OPENCL,
-                           "building the OpenCL kernels%s%s failed: %s (%d) on %s "
+                           "building the OpenCL kernels %s%s%s failed: %s (%d) on %s "
                            "(build log above)",
-                           from_disk ? " from " : "", from_disk ? path : "",
-                           spmv_cl_error_name(err), (int)err, m->info.device);
+                           from_disk ? "from " : "", from_disk ? path : name,
+                           from_disk ? "" : ".cl (built in)", spmv_cl_error_name(err), (int)err,
+                           m->info.device);
   }
 out:
   free(from_disk);
@@ -466,19 +487,22 @@ static int plan(cl_matvec *m, const spmv_dia *A, const spmv_cl_options *opt)
     m->info.image_width = w;
     m->info.image_height = h;
   }
-  if (a_bytes > max_alloc)
+  m->max_alloc = max_alloc;
+  if (a_bytes > max_alloc) {
+    char need[32], cap[32];
     return dsg_error_set(DSG_ERR_LIMIT,
-                         "the matrix needs one %.1f MiB buffer, over %s's largest "
-                         "allocation of %.1f MiB%s",
-                         (double)a_bytes / 1048576.0, d->name, (double)max_alloc / 1048576.0,
+                         "the matrix needs one buffer of %s, over %s's largest "
+                         "allocation of %s%s",
+                         spmv_cl_bytes(a_bytes, need), d->name, spmv_cl_bytes(max_alloc, cap),
                          opt->max_alloc ? " (the --cl-max-alloc cap)"
                                         : " (CL_DEVICE_MAX_MEM_ALLOC_SIZE)");
-  if (a_bytes + 3 * vec_bytes + (unsigned long long)A->ndiag * 4 > d->global_mem)
-    return dsg_error_set(DSG_ERR_LIMIT,
-                         "the matrix and vectors need %.1f MiB, over %s's %.1f MiB "
-                         "of global memory",
-                         (double)(a_bytes + 3 * vec_bytes) / 1048576.0, d->name,
-                         (double)d->global_mem / 1048576.0);
+  }
+  if (a_bytes + 3 * vec_bytes + (unsigned long long)A->ndiag * 4 > d->global_mem) {
+    char need[32], have[32];
+    return dsg_error_set(
+        DSG_ERR_LIMIT, "the matrix and vectors need %s, over %s's %s of global memory",
+        spmv_cl_bytes(a_bytes + 3 * vec_bytes, need), d->name, spmv_cl_bytes(d->global_mem, have));
+  }
   m->info.kernel = k;
   return DSG_OK;
 }
@@ -551,7 +575,15 @@ int spmv_matvec_create_opencl(spmv_matvec **out, const spmv_dia *A, const spmv_c
     status = spmv_cl_fail(err, "clCreateCommandQueue", m->info.device);
     goto out;
   }
-  status = build_program(m, dev, opt);
+  {
+    const char *dir =
+        opt->kernel_dir && *opt->kernel_dir ? opt->kernel_dir : getenv("DIASEG_KERNEL_DIR");
+    if (dir && *dir && !(m->kernel_dir = strdup(dir))) {
+      status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the kernel folder's name");
+      goto out;
+    }
+  }
+  status = spmv_cl_build(m, "dia_spmv", "-cl-std=CL1.2", &m->program);
   if (status != DSG_OK)
     goto out;
   {

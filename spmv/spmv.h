@@ -126,6 +126,13 @@ void spmv_matvec_timing_reset(spmv_matvec *mv);
 const char *spmv_matvec_backend(const spmv_matvec *mv);
 /* Frees mv and everything it created (NULL is allowed). */
 void spmv_matvec_destroy(spmv_matvec *mv);
+/* Gets mv ready for a Lanczos basis of m + 1 columns (spmv_basis_create) ahead of the solve, so
+ * that a device that cannot run it says so before any work, and the kernels' build time is not
+ * part of the solve: on OpenCL, checks double precision and that the basis fits the device's
+ * memory, and builds kernels/lanczos.cl once per matvec. Nothing to do on the C path.
+ * Returns DSG_OK, DSG_ERR_NODEVICE, DSG_ERR_LIMIT, DSG_ERR_IO or DSG_ERR_OPENCL (build log in
+ * spmv_cl_build_log()). */
+int spmv_matvec_prepare_lanczos(spmv_matvec *mv, int m);
 
 /* ---------------------------------------------------------------------------------------------
  * The OpenCL path: the DIA kernels of kernels/dia_spmv.cl on any OpenCL device (a GPU, or a CPU

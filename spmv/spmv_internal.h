@@ -14,6 +14,8 @@ typedef struct spmv_matvec_ops {
   void (*destroy)(void *impl);
   /* fills b->ops and b->impl for a basis on this backend */
   int (*basis_init)(spmv_basis *b);
+  /* spmv_matvec_prepare_lanczos; NULL: nothing to prepare */
+  int (*prepare_lanczos)(void *impl, int m);
 } spmv_matvec_ops;
 
 /* A basis: the operations of its backend, and what they share. */
@@ -36,6 +38,8 @@ struct spmv_basis {
   spmv_basis_timing timing;
 };
 
+/* DSG_OK when 2 <= m <= 4096, else DSG_ERR_INVALID with the message. */
+int spmv_basis_check_size(int m);
 int spmv_basis_init_cpu(spmv_basis *b);
 int spmv_basis_init_cl(spmv_basis *b);
 

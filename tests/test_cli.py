@@ -360,6 +360,42 @@ def opencl_runs(tmp, data):
     code, _, err = run(["segment", image, "--matvec", "auto", "--cl-device", dev, "--kernel-dir",
                         kdir, "-o", out2])
     check(code == 0 and "falling back" in err, f"broken kernel, auto: {code} {err!r}")
+    # the Lanczos kernels come from --kernel-dir too, and are built before the solve: a broken
+    # lanczos.cl is the build log and an error with opencl, a fallback with auto; ARPACK, which
+    # does not need it, runs
+    kernels = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernels")
+    ldir = os.path.join(tmp, "badlanczos")
+    os.mkdir(ldir)
+    shutil.copy(os.path.join(kernels, "dia_spmv.cl"), ldir)
+    out4 = os.path.join(tmp, "cl_badlanczos")
+    small = ["eigs", image, "--resize", "40x30", "--nev", "4", "-q", "--cl-device", dev,
+             "--kernel-dir", ldir, "-o", out4]
+    code, _, err = run(small + ["--matvec", "opencl"])
+    check(code == 1 and "cannot read the kernel file" in err and "lanczos.cl" in err
+          and not os.path.exists(out4), f"--kernel-dir without lanczos.cl: {code} {err!r}")
+    with open(os.path.join(ldir, "lanczos.cl"), "w") as f:
+        f.write("__kernel void lz_gemvt(void) { syntax error here }\n")
+    code, _, err = run(small + ["--matvec", "opencl"])
+    check(code == 1 and "build log" in err and "lanczos.cl" in err.strip().splitlines()[-1]
+          and not os.path.exists(out4), f"broken lanczos.cl: {code} {err!r}")
+    code, _, err = run(small + ["--matvec", "auto"])
+    rep = json.load(open(os.path.join(out4, "report.json"))) if code == 0 else {}
+    check(code == 0 and "falling back to the C path" in err and rep.get("matvec_backend") == "cpu",
+          f"broken lanczos.cl, auto: {code} {err!r}")
+    code, _, err = run(small + ["--matvec", "opencl", "--solver", "arpack"])
+    check(code == 0, f"broken lanczos.cl, ARPACK: {code} {err!r}")
+    # --cl-max-alloc caps the Lanczos basis too: one that holds the matrix (81 diagonals) but not
+    # a basis of 401 columns
+    n = 40 * 30
+    cap = str(2 * 81 * ((n + 31) // 32 * 32) * 4)
+    out3 = os.path.join(tmp, "cl_basis_cap")
+    big = ["eigs", image, "--resize", "40x30", "--nev", "4", "--ncv", "400", "-q", "--cl-device",
+           dev, "--cl-max-alloc", cap, "-o", out3]
+    code, _, err = run(big + ["--matvec", "opencl"])
+    check(code == 1 and "Lanczos basis" in err and "does not fit" in err
+          and not os.path.exists(out3), f"basis over --cl-max-alloc: {code} {err!r}")
+    code, _, err = run(big + ["--matvec", "auto"])
+    check(code == 0 and "falling back to the C path" in err, f"basis cap, auto: {code} {err!r}")
     # devices
     code, stdout, _ = run(["devices", "--json", "-"])
     devs = json.loads(stdout) if code == 0 else {}
