@@ -3,7 +3,8 @@
 # Used on the H200 machine (docs/PERFORMANCE.md); any Linux box with an OpenCL GPU works.
 #
 #   tests/gpu_check.sh OUT [STEP ...]
-#   steps: setup build devices test spmv sweep solvecheck bench bench4k benchgpu fuse peers pack
+#   steps: setup build devices test spmv sweep solvecheck bench bench4k benchgpu fuse lzsweep
+#          lanczos peers scipy pack
 #
 # setup: where .deps/ holds Debian's libarpack2, libarpack2-dev, libstb-dev and libstb0 packages
 # (apt-get download), unpack them to /opt/deps and register NVIDIA's OpenCL ICD (the recipe of the
@@ -50,7 +51,7 @@ if step devices; then
 fi
 if step test; then
   log "test: ctest with DIASEG_CL_DEVICE=$GPU"
-  (cd "$BUILD" && DIASEG_CL_DEVICE=$GPU ctest --output-on-failure) > "$OUT/ctest_gpu.log" 2>&1
+  (cd "$BUILD" && DIASEG_CL_DEVICE=$GPU ctest --timeout 150 --output-on-failure) > "$OUT/ctest_gpu.log" 2>&1
   tail -15 "$OUT/ctest_gpu.log"
 fi
 if step spmv; then
@@ -107,6 +108,27 @@ if step fuse; then
   DIASEG_LANCZOS_UNFUSED=1 "$D" bench --size 481x321 --size 1920x1080 --size 3840x2160 \
     --matvec opencl --cl-device "$GPU" --kernel aligned --solver lanczos --repeat 5 \
     --json "$OUT/unfused.json" 2> "$OUT/unfused.err" | tee "$OUT/unfused.txt"
+fi
+if step lzsweep; then
+  # work-group counts of the Lanczos kernels: G (row-parallel kernels) and T (row groups of V^T w)
+  log "lzsweep: the device-resident solver's work-group counts, plain top of the spectrum"
+  for gt in default 1056,66 1056,264 528,132 2112,132 264,33; do
+    if [ $gt = default ]; then unset DIASEG_LANCZOS_GROUPS; else export DIASEG_LANCZOS_GROUPS=$gt; fi
+    "$D" bench --size 481x321 --size 1920x1080 --matvec opencl --cl-device "$GPU" --kernel aligned \
+      --solver lanczos --keep-specks --repeat 5 -q --json "$OUT/lzsweep_$gt.json" \
+      | sed "s/^/$gt /" | tee -a "$OUT/lzsweep.txt"
+  done
+  unset DIASEG_LANCZOS_GROUPS
+fi
+if step lanczos; then
+  log "lanczos: the device-resident solver at every size; with the component vectors, then the plain top (3 runs)"
+  "$D" bench $SIZES --matvec opencl --cl-device "$GPU" --kernel aligned,image --solver lanczos \
+    --repeat 20 --json "$OUT/lanczos.json" --chart "$OUT/lanczos.svg" 2> "$OUT/lanczos.err" \
+    | tee "$OUT/lanczos.txt"
+  for r in 1 2 3; do
+    "$D" bench $SIZES --matvec opencl --cl-device "$GPU" --kernel aligned --solver lanczos \
+      --keep-specks --repeat 5 -q --json "$OUT/lanczos_plain_$r.json" | tee -a "$OUT/lanczos_plain.txt"
+  done
 fi
 if step peers; then
   log "peers: CuPy on the same matrices (cuSPARSE CSR SpMV, eigsh)"
