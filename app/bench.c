@@ -25,8 +25,9 @@
 typedef struct bench_row {
   char input[64];
   int width, height, n, ndiag;
-  char backend[32]; /* "cpu" */
-  char device[200];
+  char backend[32];      /* "cpu", "opencl:INDEX" */
+  char device[200];      /* the device's full name, and its platform or thread count */
+  char device_short[64]; /* the chart's name: "NVIDIA H200", "PoCL cpu", "C path, 16 threads" */
   char kernel[32];
   char solver[16];              /* "arpack", "lanczos", or "" (SpMV only) */
   double check_error;           /* max row error of the product vs the reference */
@@ -46,6 +47,7 @@ typedef struct bench {
   const app_config *cfg;
   bench_row *rows;
   int nrows, cap;
+  int skipped; /* OpenCL device and kernel pairs that could not be set up */
 } bench;
 
 static int cmp_double(const void *a, const void *b)
@@ -66,6 +68,53 @@ static bench_row *new_row(bench *b)
   }
   memset(&b->rows[b->nrows], 0, sizeof(bench_row));
   return &b->rows[b->nrows++];
+}
+
+/* The host CPU's model name from /proc/cpuinfo, or "host CPU" where it has none. */
+static void host_cpu_name(char *buf, size_t cap)
+{
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char line[512];
+  snprintf(buf, cap, "host CPU");
+  if (!f)
+    return;
+  while (fgets(line, sizeof(line), f)) {
+    const char *v = strchr(line, ':');
+    if (strncmp(line, "model name", 10) != 0 || !v)
+      continue;
+    for (v++; *v == ' ' || *v == '\t'; v++)
+      ;
+    const int len = (int)strcspn(v, "\n");
+    if (len > 0)
+      snprintf(buf, cap, "%.*s", len, v);
+    break;
+  }
+  fclose(f);
+}
+
+/* A device name short enough for a chart: without (R) and (TM), a CPU's clock ("@ 2.40GHz") or
+ * an AMD GPU's feature flags ("gfx90a:sramecc+:xnack-"); PoCL's CPU device is "PoCL cpu". */
+static void device_short_name(const spmv_cl_device *d, char *buf, size_t cap)
+{
+  const int pocl = strstr(d->platform, "Portable Computing Language") != NULL;
+  size_t len = 0;
+  if (pocl && d->cpu) {
+    snprintf(buf, cap, "PoCL cpu");
+    return;
+  }
+  len = (size_t)snprintf(buf, cap, "%s", pocl ? "PoCL " : "");
+  for (const char *p = d->name; *p && *p != '@' && *p != ':' && len + 1 < cap;) {
+    if (strncmp(p, "(R)", 3) == 0 || strncasecmp(p, "(TM)", 4) == 0) {
+      p = strchr(p, ')') + 1;
+    } else if (*p == ' ' && (len == 0 || buf[len - 1] == ' ')) {
+      p++;
+    } else {
+      buf[len++] = *p++;
+    }
+  }
+  while (len > 0 && buf[len - 1] == ' ')
+    len--;
+  buf[len] = '\0';
 }
 
 /* dst = src over count floats with streaming stores where the CPU has them: a plain store first
@@ -309,16 +358,29 @@ out:
   return status;
 }
 
+/* "backend/kernel", the table's name of a row */
+static void table_name(const bench_row *r, char *buf, size_t cap)
+{
+  snprintf(buf, cap, "%s%s%s", r->backend, r->kernel[0] ? "/" : "", r->kernel);
+}
+
 static void print_table(const bench *b, FILE *out)
 {
-  fprintf(out, "%-10s %-17s %-7s %8s %8s %7s %7s %5s %8s %6s %8s %7s %7s %7s %6s %7s\n", "input",
-          "backend", "solver", "spmv ms", "min ms", "GFLOP/s", "GB/s", "%bw", "solve s", "prod",
-          "mv s", "xfer s", "orth s", "host s", "x spmv", "x solve");
+  int wi = (int)strlen("input"), wb = (int)strlen("backend"), ws = (int)strlen("solver");
+  char name[80];
+  for (int i = 0; i < b->nrows; i++) { /* the text columns as wide as their longest entry */
+    table_name(&b->rows[i], name, sizeof(name));
+    wi = (int)strlen(b->rows[i].input) > wi ? (int)strlen(b->rows[i].input) : wi;
+    wb = (int)strlen(name) > wb ? (int)strlen(name) : wb;
+    ws = (int)strlen(b->rows[i].solver) > ws ? (int)strlen(b->rows[i].solver) : ws;
+  }
+  fprintf(out, "%-*s %-*s %-*s %8s %8s %7s %7s %5s %8s %6s %8s %7s %7s %7s %6s %7s\n", wi, "input",
+          wb, "backend", ws, "solver", "spmv ms", "min ms", "GFLOP/s", "GB/s", "%bw", "solve s",
+          "prod", "mv s", "xfer s", "orth s", "host s", "x spmv", "x solve");
   for (int i = 0; i < b->nrows; i++) {
     const bench_row *r = &b->rows[i];
-    char name[80];
-    snprintf(name, sizeof(name), "%s%s%s", r->backend, r->kernel[0] ? "/" : "", r->kernel);
-    fprintf(out, "%-10s %-17.17s %-7s %8.3f %8.3f %7.1f %7.1f %5.1f", r->input, name,
+    table_name(r, name, sizeof(name));
+    fprintf(out, "%-*s %-*s %-*s %8.3f %8.3f %7.1f %7.1f %5.1f", wi, r->input, wb, name, ws,
             r->solver[0] ? r->solver : "-", r->spmv_median * 1e3, r->spmv_min * 1e3, r->gflops,
             r->gbs, r->bound_pct);
     if (r->solved)
@@ -407,6 +469,7 @@ static int write_json(const bench *b, const char *path)
     app_json_int(&j, "ndiag", r->ndiag);
     app_json_string(&j, "backend", r->backend);
     app_json_string(&j, "device", r->device);
+    app_json_string(&j, "device_short", r->device_short);
     app_json_string(&j, "kernel", r->kernel[0] ? r->kernel : NULL);
     app_json_string(&j, "solver", r->solver[0] ? r->solver : NULL);
     app_json_number(&j, "check_error", r->check_error);
@@ -490,18 +553,12 @@ static int write_csv(const bench *b, const char *path)
   return bench_file_commit(&out, DSG_OK);
 }
 
-/* "backend kernel solver", the name of a bar and a legend entry */
-static void row_label(const bench_row *r, char *buf, size_t cap)
-{
-  snprintf(buf, cap, "%s%s%s%s%s", r->backend, r->kernel[0] ? " " : "", r->kernel,
-           r->solver[0] ? " " : "", r->solver);
-}
-
-/* ---- the chart: two bar panels drawn on a canvas that is SVG text or PNG pixels ---- */
+/* ---- the chart: bar panels drawn on a canvas that is SVG text or PNG pixels ---- */
 
 typedef struct canvas {
   FILE *svg;          /* SVG: elements go here */
   unsigned char *rgb; /* PNG: pixels */
+  int png;            /* which of the two, known before either is open */
   int w, h;
 } canvas;
 
@@ -556,6 +613,17 @@ static void cv_hline(canvas *cv, int x1, int x2, int y, const char *color, int w
     cv_rect(cv, x1, y - width / 2, x2 - x1, width, color, NULL);
 }
 
+/* The width of text in pixels: the PNG's font at scale 2; for SVG's 12 px sans-serif, an
+ * estimate on the wide side (7 px a character). */
+static int cv_text_width(const canvas *cv, const char *text)
+{
+  char buf[256];
+  if (!cv->png)
+    return 7 * (int)strlen(text);
+  snprintf(buf, sizeof(buf), "%.255s", text);
+  return 2 * app_font_width(buf);
+}
+
 /* text at (x, y) = baseline-left (anchor 0), centred (1) or right-aligned (2) */
 static void cv_text(canvas *cv, int x, int y, const char *text, int anchor, int bold)
 {
@@ -582,50 +650,110 @@ static void cv_text(canvas *cv, int x, int y, const char *text, int anchor, int 
   }
 }
 
-/* Two bar panels: solve seconds (log scale) and SpMV effective GB/s with each device's copy
- * bandwidth as a tick; one group per input, one bar per backend. */
+/* Whether value, as a bar's label, fits in a bar bw pixels wide. */
+static int cv_value_fits(const canvas *cv, int bw, double value)
+{
+  char text[32];
+  snprintf(text, sizeof(text), "%.3g", value);
+  return cv_text_width(cv, text) <= bw - 2;
+}
+
+/* A bar h pixels high on the baseline, with its value above it if labelled. */
+static void cv_bar(canvas *cv, int x, int bw, int base, int h, const char *fill, const char *title,
+                   double value, int labelled)
+{
+  char text[32];
+  cv_rect(cv, x, base - h, bw - 2, h, fill, title);
+  snprintf(text, sizeof(text), "%.3g", value);
+  if (labelled)
+    cv_text(cv, x + (bw - 2) / 2, base - h - 4, text, 1, 0);
+}
+
+/* A chart series, one colour: the device's short name and the kernel ("NVIDIA H200, aligned") */
+static void series_label(const bench_row *r, char *buf, size_t cap)
+{
+  snprintf(buf, cap, "%s%s%s", r->device_short, r->kernel[0] ? ", " : "", r->kernel);
+}
+
+enum { CHART_ROWS = 1024, CHART_SERIES = 32 };
+
+/* Bar panels with one group per input and one colour per device and kernel, named in a legend:
+ * the eigensolve's seconds (log scale) in one sub-group per solver, when anything was solved, and
+ * the SpMV's effective GB/s, one bar per device and kernel (the SpMV figures are the same for
+ * every solver), with the device's copy bandwidth as a black tick. */
 static int write_chart(const bench *b, const char *path)
 {
   static const char *colors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                  "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-  char backends[32][80], label[200];
-  int nb = 0, ninputs = 0, group_of[1024], status = DSG_OK;
-  double max_gbs = 1, max_s = 1e-3, min_s = 1e9;
+  static const char *solvers[] = {"arpack", "lanczos"};
+  char series[CHART_SERIES][100], name[100], label[256], tick[32];
+  int nser = 0, ninputs = 0, group_of[CHART_ROWS], series_of[CHART_ROWS], status = DSG_OK;
+  int has_solver[2] = {0, 0};
+  double max_gbs = 1, max_s = 1e-3, min_s = 1e9, ticks[2][16];
+  int nticks[2] = {0, 0};
+  const int nrows = b->nrows < CHART_ROWS ? b->nrows : CHART_ROWS;
   const size_t plen = strlen(path);
   const int png = plen > 4 && strcasecmp(path + plen - 4, ".png") == 0;
   canvas cv = {0};
   bench_file out;
-  for (int i = 0; i < b->nrows && i < 1024; i++) {
+  cv.png = png;
+  for (int i = 0; i < nrows; i++) {
     const bench_row *r = &b->rows[i];
-    char name[80];
     int k;
-    row_label(r, name, sizeof(name));
-    for (k = 0; k < nb && strcmp(backends[k], name) != 0; k++)
+    series_label(r, name, sizeof(name));
+    for (k = 0; k < nser && strcmp(series[k], name) != 0; k++)
       ;
-    if (k == nb && nb < 32)
-      snprintf(backends[nb++], sizeof(backends[0]), "%s", name);
+    if (k == nser && nser < CHART_SERIES)
+      snprintf(series[nser++], sizeof(series[0]), "%s", name);
+    series_of[i] = k < nser ? k : -1;
     if (i == 0 || strcmp(r->input, b->rows[i - 1].input) != 0)
       ninputs++;
     group_of[i] = ninputs - 1;
     max_gbs = fmax(max_gbs, fmax(r->gbs, r->copy_gbs));
-    if (r->solved) {
+    if (r->solved && r->solve_s > 0) {
+      has_solver[strcmp(r->solver, solvers[0]) == 0 ? 0 : 1] = 1;
       max_s = fmax(max_s, r->solve_s);
       min_s = fmin(min_s, r->solve_s);
     }
   }
-  if (min_s > max_s)
-    min_s = max_s / 10;
-  { /* four ticks of a round step, with headroom so no bar or tick meets the panel's title */
+  const int nsol = has_solver[0] + has_solver[1], npanels = nsol ? 2 : 1;
+  { /* GB/s: four ticks of a round step, with headroom over the highest bar or tick */
     const double raw = 1.05 * max_gbs / 4, mag = pow(10, floor(log10(raw)));
     static const double steps[] = {1, 2, 2.5, 5, 10};
     int m = 0;
     while (m < 4 && steps[m] * mag < raw)
       m++;
     max_gbs = 4 * steps[m] * mag;
+    for (int t = 0; t <= 4; t++)
+      ticks[1][nticks[1]++] = max_gbs * t / 4;
   }
-  const double lo = pow(10, floor(log10(min_s))), hi = pow(10, ceil(log10(max_s)));
-  const int W = 960, PH = 260, top = 40, left = 70, gw = (W - left - 20) / (ninputs ? ninputs : 1);
-  const int H = top + 2 * (PH + 60) + 20 * ((nb + 2) / 3) + 20;
+  if (min_s > max_s)
+    min_s = max_s / 10;
+  const double lo = pow(10, floor(log10(min_s))), hi = fmax(pow(10, ceil(log10(max_s))), 10 * lo);
+  { /* seconds: every decade (every other one over 8), and 2 and 5 within a single decade */
+    const int decades = (int)lround(log10(hi / lo)), step = decades > 8 ? 2 : 1;
+    for (int t = 0; t <= decades && nticks[0] < 14; t += step)
+      ticks[0][nticks[0]++] = lo * pow(10, t);
+    if (decades == 1) {
+      ticks[0][nticks[0]++] = 2 * lo;
+      ticks[0][nticks[0]++] = 5 * lo;
+    }
+  }
+  int left = 40;
+  for (int p = 2 - npanels; p < 2; p++)
+    for (int t = 0; t < nticks[p]; t++) {
+      snprintf(tick, sizeof(tick), "%g", ticks[p][t]);
+      left = cv_text_width(&cv, tick) + 12 > left ? cv_text_width(&cv, tick) + 12 : left;
+    }
+  int colw = 0; /* the legend: as many columns as its longest name allows */
+  for (int k = 0; k < nser; k++)
+    colw = cv_text_width(&cv, series[k]) + 40 > colw ? cv_text_width(&cv, series[k]) + 40 : colw;
+  const int W = 960, PH = 240, right = 20, top = 40, plot_w = W - left - right;
+  const int gw = plot_w / (ninputs ? ninputs : 1),
+            ncols = colw && plot_w / colw ? plot_w / colw : 1;
+  const int panel_h[2] = {38 + PH + 48, 38 + PH + 36}; /* title, plot, axis labels */
+  const int legend_y = top + (nsol ? panel_h[0] : 0) + panel_h[1];
+  const int H = legend_y + 20 * ((nser + ncols - 1) / ncols) + 10;
   cv.w = W;
   cv.h = H;
   status = bench_file_open(&out, path);
@@ -648,58 +776,84 @@ static int write_chart(const bench *b, const char *path)
             "height='100%%' fill='white'/>\n",
             W, H);
   }
-  snprintf(label, sizeof(label), "diaseg bench: nev %d, tol %g", b->cfg->nev, b->cfg->tol);
+  if (nsol)
+    snprintf(label, sizeof(label), "diaseg bench: eigensolve nev %d, tol %g; SpMV median of %d",
+             b->cfg->nev, b->cfg->tol, b->cfg->repeat);
+  else
+    snprintf(label, sizeof(label), "diaseg bench: SpMV, median of %d", b->cfg->repeat);
   cv_text(&cv, left, 22, label, 0, 1);
-  for (int panel = 0; panel < 2; panel++) {
-    const int y0 = top + panel * (PH + 60);
-    cv_text(&cv, left, y0 + 12,
+  for (int panel = 2 - npanels, y0 = top; panel < 2; y0 += panel_h[panel], panel++) {
+    const int base = y0 + 38 + PH; /* the bars' baseline */
+    cv_text(&cv, left, y0 + 14,
             panel == 0 ? "Eigensolve time, seconds (log scale, lower is better)"
                        : "SpMV effective bandwidth, GB/s (higher is better; "
                          "black ticks: copy bandwidth)",
             0, 1);
-    for (int t = 0; t <= 4; t++) {
-      double v = panel == 0 ? lo * pow(hi / lo, t / 4.0) : max_gbs * t / 4.0;
-      int y = y0 + 20 + PH - (int)(PH * t / 4.0);
-      char tick[32];
-      cv_hline(&cv, left, W - 20, y, "#dddddd", 1);
-      snprintf(tick, sizeof(tick), "%.3g", v);
-      cv_text(&cv, left - 4, y + 4, tick, 2, 0);
+    for (int t = 0; t < nticks[panel]; t++) {
+      const double v = ticks[panel][t];
+      const int y =
+          base - (int)lround(PH * (panel == 0 ? log(v / lo) / log(hi / lo) : v / max_gbs));
+      cv_hline(&cv, left, W - right, y, "#dddddd", 1);
+      snprintf(tick, sizeof(tick), "%g", v);
+      cv_text(&cv, left - 6, y + 5, tick, 2, 0);
     }
-    cv_hline(&cv, left, W - 20, y0 + 20 + PH, "#000000", 1);
-    for (int i = 0; i < b->nrows && i < 1024; i++) {
+    cv_hline(&cv, left, W - right, base, "#000000", 1);
+    const int sgw = (gw - 10) / (nsol ? nsol : 1); /* a solver's sub-group */
+    const int per = (panel == 0 ? sgw - 10 : gw - 20) / (nser ? nser : 1);
+    const int bw = per > 90 ? 90 : per < 3 ? 3 : per; /* a bar and its 2-pixel gap */
+    int labelled = 1; /* every bar's value above it, or none where one of them does not fit */
+    for (int i = 0; i < nrows; i++)
+      if (panel == 1 || (b->rows[i].solved && b->rows[i].solve_s > 0))
+        labelled =
+            labelled && cv_value_fits(&cv, bw, panel == 0 ? b->rows[i].solve_s : b->rows[i].gbs);
+    for (int i = 0; i < nrows; i++) {
       const bench_row *r = &b->rows[i];
-      char name[80];
-      int k;
-      row_label(r, name, sizeof(name));
-      for (k = 0; k < nb && strcmp(backends[k], name) != 0; k++)
-        ;
-      const int bw = (gw - 20) / (nb ? nb : 1), x = left + group_of[i] * gw + 10 + k * bw;
+      const int k = series_of[i], g = group_of[i];
+      int x, dup = 0;
       double frac;
+      if (k < 0)
+        continue;
       if (panel == 0) {
-        if (!r->solved)
+        const int slot = has_solver[0] && strcmp(r->solver, solvers[0]) != 0 ? 1 : 0;
+        if (!r->solved || !(r->solve_s > 0))
           continue;
+        x = left + g * gw + 5 + slot * sgw + (sgw - nser * bw) / 2 + k * bw;
         frac = log(r->solve_s / lo) / log(hi / lo);
+        snprintf(label, sizeof(label), "%s %s, %s: solve %.4g s", r->input, series[k], r->solver,
+                 r->solve_s);
       } else {
+        for (int j = 0; j < i && !dup; j++) /* another solver's row of the same SpMV */
+          dup = group_of[j] == g && series_of[j] == k;
+        if (dup)
+          continue;
+        x = left + g * gw + (gw - nser * bw) / 2 + k * bw;
         frac = r->gbs / max_gbs;
+        snprintf(label, sizeof(label), "%s %s: SpMV %.4g GB/s, copy %.4g GB/s", r->input, series[k],
+                 r->gbs, r->copy_gbs);
       }
       frac = frac < 0 ? 0 : frac > 1 ? 1 : frac;
-      const int h = (int)(PH * frac);
-      snprintf(label, sizeof(label), "%s %s: %.4g %s", r->input, name,
-               panel == 0 ? r->solve_s : r->gbs, panel == 0 ? "s" : "GB/s");
-      cv_rect(&cv, x, y0 + 20 + PH - h, bw - 2, h, colors[k % 10], label);
-      if (panel == 1 && r->copy_gbs > 0) {
-        int yc = y0 + 20 + PH - (int)(PH * fmin(1.0, r->copy_gbs / max_gbs));
-        cv_rect(&cv, x, yc - 1, bw - 2, 3, "#000000", NULL);
-      }
+      const int h = (int)(PH * frac) > 2 ? (int)(PH * frac) : 2;
+      cv_bar(&cv, x, bw, base, h, colors[k % 10], label, panel == 0 ? r->solve_s : r->gbs,
+             labelled);
+      if (panel == 1 && r->copy_gbs > 0)
+        cv_rect(&cv, x, base - (int)(PH * fmin(1.0, r->copy_gbs / max_gbs)) - 1, bw - 2, 3,
+                "#000000", NULL);
     }
-    for (int i = 0; i < b->nrows; i++)
-      if (i == 0 || strcmp(b->rows[i].input, b->rows[i - 1].input) != 0)
-        cv_text(&cv, left + group_of[i] * gw + gw / 2, y0 + 20 + PH + 16, b->rows[i].input, 1, 0);
+    for (int i = 0; i < nrows; i++) {
+      const int g = group_of[i];
+      if (i > 0 && g == group_of[i - 1])
+        continue;
+      cv_text(&cv, left + g * gw + gw / 2, base + (panel == 0 ? 34 : 18), b->rows[i].input, 1, 1);
+      for (int s = 0; panel == 0 && s < 2; s++)
+        if (has_solver[s])
+          cv_text(&cv, left + g * gw + 5 + (has_solver[0] ? s : 0) * sgw + sgw / 2, base + 16,
+                  solvers[s], 1, 0);
+    }
   }
-  for (int k = 0; k < nb; k++) {
-    int x = left + (k % 3) * 290, y = top + 2 * (PH + 60) + 20 * (k / 3);
-    cv_rect(&cv, x, y - 10, 12, 12, colors[k % 10], NULL);
-    cv_text(&cv, x + 16, y, backends[k], 0, 0);
+  for (int k = 0; k < nser; k++) {
+    const int x = left + (k % ncols) * colw, y = legend_y + 20 * (k / ncols) + 12;
+    cv_rect(&cv, x, y - 11, 12, 12, colors[k % 10], NULL);
+    cv_text(&cv, x + 18, y, series[k], 0, 0);
   }
   if (cv.svg)
     fprintf(cv.svg, "</svg>\n");
@@ -716,9 +870,11 @@ static int bench_opencl(const app_config *cfg, bench *b, bench_input *in, const 
   spmv_cl_device *list = NULL;
   int count = 0, status = spmv_cl_devices(&list, &count);
   if (status != DSG_OK) {
+    if (strcmp(cfg->matvec, "opencl") == 0)
+      return status; /* an error: the CLI prints its message */
     if (!cfg->quiet)
-      fprintf(stderr, "bench: no OpenCL backend: %s\n", dsg_error_message());
-    return strcmp(cfg->matvec, "opencl") == 0 ? status : DSG_OK;
+      fprintf(stderr, "bench: no OpenCL backend, going on without: %s\n", dsg_error_message());
+    return DSG_OK;
   }
   int only = -1;
   if (cfg->cl_device && *cfg->cl_device) {
@@ -756,6 +912,7 @@ static int bench_opencl(const app_config *cfg, bench *b, bench_input *in, const 
       if (spmv_matvec_create_opencl(&mv, in->N, &opt) != DSG_OK) {
         fprintf(stderr, "bench: %s: skipping [%d] %s kernel %s: %s\n", label, d, list[d].name,
                 spmv_kernel_name(k), dsg_error_message());
+        b->skipped++;
         continue;
       }
       const spmv_cl_info *info = spmv_matvec_cl_info(mv);
@@ -779,6 +936,16 @@ static int bench_opencl(const app_config *cfg, bench *b, bench_input *in, const 
       }
       snprintf(row->backend, sizeof(row->backend), "opencl:%d", d);
       snprintf(row->device, sizeof(row->device), "%s (%s)", info->device, info->platform);
+      device_short_name(&list[d], row->device_short, sizeof(row->device_short));
+      for (int e = 0; e < count; e++) { /* two devices of one name: add the index */
+        char other[sizeof(row->device_short)];
+        device_short_name(&list[e], other, sizeof(other));
+        if (e != d && strcmp(other, row->device_short) == 0) {
+          const size_t len = strlen(row->device_short);
+          snprintf(row->device_short + len, sizeof(row->device_short) - len, " [%d]", d);
+          break;
+        }
+      }
       snprintf(row->kernel, sizeof(row->kernel), "%s", spmv_kernel_name(info->kernel));
       row->copy_gbs = copy;
       status = bench_backend(cfg, b, in, mv, NULL, row);
@@ -791,7 +958,7 @@ static int bench_opencl(const app_config *cfg, bench *b, bench_input *in, const 
 
 int app_bench(const app_config *cfg)
 {
-  bench b = {cfg, NULL, 0, 0};
+  bench b = {cfg, NULL, 0, 0, 0};
   char sample[4096];
   int status = DSG_OK;
   const int ninputs = cfg->ninputs + cfg->nsizes > 0 ? cfg->ninputs + cfg->nsizes : 1;
@@ -845,7 +1012,11 @@ int app_bench(const app_config *cfg)
         status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate bench results");
       } else {
         snprintf(row->backend, sizeof(row->backend), "cpu");
-        snprintf(row->device, sizeof(row->device), "host, %d OpenMP threads",
+        char cpu_name[128];
+        host_cpu_name(cpu_name, sizeof(cpu_name));
+        snprintf(row->device, sizeof(row->device), "%s (host, %d OpenMP threads)", cpu_name,
+                 omp_get_max_threads());
+        snprintf(row->device_short, sizeof(row->device_short), "C path, %d threads",
                  omp_get_max_threads());
         if (!cfg->quiet)
           fprintf(stderr, "bench: %s: cpu: copy bandwidth, SpMV x %d%s\n", label, cfg->repeat,
@@ -861,7 +1032,6 @@ int app_bench(const app_config *cfg)
     }
     if (status == DSG_OK && strcmp(cfg->matvec, "cpu") != 0)
       status = bench_opencl(cfg, &b, &in, label);
-    /* speedups against the C path of this input */
     /* speedups against the C path of this input, with the same solver */
     for (int r = first; r < b.nrows; r++) {
       bench_row *row = &b.rows[r];
@@ -877,6 +1047,14 @@ int app_bench(const app_config *cfg)
       status =
           dsg_error_set(DSG_ERR_INTERRUPTED, "bench interrupted by signal %d", (int)app_cancel);
   }
+  if (status == DSG_OK && b.nrows == 0 && b.skipped > 0)
+    status = dsg_error_set(DSG_ERR_NODEVICE,
+                           "bench measured nothing: all %d OpenCL device and kernel pairs tried "
+                           "were skipped (reasons above)",
+                           b.skipped);
+  else if (status == DSG_OK && b.nrows == 0)
+    status = dsg_error_set(DSG_ERR_NODEVICE, "bench measured nothing: no backend ran (see "
+                                             "--matvec, --cl-device and --kernel)");
   if (status == DSG_OK) {
     /* the table goes to stdout unless the JSON does */
     print_table(&b, cfg->json && strcmp(cfg->json, "-") == 0 ? stderr : stdout);

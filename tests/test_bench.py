@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """diaseg bench on a tiny image with the C path and PoCL (every kernel, both solvers): the JSON
-parses with every field present and plausible, the CSV has the same rows, the SVG and PNG charts
-are written, and an unwritable output path fails before measuring. No speed is asserted: only that the numbers are positive, consistent with each
-other, and that no SpMV beats its device's copy bandwidth by more than CACHE_FACTOR (a 64 x 48
-matrix is 1 MiB and lives in cache, where a product can outrun a copy of the same size).
+parses with every field present and plausible (every row names its device), the CSV has the same
+rows, the SVG and PNG charts are written (one SpMV bar per device and kernel, whatever the solvers;
+bars named by device, not by OpenCL index), the table's columns stay aligned for a long input name,
+and these fail with one error line and no result file: an unwritable output path (before
+measuring), a run where every kernel is skipped, and --matvec opencl without an OpenCL platform.
+No speed is asserted: only that the numbers are positive, consistent with each other, and that no
+SpMV beats its device's copy bandwidth by more than CACHE_FACTOR (a 64 x 48 matrix is 1 MiB and
+lives in cache, where a product can outrun a copy of the same size).
 
 Usage: test_bench.py --diaseg PATH --data DIR
 """
@@ -48,6 +52,14 @@ def main():
             s, v = x["spmv"], x["solve"]
             for key in ("input", "width", "height", "n", "ndiag", "device", "check_error"):
                 check(key in x, f"{what}: lacks {key}")
+            short = x.get("device_short") or ""
+            check(x.get("device") and short and "(R)" not in short,
+                  f"{what}: device {x.get('device')!r}, short {short!r}")
+            if x["backend"] == "cpu":
+                check("OpenMP threads" in x["device"] and short.startswith("C path, "),
+                      f"{what}: device {x['device']!r}, {short!r}")
+            if "Portable Computing Language" in x["device"]:
+                check(short.startswith("PoCL"), f"{what}: {short!r}")
             check(x["width"] == 64 and x["height"] == 48 and x["n"] == 3072 and x["ndiag"] == 81,
                   f"{what}: shape")
             check(x["check_error"] <= 1e-5, f"{what}: product error {x['check_error']}")
@@ -81,25 +93,37 @@ def main():
             table = list(csv.DictReader(fh))
         check(len(table) == len(rows), f"CSV has {len(table)} rows, JSON {len(rows)}")
         check(all(float(t["solve_s"]) > 0 for t in table), "CSV solve times")
-        ET.parse(svg)  # raises if the SVG is not XML
-        check(open(svg).read().count("<rect") >= 2 * len(rows), "SVG bars")
+        titles = [t.text for t in ET.parse(svg).iter("{http://www.w3.org/2000/svg}title")]
+        spmv_bars = [t for t in titles if ": SpMV " in t]
+        solve_bars = [t for t in titles if ": solve " in t]
+        check(len(spmv_bars) == len(backends) and len(set(spmv_bars)) == len(spmv_bars),
+              f"SVG: {len(spmv_bars)} SpMV bars for {len(backends)} devices and kernels")
+        check(len(solve_bars) == len(rows), f"SVG: {len(solve_bars)} solve bars, {len(rows)} rows")
+        chart = open(svg).read()
+        check("opencl:" not in chart and all(x.get("device_short", "?") in chart for x in rows),
+              "SVG: bars named by device")
         # a PNG chart, the C path only, SpMV only
         p = subprocess.run(base + ["--matvec", "cpu", "--spmv-only", "--chart", png, "-q"],
                            capture_output=True, text=True, timeout=300)
         head = open(png, "rb").read(24) if os.path.exists(png) else b""
         check(p.returncode == 0 and head[:8] == b"\x89PNG\r\n\x1a\n" and
               struct.unpack(">II", head[16:24])[0] == 960, f"PNG chart: {p.returncode} {head[:8]}")
-        # an input whose name holds XML's special characters still gives a well-formed SVG
-        odd, svg2 = os.path.join(tmp, "a&b<c>.png"), os.path.join(tmp, "odd.svg")
+        # an input whose name holds XML's special characters still gives a well-formed SVG, and
+        # its long name keeps the table's columns aligned
+        odd, svg2 = os.path.join(tmp, "a&b<c>_synthetic_regions.png"), os.path.join(tmp, "odd.svg")
         shutil.copy(os.path.join(a.data, "synthetic_regions.png"), odd)
         p = subprocess.run([a.diaseg, "bench", odd, "--matvec", "cpu", "--spmv-only", "--repeat",
                             "3", "--chart", svg2, "-q"], capture_output=True, text=True, timeout=300)
         try:
             ET.parse(svg2)
-            well_formed = "a&amp;b&lt;c&gt;.png" in open(svg2).read()
+            well_formed = "a&amp;b&lt;c&gt;_synthetic_regions.png" in open(svg2).read()
         except (ET.ParseError, OSError):
             well_formed = False
         check(p.returncode == 0 and well_formed, f"SVG of a&b<c>.png: {p.returncode} {p.stderr}")
+        lines = [x for x in p.stdout.splitlines() if x and not x.startswith("#")]
+        check(len(lines) == 2 and len({len(x) for x in lines}) == 1 and
+              lines[0].index("backend") == lines[1].index("cpu"),
+              "table columns misaligned:\n" + "\n".join(lines))
         os.remove(odd)
         os.remove(svg2)
         # an output path that cannot be written fails before the measurements, leaving nothing
@@ -109,6 +133,27 @@ def main():
         check(p.returncode == 1 and p.stderr.count("\n") == 1 and "error" in p.stderr and
               "bench: 64x48" not in p.stderr and not os.path.exists(j2),
               f"unwritable --csv: exit {p.returncode}, stderr {p.stderr!r}")
+        # nothing measured (every kernel skipped): an error, not an empty result
+        j3 = os.path.join(tmp, "b3.json")
+        p = subprocess.run([a.diaseg, "bench", "--size", "13x7", "--matvec", "opencl",
+                            "--cl-max-alloc", "1000", "--json", j3, "-q"], capture_output=True,
+                           text=True, timeout=300)
+        errors = [x for x in p.stderr.splitlines() if "error" in x]
+        check(p.returncode == 1 and len(errors) == 1 and "measured nothing" in errors[0] and
+              not os.path.exists(j3), f"nothing measured: exit {p.returncode}, {p.stderr!r}")
+        if os.path.exists(j3):
+            os.remove(j3)
+        # no OpenCL platform with --matvec opencl: the reason, once (progress lines aside)
+        empty = os.path.join(tmp, "no_icd")
+        os.mkdir(empty)
+        p = subprocess.run([a.diaseg, "bench", "--size", "13x7", "--matvec", "opencl", "--json",
+                            j3], capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, OCL_ICD_VENDORS=empty))
+        errors = p.stderr.strip().splitlines()
+        check(p.returncode == 1 and errors and errors[-1].startswith("diaseg: error: ") and
+              p.stderr.count("CL_PLATFORM_NOT_FOUND") == 1 and not os.path.exists(j3),
+              f"no OpenCL platform: exit {p.returncode}, stderr {p.stderr!r}")
+        os.rmdir(empty)
         check(sorted(os.listdir(tmp)) == ["b.csv", "b.json", "b.png", "b.svg"],
               f"stray files: {os.listdir(tmp)}")
     return report("test_bench")
