@@ -9,6 +9,10 @@
  * each group a few thousand loads from cache and saves a launch per reduction, and the results
  * do not depend on scheduling.
  *
+ * The row-parallel kernels take four rows at a time with float4 loads: w and every column of
+ * the basis are zero from row n up to the next multiple of 4 (and columns start at multiples of
+ * 4 floats), so the last block of four needs no special case.
+ *
  * -D options: LOCAL (work-group size, a power of two), TILE (basis columns per group of V^T w),
  * HMAX (entries a group sums into local memory at a time). */
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -66,11 +70,13 @@ inline void sum_partials(__global const double *part, const int P, const int e0,
 
 /* V^T w and w . w, as partial sums. Column nc stands for w itself (w . w, for the DGKS test), so
  * there are tiles = ceil((nc + 1) / TILE) column tiles; work-group q takes tile q % tiles over
- * the rows g * LOCAL + lid + k * groups * LOCAL of row group g = q / tiles (groups = the number
- * of work-groups / tiles) and writes part[i * groups + g] for its columns i. The groups of one
- * row group are neighbours in the launch, so they read the same w about together: w comes from
- * memory once, V once (V^T w with several work-items per row block, as in E. Bainville's gemv).
- * In pass 2 nothing is done unless pass 1's DGKS test asked for it (*flag). */
+ * the blocks of four rows g * LOCAL + lid + k * groups * LOCAL of row group g = q / tiles
+ * (groups = the number of work-groups / tiles) and writes part[i * groups + g] for its columns
+ * i. Four rows at a time, float4 loads: a work-item keeps 16 bytes of each column in flight (the
+ * columns and w are zero past row n, up to a multiple of 4). The groups of one row group are
+ * neighbours in the launch, so they read the same w about together: w comes from memory once, V
+ * once (V^T w with several work-items per row block, as in E. Bainville's gemv). In pass 2
+ * nothing is done unless pass 1's DGKS test asked for it (*flag). */
 __kernel void lz_gemvt(__global const float *V, const int ld, const int n, const int nc,
                        __global const float *w, __global double *part, const int pass,
                        __global const int *flag)
@@ -78,17 +84,18 @@ __kernel void lz_gemvt(__global const float *V, const int ld, const int n, const
   __local double s[TILE * LOCAL];
   const int lid = get_local_id(0), tiles = (nc + TILE) / TILE, q = get_group_id(0);
   const int g = q / tiles, groups = get_num_groups(0) / tiles, i0 = (q % tiles) * TILE;
-  const int cols = min(TILE, nc + 1 - i0);
+  const int cols = min(TILE, nc + 1 - i0), n4 = (n + 3) / 4;
   double acc[TILE];
   if (pass == 2 && *flag == 0)
     return;
   for (int t = 0; t < TILE; t++)
     acc[t] = 0.0;
-  for (int r = g * LOCAL + lid; r < n; r += groups * LOCAL) {
-    const double wr = w[r];
+  for (int r4 = g * LOCAL + lid; r4 < n4; r4 += groups * LOCAL) {
+    const double4 wr = convert_double4(vload4(r4, w));
     for (int t = 0; t < TILE; t++)
       if (t < cols)
-        acc[t] += (i0 + t < nc ? (double)V[(size_t)(i0 + t) * ld + r] : wr) * wr;
+        acc[t] +=
+            dot(i0 + t < nc ? convert_double4(vload4(r4, V + (size_t)(i0 + t) * ld)) : wr, wr);
   }
   for (int t = 0; t < TILE; t++)
     s[t * LOCAL + lid] = acc[t];
@@ -98,12 +105,12 @@ __kernel void lz_gemvt(__global const float *V, const int ld, const int n, const
 }
 
 /* w -= V[:, 0..nc) h, where h (and w . w at entry nc) is the sum of lz_gemvt's P partials per
- * entry, added by every group, HMAX entries at a time. Four columns at a time with independent
- * sums, so that each work-item has four loads of V in flight. Work-group 0 also logs h
- * (coef[coef_off + i]: mode 1 sets, mode 2 adds, 0 leaves the log alone) and, in pass 1, makes
- * the DGKS test: a second pass is needed when |w - V h|^2 = w.w - |h|^2 < w.w / 2, which *flag
- * tells pass 2's kernels (flag[1] counts them). With `fused`, also wpart[g] = this group's sum
- * of the updated w^2 (pass 1 writes it; pass 2, if it runs, overwrites it). */
+ * entry, added by every group, HMAX entries at a time. Four rows (float4) and four columns at a
+ * time with independent sums, so that each work-item has 64 bytes of V in flight. Work-group 0 also
+ * logs h (coef[coef_off + i]: mode 1 sets, mode 2 adds, 0 leaves the log alone) and, in pass 1,
+ * makes the DGKS test: a second pass is needed when |w - V h|^2 = w.w - |h|^2 < w.w / 2, which
+ * *flag tells pass 2's kernels (flag[1] counts them). With `fused`, also wpart[g] = this group's
+ * sum of the updated w^2 (pass 1 writes it; pass 2, if it runs, overwrites it). */
 __kernel void lz_gemvn(__global const float *V, const int ld, const int n, const int nc,
                        __global const double *part, const int P, __global float *w,
                        __global double *coef, const int coef_off, const int mode, const int fused,
@@ -112,6 +119,7 @@ __kernel void lz_gemvn(__global const float *V, const int ld, const int n, const
   __local double s[LOCAL];
   __local double h[HMAX];
   const int lid = get_local_id(0), g = get_group_id(0), lead = g == 0 && lid == 0;
+  const int n4 = (n + 3) / 4;
   double hh = 0.0, ww = 0.0, ss = 0.0;
   if (pass == 2 && *flag == 0)
     return;
@@ -128,23 +136,24 @@ __kernel void lz_gemvn(__global const float *V, const int ld, const int n, const
         ww = h[cols];
     }
     ss = 0.0;
-    for (int r = get_global_id(0); r < n; r += get_global_size(0)) {
-      __global const float *v = V + (size_t)c0 * ld + r;
-      double a0 = w[r], a1 = 0.0, a2 = 0.0, a3 = 0.0;
+    for (int r4 = get_global_id(0); r4 < n4; r4 += get_global_size(0)) {
+      __global const float *v = V + (size_t)c0 * ld;
+      double4 a0 = convert_double4(vload4(r4, w)), a1 = (double4)(0.0), a2 = a1, a3 = a1;
       int i = 0;
       for (; i + 4 <= cols; i += 4) {
-        const float v0 = v[(size_t)i * ld], v1 = v[(size_t)(i + 1) * ld];
-        const float v2 = v[(size_t)(i + 2) * ld], v3 = v[(size_t)(i + 3) * ld];
-        a0 -= (double)v0 * h[i];
-        a1 -= (double)v1 * h[i + 1];
-        a2 -= (double)v2 * h[i + 2];
-        a3 -= (double)v3 * h[i + 3];
+        const float4 v0 = vload4(r4, v + (size_t)i * ld), v1 = vload4(r4, v + (size_t)(i + 1) * ld);
+        const float4 v2 = vload4(r4, v + (size_t)(i + 2) * ld);
+        const float4 v3 = vload4(r4, v + (size_t)(i + 3) * ld);
+        a0 -= convert_double4(v0) * h[i];
+        a1 -= convert_double4(v1) * h[i + 1];
+        a2 -= convert_double4(v2) * h[i + 2];
+        a3 -= convert_double4(v3) * h[i + 3];
       }
       for (; i < cols; i++)
-        a0 -= (double)v[(size_t)i * ld] * h[i];
-      const float f = (float)((a0 + a1) + (a2 + a3));
-      w[r] = f;
-      ss += (double)f * f;
+        a0 -= convert_double4(vload4(r4, v + (size_t)i * ld)) * h[i];
+      const float4 f = convert_float4((a0 + a1) + (a2 + a3));
+      vstore4(f, r4, w);
+      ss += dot(convert_double4(f), convert_double4(f));
     }
   }
   if (pass == 1 && lead) {
@@ -163,10 +172,12 @@ __kernel void lz_gemvn(__global const float *V, const int ld, const int n, const
 __kernel void lz_norm2(__global const float *w, const int n, __global double *wpart)
 {
   __local double s[LOCAL];
-  const int lid = get_local_id(0);
+  const int lid = get_local_id(0), n4 = (n + 3) / 4;
   double ss = 0.0;
-  for (int r = get_global_id(0); r < n; r += get_global_size(0))
-    ss += (double)w[r] * w[r];
+  for (int r4 = get_global_id(0); r4 < n4; r4 += get_global_size(0)) {
+    const double4 f = convert_double4(vload4(r4, w));
+    ss += dot(f, f);
+  }
   s[lid] = ss;
   tree_sum(s, lid, 1);
   if (lid == 0)
@@ -187,8 +198,8 @@ __kernel void lz_scale(__global const float *w, const int n, __global const doub
   const float f = beta > 0.0 ? (float)(1.0 / beta) : 0.0f;
   if (get_group_id(0) == 0 && lid == 0)
     coef[coef_off] = beta;
-  for (int r = get_global_id(0); r < n; r += get_global_size(0))
-    dst[r] = w[r] * f;
+  for (int r4 = get_global_id(0); r4 < (n + 3) / 4; r4 += get_global_size(0))
+    vstore4(vload4(r4, w) * f, r4, dst);
 }
 
 /* Known vectors with disjoint supports: part[c * groups + g] = sum over this group's rows with

@@ -11,7 +11,7 @@
 #define BASIS_TILE 8
 #define BASIS_DENSE_KNOWN 8 /* up to this many known vectors live as dense columns before V */
 #define BASIS_HMAX 256      /* coefficients a work-group sums into local memory at a time */
-#define BASIS_ROWS 16       /* rows per work-item, at least, in a column tile of V^T w */
+#define BASIS_ROW_GROUPS 2  /* row groups of V^T w per compute unit */
 #define BASIS_STAGE ((size_t)1 << 21)      /* floats per pinned staging buffer (8 MiB) */
 #define BASIS_COPY_BLOCK ((size_t)1 << 16) /* floats per thread's memcpy */
 
@@ -486,19 +486,17 @@ int spmv_basis_init_cl(spmv_basis *b)
   c->kc = kc;
   c->stride = c->kc + b->m + 2;
   c->local = m->lanczos_local;
-  /* enough work-groups to keep every compute unit's memory pipeline full: at 2 per unit the
-   * Gram-Schmidt kernels ran at a fifth of the H200's bandwidth at 3840x2160 */
-  c->groups = (size_t)(m->dev.compute_units > 0 ? m->dev.compute_units : 1) * 8;
-  if (c->groups * c->local > n)
-    c->groups = (n + c->local - 1) / c->local;
-  if (c->groups < 1)
-    c->groups = 1;
-  /* V^T w: one row group per compute unit (each launches a work-group per column tile), fewer
-   * when a work-item would get less than BASIS_ROWS rows; few row groups keep the partial sums
-   * that every group of lz_gemvn adds up few */
-  c->tgroups = (n + c->local * BASIS_ROWS - 1) / (c->local * BASIS_ROWS);
-  if (c->tgroups > (size_t)(m->dev.compute_units > 0 ? m->dev.compute_units : 1))
-    c->tgroups = (size_t)(m->dev.compute_units > 0 ? m->dev.compute_units : 1);
+  /* work-items take four rows each. The row-parallel kernels: 8 work-groups per compute unit
+   * (at 2 the Gram-Schmidt kernels ran at a fifth of the H200's bandwidth at 3840x2160); V^T w:
+   * 2 row groups per compute unit, each launching a work-group per column tile, so its partial
+   * sums, which every group of lz_gemvn adds up, stay few (measured: docs/PERFORMANCE.md).
+   * Never more groups than there are blocks of four rows to give them. */
+  {
+    const size_t cu = (size_t)(m->dev.compute_units > 0 ? m->dev.compute_units : 1);
+    const size_t most = ((n + 3) / 4 + c->local - 1) / c->local;
+    c->groups = 8 * cu < most ? 8 * cu : most;
+    c->tgroups = BASIS_ROW_GROUPS * cu < most ? BASIS_ROW_GROUPS * cu : most;
+  }
   {
     /* for tuning: DIASEG_LANCZOS_GROUPS=G,T sets groups and row groups */
     const char *env = getenv("DIASEG_LANCZOS_GROUPS");
@@ -551,7 +549,7 @@ int spmv_basis_init_cl(spmv_basis *b)
     if (err == CL_SUCCESS)
       c->tmp = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
     if (err == CL_SUCCESS)
-      c->w = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, n * sizeof(float), NULL, &err);
+      c->w = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, (n + 3) / 4 * 4 * sizeof(float), NULL, &err);
     if (err == CL_SUCCESS)
       c->part = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, partd * sizeof(double), NULL, &err);
     if (err == CL_SUCCESS)
@@ -584,6 +582,9 @@ int spmv_basis_init_cl(spmv_basis *b)
     }
     if (err == CL_SUCCESS)
       err = clEnqueueFillBuffer(m->queue, c->tmp, &zero, sizeof(zero), 0, bytes, 0, NULL, NULL);
+    if (err == CL_SUCCESS) /* rows n .. n4 stay zero: the kernels read w four rows at a time */
+      err = clEnqueueFillBuffer(m->queue, c->w, &zero, sizeof(zero), 0,
+                                (n + 3) / 4 * 4 * sizeof(float), 0, NULL, NULL);
     if (err == CL_SUCCESS)
       err = clEnqueueFillBuffer(m->queue, c->coef, &dzero, sizeof(dzero), 0, logd * sizeof(double),
                                 0, NULL, NULL);
