@@ -4,7 +4,7 @@
 #
 #   tests/gpu_check.sh OUT [STEP ...]
 #   steps: setup build devices test spmv sweep solvecheck bench bench4k benchgpu fuse lzsweep
-#          lanczos peers scipy pack
+#          lanczos cpulz scipy peers pack
 #
 # setup: where .deps/ holds Debian's libarpack2, libarpack2-dev, libstb-dev and libstb0 packages
 # (apt-get download), unpack them to /opt/deps and register NVIDIA's OpenCL ICD (the recipe of the
@@ -112,7 +112,7 @@ fi
 if step lzsweep; then
   # work-group counts of the Lanczos kernels: G (row-parallel kernels) and T (row groups of V^T w)
   log "lzsweep: the device-resident solver's work-group counts, plain top of the spectrum"
-  for gt in default 1056,66 1056,264 528,132 2112,132 264,33; do
+  for gt in default 1056,132 528,264 2112,264 1056,528; do
     if [ $gt = default ]; then unset DIASEG_LANCZOS_GROUPS; else export DIASEG_LANCZOS_GROUPS=$gt; fi
     "$D" bench --size 481x321 --size 1920x1080 --matvec opencl --cl-device "$GPU" --kernel aligned \
       --solver lanczos --keep-specks --repeat 5 -q --json "$OUT/lzsweep_$gt.json" \
@@ -130,6 +130,22 @@ if step lanczos; then
       --keep-specks --repeat 5 -q --json "$OUT/lanczos_plain_$r.json" | tee -a "$OUT/lanczos_plain.txt"
   done
 fi
+if step cpulz; then
+  log "cpulz: the same Lanczos on the host's cores (C path), 481x321 and 1920x1080"
+  "$D" bench --size 481x321 --size 1920x1080 --matvec cpu --solver lanczos --repeat 20 \
+    --json "$OUT/cpulz.json" 2> "$OUT/cpulz.err" | tee "$OUT/cpulz.txt"
+fi
+if step scipy; then
+  log "scipy: SciPy's eigsh against diaseg's C path on the same matrices (host)"
+  for S in 481x321 1920x1080; do
+    "$D" affinity --resize "$S" --export "/tmp/m_$S" -q
+    "$D" eigs "$ROOT/data/coffee.png" --resize "$S" --nev 16 --tol 1e-3 --keep-specks \
+      --matvec cpu -o "/tmp/c_$S" -q
+    python3 "$ROOT/tests/peers.py" "/tmp/m_$S" --nev 16 --tol 1e-3 --repeat 1 \
+      --report "/tmp/c_$S/report.json" --json "$OUT/scipy_$S.json" | tee -a "$OUT/scipy.txt"
+    cp "/tmp/c_$S/report.json" "$OUT/scipy_diaseg_$S.json"
+  done
+fi
 if step peers; then
   log "peers: CuPy on the same matrices (cuSPARSE CSR SpMV, eigsh)"
   for S in 481x321 1920x1080 3840x2160; do
@@ -138,6 +154,7 @@ if step peers; then
       --matvec opencl --cl-device "$GPU" --kernel aligned -o "/tmp/e_$S" -q
     python3 "$ROOT/tests/peers.py" "/tmp/m_$S" --nev 16 --tol 1e-3 --no-scipy --cupy \
       --report "/tmp/e_$S/report.json" --json "$OUT/peers_$S.json" | tee -a "$OUT/peers.txt"
+    cp "/tmp/e_$S/report.json" "$OUT/peers_diaseg_$S.json"
   done
 fi
 if step pack; then
