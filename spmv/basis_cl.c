@@ -11,7 +11,7 @@
 #define BASIS_TILE 8
 #define BASIS_DENSE_KNOWN 8 /* up to this many known vectors live as dense columns before V */
 #define BASIS_HMAX 256      /* coefficients a work-group sums into local memory at a time */
-#define BASIS_ROW_GROUPS 2  /* row groups of V^T w per compute unit */
+#define BASIS_ROW_GROUPS 1  /* row groups of V^T w per compute unit */
 #define BASIS_STAGE ((size_t)1 << 21)      /* floats per pinned staging buffer (8 MiB) */
 #define BASIS_COPY_BLOCK ((size_t)1 << 16) /* floats per thread's memcpy */
 
@@ -488,8 +488,9 @@ int spmv_basis_init_cl(spmv_basis *b)
   c->local = m->lanczos_local;
   /* work-items take four rows each. The row-parallel kernels: 8 work-groups per compute unit
    * (at 2 the Gram-Schmidt kernels ran at a fifth of the H200's bandwidth at 3840x2160); V^T w:
-   * 2 row groups per compute unit, each launching a work-group per column tile, so its partial
-   * sums, which every group of lz_gemvn adds up, stay few (measured: docs/PERFORMANCE.md).
+   * one row group per compute unit, each launching a work-group per column tile, so its partial
+   * sums, which every group of lz_gemvn adds up, stay few (1 per unit beat 2 and 4 on the H200:
+   * docs/PERFORMANCE.md).
    * Never more groups than there are blocks of four rows to give them. */
   {
     const size_t cu = (size_t)(m->dev.compute_units > 0 ? m->dev.compute_units : 1);

@@ -146,13 +146,19 @@ def main():
         # no OpenCL platform with --matvec opencl: the reason, once (progress lines aside)
         empty = os.path.join(tmp, "no_icd")
         os.mkdir(empty)
-        p = subprocess.run([a.diaseg, "bench", "--size", "13x7", "--matvec", "opencl", "--json",
-                            j3], capture_output=True, text=True, timeout=300,
-                           env=dict(os.environ, OCL_ICD_VENDORS=empty))
-        errors = p.stderr.strip().splitlines()
-        check(p.returncode == 1 and errors and errors[-1].startswith("diaseg: error: ") and
-              p.stderr.count("CL_PLATFORM_NOT_FOUND") == 1 and not os.path.exists(j3),
-              f"no OpenCL platform: exit {p.returncode}, stderr {p.stderr!r}")
+        env = dict(os.environ, OCL_ICD_VENDORS=empty)
+        probe = subprocess.run([a.diaseg, "devices"], capture_output=True, text=True, env=env)
+        if "No OpenCL devices" not in probe.stdout:
+            # some loaders (NVIDIA's) ignore OCL_ICD_VENDORS: the case cannot be made here
+            print("note: this OpenCL loader ignores OCL_ICD_VENDORS; the no-platform check is skipped")
+        else:
+            p = subprocess.run([a.diaseg, "bench", "--size", "13x7", "--matvec", "opencl",
+                                "--json", j3], capture_output=True, text=True, timeout=300,
+                               env=env)
+            errors = p.stderr.strip().splitlines()
+            check(p.returncode == 1 and errors and errors[-1].startswith("diaseg: error: ") and
+                  p.stderr.count("CL_PLATFORM_NOT_FOUND") == 1 and not os.path.exists(j3),
+                  f"no OpenCL platform: exit {p.returncode}, stderr {p.stderr!r}")
         os.rmdir(empty)
         check(sorted(os.listdir(tmp)) == ["b.csv", "b.json", "b.png", "b.svg"],
               f"stray files: {os.listdir(tmp)}")
