@@ -1,6 +1,7 @@
 /* The pixel-affinity matrix of radius-r discs, normalised for normalized cuts, in DIA form. */
 #include "app.h"
 
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -54,6 +55,35 @@ static int check_params(int width, int height, int nfeat, const app_affinity_par
   if (!isfinite(p->sigma_x) || !(p->sigma_x > 0.0))
     return dsg_error_set(DSG_ERR_INVALID, "--sigma-x %g is invalid: it must be finite and > 0",
                          p->sigma_x);
+  /* the weights divide by sigma^2: it must be a normal double (not 0, not subnormal, not inf) */
+  if (!isnormal(p->sigma_i * p->sigma_i))
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "--sigma-i %g is out of range: sigma_i^2 = %g is not a normal positive "
+                         "double (it must lie in [%g, %g])",
+                         p->sigma_i, p->sigma_i * p->sigma_i, sqrt(DBL_MIN), sqrt(DBL_MAX));
+  if (!isnormal(p->sigma_x * p->sigma_x))
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "--sigma-x %g is out of range: sigma_x^2 = %g is not a normal positive "
+                         "double (it must lie in [%g, %g])",
+                         p->sigma_x, p->sigma_x * p->sigma_x, sqrt(DBL_MIN), sqrt(DBL_MAX));
+  /* The nearest neighbour's weight exp(-1 / sigma_x^2) bounds every edge: at or below
+   * APP_COMPONENT_THRESHOLD (float resolution; below FLT_MIN it underflows to 0) no pixel has a
+   * neighbour and N is the identity. */
+  const float nearest = (float)exp(-1.0 / (p->sigma_x * p->sigma_x));
+  if (!(nearest > APP_COMPONENT_THRESHOLD)) {
+    /* the smallest usable value, rounded up to 4 significant digits */
+    const double min_sx = 1.0 / sqrt(-log((double)APP_COMPONENT_THRESHOLD));
+    const double scale = pow(10.0, 3 - floor(log10(min_sx)));
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "--sigma-x %g is too small: the weight of a pixel's nearest neighbour, "
+                         "exp(-1 / sigma_x^2) = %.3g, %s, so no pixel has a neighbour; the "
+                         "smallest usable --sigma-x is %.4g",
+                         p->sigma_x, (double)nearest,
+                         nearest == 0.0f ? "underflows to 0 in float"
+                                         : "is below float resolution (diaseg counts weights "
+                                           "<= 1e-7 as no edge)",
+                         ceil(min_sx * scale) / scale);
+  }
   return DSG_OK;
 }
 
@@ -113,8 +143,12 @@ int app_affinity_build(int width, int height, const float *features, int nfeat,
   if (status != DSG_OK)
     goto out_free;
 
-    /* Pass 1: W (float) into the diagonals, D = row sums of W (double). */
-#pragma omp parallel for schedule(static)
+  /* Pass 1: W (float) into the diagonals, D = row sums of W (double). need: the smallest
+   * sigma_i that lifts the weight of a pair at or below APP_COMPONENT_THRESHOLD above it (for the
+   * message when no pixel has a neighbour). */
+  const double log_thr = -log((double)APP_COMPONENT_THRESHOLD);
+  double need = HUGE_VAL;
+#pragma omp parallel for schedule(static) reduction(min : need)
   for (int y = 0; y < height; y++) {
     for (int x = 0; x < width; x++) {
       const int i = y * width + x;
@@ -132,24 +166,44 @@ int app_affinity_build(int width, int height, const float *features, int nfeat,
         }
         const double w = exp(-dist2 * inv_si2) * spatial[k];
         A->values[(size_t)diag_of[k] * A->pitch + (size_t)i] = (float)w;
+        if (!((float)w > APP_COMPONENT_THRESHOLD) && dist2 > 0.0) {
+          const double room = log_thr - (double)(dx[k] * dx[k] + dy[k] * dy[k]) * inv_sx2;
+          if (room > 0.0 && sqrt(dist2 / room) < need)
+            need = sqrt(dist2 / room);
+        }
         sum += w;
       }
       degree[i] = sum;
     }
   }
   /* Pass 2: N_ij = W_ij * (s_i * s_j), s = D^-1/2; the product s_i * s_j keeps N exactly
-   * symmetric. degree becomes D^1/2. */
+   * symmetric. degree becomes D^1/2. linked: some pixel has a neighbour, an edge N_ij above
+   * APP_COMPONENT_THRESHOLD (what app_components_find counts). */
+  int linked = 0;
 #pragma omp parallel for schedule(static)
   for (int i = 0; i < n; i++)
     degree[i] = sqrt(degree[i]);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) reduction(| : linked)
   for (int i = 0; i < n; i++) {
     for (int d = 0; d < ndiag; d++) {
       const long long j = (long long)i + offsets[d];
       float *a = A->values + (size_t)d * A->pitch + (size_t)i;
-      if (j >= 0 && j < n && *a != 0.0f)
+      if (j >= 0 && j < n && *a != 0.0f) {
         *a = (float)((double)*a * (1.0 / (degree[i] * degree[j])));
+        linked |= offsets[d] != 0 && *a > APP_COMPONENT_THRESHOLD;
+      }
     }
+  }
+  if (!linked) {
+    /* 1% over the bound, rounded up to 3 significant digits */
+    const double scale = isfinite(need) ? pow(10.0, 2 - floor(log10(need * 1.01))) : 1.0;
+    status = dsg_error_set(DSG_ERR_INVALID,
+                           "no pixel has a neighbour: with --sigma-i %g every weight "
+                           "exp(-|F_i - F_j|^2 / sigma_i^2 - |X_i - X_j|^2 / sigma_x^2) of "
+                           "this image is 0 or below float resolution (1e-7); raise --sigma-i "
+                           "to at least %.3g",
+                           p->sigma_i, isfinite(need) ? ceil(need * 1.01 * scale) / scale : 1.0);
+    goto out_free;
   }
   *N_out = A;
   A = NULL;

@@ -200,9 +200,22 @@ int app_out_begin(app_out **out, const char *dir);
 int app_out_open(app_out *o, const char *name, FILE **fp);
 /* Closes a staged file, checking every write, flush and close; on failure the file is dropped. */
 int app_out_close(app_out *o, FILE *fp);
-/* Renames every staged file into place, then removes the files of an earlier run that this one
- * did not write: names in the folder that match one of the fnmatch patterns in `stale` (NULL
- * terminated; NULL: none), e.g. eigvec_07.png after a run with --nev 4. Other files stay. */
+/* Stages a file at any path, its temporary beside it, committed with the set (--json FILE); a
+ * missing parent folder or one that cannot be written fails here. A folder at `path` is an error.
+ * A path that exists and is not a regular file (a device such as /dev/full, a FIFO, a symbolic
+ * link such as /dev/stdout) is never staged or renamed over: *fp stays NULL and *direct is 1;
+ * write it with app_write_direct. */
+int app_out_open_path(app_out *o, const char *path, FILE **fp, int *direct);
+/* Writes len bytes to path ("-": standard output) in place: open (creating, truncating, like `>`
+ * in a shell), write and close, each checked. Returns DSG_OK or DSG_ERR_IO with the reason. */
+int app_write_direct(const char *path, const char *buf, size_t len);
+/* Puts every staged file in place, all or nothing: first checks that no target is a folder or
+ * anything else but a regular file (an error, nothing renamed), keeps each earlier file under a
+ * hidden backup name (a hard link, else a rename) until every new one is renamed into place, and
+ * on a failure midway removes the new ones and restores the earlier ones. Then removes the
+ * backups, and the files of an earlier run that this one did not write: names in the folder that
+ * match one of the fnmatch patterns in `stale` (NULL terminated; NULL: none), e.g. eigvec_07.png
+ * after a run with --nev 4. Other files stay. */
 int app_out_commit(app_out *o, const char *const *stale);
 /* Removes staged files that were not committed, frees o (NULL is allowed). */
 void app_out_destroy(app_out *o);

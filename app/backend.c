@@ -126,11 +126,19 @@ int app_devices(const app_config *cfg)
   app_json j;
   status = spmv_cl_devices(&list, &count);
   if (status != DSG_OK) {
-    if (cfg->json)
-      return status;
+    if (cfg->json || (cfg->cl_device && *cfg->cl_device))
+      return status; /* --cl-device names a device, and there is none */
     printf("No OpenCL devices: %s\nWith --matvec auto (the default) diaseg uses the C path.\n",
            dsg_error_message());
     return DSG_OK;
+  }
+  /* a device that --cl-device names must exist: the same error as a run's */
+  if (cfg->cl_device && *cfg->cl_device) {
+    status = spmv_cl_pick(list, count, cfg->cl_device, 0, &any);
+    if (status != DSG_OK) {
+      free(list);
+      return status;
+    }
   }
   if (spmv_cl_pick(list, count, cfg->cl_device, 1, &gpu) != DSG_OK)
     gpu = -1;
@@ -194,6 +202,8 @@ int app_devices(const app_config *cfg)
     printf(
         "--matvec opencl uses [%d] %s (choose with --cl-device INDEX|NAME or DIASEG_CL_DEVICE).\n",
         any, list[any].name);
+  else if (spmv_cl_pick(list, count, cfg->cl_device, 0, &any) != DSG_OK) /* $DIASEG_CL_DEVICE */
+    printf("--matvec opencl fails (DIASEG_CL_DEVICE): %s\n", dsg_error_message());
   free(list);
   return DSG_OK;
 }

@@ -104,7 +104,7 @@ static const opt_def options[] = {
     {"json", 0, "FILE", OPT_JSON, (SOLVE_CMDS | BENCH_CMD | DEVICES_CMD),
      "also write the report to FILE ('-': standard output)"},
     {"max-pixels", 0, "N", OPT_MAX_PIXELS, (IMAGE_CMDS | BENCH_CMD),
-     "refuse images with more pixels (default 33554432)"},
+     "refuse images with more pixels, 1 <= N <= 1073741823 (default 33554432)"},
     {"quiet", 'q', NULL, OPT_QUIET, (IMAGE_CMDS | BENCH_CMD),
      "no progress or summary on standard error"},
     {"size", 0, "WxH", OPT_SIZE, BENCH_CMD,

@@ -50,6 +50,30 @@ out_close:
   return status;
 }
 
+static const char *format_name(app_image_format fmt)
+{
+  switch (fmt) {
+  case APP_FMT_PNG: return "PNG";
+  case APP_FMT_JPEG: return "JPEG";
+  case APP_FMT_BMP: return "BMP";
+  case APP_FMT_TGA: return "TGA";
+  case APP_FMT_PNM: return "PNM";
+  default: return "image";
+  }
+}
+
+/* stb keeps its last failure reason until the next failure, and stbi_info probes every format
+ * (the JPEG probe of a PNG leaves "no SOI"); some decoder paths fail without a reason. A probe
+ * of one zero byte fails in every format and leaves one known reason: the one returned here. A
+ * reason still equal to it after a decode is not the decoder's. */
+static const char *stb_reason_reset(void)
+{
+  static const unsigned char zero[1] = {0};
+  int w, h, c;
+  stbi_info_from_memory(zero, 1, &w, &h, &c);
+  return stbi_failure_reason();
+}
+
 int app_image_decode(const unsigned char *file, size_t len, const char *name, size_t max_pixels,
                      app_image *img)
 {
@@ -57,7 +81,7 @@ int app_image_decode(const unsigned char *file, size_t len, const char *name, si
   int w = 0, h = 0, comp = 0, w2 = 0, h2 = 0, c2 = 0, status;
   long dw = -1, dh = -1;
   app_image_format fmt;
-  const char *why;
+  const char *why, *stale;
 
   memset(img, 0, sizeof(*img));
   if (len == 0)
@@ -79,11 +103,9 @@ int app_image_decode(const unsigned char *file, size_t len, const char *name, si
                          "'%s' is %ld x %ld = %.0f pixels, over the cap of %zu "
                          "(raise it with --max-pixels)",
                          name, dw, dh, (double)dw * (double)dh, max_pixels);
-  if (!stbi_info_from_memory(file, (int)len, &w, &h, &comp)) {
-    why = stbi_failure_reason();
-    return dsg_error_set(DSG_ERR_FORMAT, "'%s' has a corrupt or unsupported header%s%s%s", name,
-                         why && *why ? " (" : "", why && *why ? why : "", why && *why ? ")" : "");
-  }
+  if (!stbi_info_from_memory(file, (int)len, &w, &h, &comp)) /* its reason is a probe's */
+    return dsg_error_set(DSG_ERR_FORMAT, "'%s' has a corrupt or unsupported %s header", name,
+                         format_name(fmt));
   if (fmt == APP_FMT_BMP && h < 0)
     h = -h; /* stb reports a top-down BMP's height as negative */
   if (w != dw || h != dh || comp < 1 || comp > 4)
@@ -91,11 +113,14 @@ int app_image_decode(const unsigned char *file, size_t len, const char *name, si
                          "'%s' declares %ld x %ld pixels but decodes its header "
                          "as %d x %d x %d",
                          name, dw, dh, w, h, comp);
+  stale = stb_reason_reset();
   pixels = stbi_load_from_memory(file, (int)len, &w2, &h2, &c2, 0);
   if (!pixels) {
     why = stbi_failure_reason();
-    return dsg_error_set(DSG_ERR_FORMAT, "cannot decode '%s'%s%s%s: truncated or corrupt", name,
-                         why && *why ? " (" : "", why && *why ? why : "", why && *why ? ")" : "");
+    if (!why || why == stale || !*why)
+      why = "its image data does not decode";
+    return dsg_error_set(DSG_ERR_FORMAT, "cannot decode '%s': a truncated or corrupt %s (%s)", name,
+                         format_name(fmt), why);
   }
   /* a PNG colour key (tRNS) makes stb add an alpha channel */
   if (w2 != w || h2 != h || !(c2 == comp || (fmt == APP_FMT_PNG && c2 == comp + 1 && c2 <= 4))) {

@@ -1,8 +1,10 @@
-/* Staged output files (temporary file + rename) and the PNG / .npy / text writers. */
+/* Staged output files (temporary file + rename, committed all or nothing) and the PNG / .npy /
+ * text writers. */
 #include "app.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <signal.h>
@@ -16,10 +18,12 @@
 #define APP_OUT_MAX_FILES 1024
 
 typedef struct staged {
-  char *tmp;   /* hidden temporary path in the folder */
-  char *final; /* the name it gets on commit */
-  FILE *fp;    /* open while being written */
-  int done;    /* closed successfully */
+  char *tmp;    /* hidden temporary path beside the final one */
+  char *final;  /* the path it gets on commit */
+  char *backup; /* the earlier file at `final` while the commit runs (NULL: none) */
+  FILE *fp;     /* open while being written */
+  int done;     /* 1: closed successfully; 2: committed */
+  int outside;  /* staged by app_out_open_path: not one of the folder's outputs */
 } staged;
 
 struct app_out {
@@ -97,34 +101,112 @@ out_fail:
 
 const char *app_out_dir(const app_out *o) { return o->dir; }
 
-int app_out_open(app_out *o, const char *name, FILE **fp)
+/* Stages a file that commit renames to `final` (taken over by the entry) through the temporary
+ * `tmp` (likewise). */
+static int stage(app_out *o, char *tmp, char *final, int outside, FILE **fp)
 {
   staged *s;
+  *fp = NULL;
+  if (!tmp || !final) {
+    free(tmp);
+    free(final);
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate output paths");
+  }
+  if (o->nfiles >= APP_OUT_MAX_FILES) {
+    free(tmp);
+    free(final);
+    return dsg_error_set(DSG_ERR_LIMIT, "more than %d output files", APP_OUT_MAX_FILES);
+  }
+  s = &o->files[o->nfiles];
+  memset(s, 0, sizeof(*s));
+  s->tmp = tmp;
+  s->final = final;
+  s->outside = outside;
+  s->fp = fopen(s->tmp, "wb");
+  if (!s->fp) {
+    int e = errno;
+    if (outside)
+      dsg_error_set(DSG_ERR_IO, "cannot write '%s': %s", s->final, strerror(e));
+    else
+      dsg_error_set(DSG_ERR_IO, "cannot create '%s' in '%s': %s", strrchr(s->final, '/') + 1,
+                    o->dir, strerror(e));
+    free(s->tmp);
+    free(s->final);
+    s->tmp = s->final = NULL;
+    return DSG_ERR_IO;
+  }
+  o->nfiles++; /* the handler may now see (and unlink) this entry */
+  *fp = s->fp;
+  return DSG_OK;
+}
+
+int app_out_open(app_out *o, const char *name, FILE **fp)
+{
   char suffix[32];
   *fp = NULL;
   if (strchr(name, '/'))
     return dsg_error_set(DSG_ERR_INVALID, "output name '%s' must not contain '/'", name);
-  if (o->nfiles >= APP_OUT_MAX_FILES)
-    return dsg_error_set(DSG_ERR_LIMIT, "more than %d output files", APP_OUT_MAX_FILES);
-  s = &o->files[o->nfiles];
-  memset(s, 0, sizeof(*s));
   snprintf(suffix, sizeof(suffix), ".tmp-%ld", (long)getpid());
-  s->tmp = join(o->dir, ".", name, suffix);
-  s->final = join(o->dir, "", name, "");
-  if (!s->tmp || !s->final) {
-    free(s->tmp);
-    free(s->final);
-    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate output paths");
+  return stage(o, join(o->dir, ".", name, suffix), join(o->dir, "", name, ""), 0, fp);
+}
+
+int app_out_open_path(app_out *o, const char *path, FILE **fp, int *direct)
+{
+  struct stat st;
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  char *dir, suffix[48];
+  int status;
+  *fp = NULL;
+  *direct = 0;
+  if (!*path || !*base)
+    return dsg_error_set(DSG_ERR_IO, "cannot write '%s': it names a folder, not a file", path);
+  if (lstat(path, &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      return dsg_error_set(DSG_ERR_IO, "cannot write '%s': it is a folder, not a file", path);
+    if (!S_ISREG(st.st_mode)) {
+      *direct = 1; /* a device, a FIFO, a link such as /dev/stdout: written, never renamed over */
+      return DSG_OK;
+    }
+  } else if (errno != ENOENT) {
+    return dsg_error_set(DSG_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
   }
-  s->fp = fopen(s->tmp, "wb");
-  if (!s->fp) {
-    int e = errno;
-    free(s->tmp);
-    free(s->final);
-    return dsg_error_set(DSG_ERR_IO, "cannot create '%s' in '%s': %s", name, o->dir, strerror(e));
+  dir = !slash ? strdup(".") : slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+  if (!dir)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a path");
+  /* the slot number keeps it apart from a folder output of the same name */
+  snprintf(suffix, sizeof(suffix), ".tmp-%ld-%d", (long)getpid(), (int)o->nfiles);
+  status = stage(o, join(dir, ".", base, suffix), strdup(path), 1, fp);
+  free(dir);
+  return status;
+}
+
+int app_write_direct(const char *path, const char *buf, size_t len)
+{
+  int fd, e = 0;
+  if (strcmp(path, "-") == 0) {
+    if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0)
+      return dsg_error_set(DSG_ERR_IO, "cannot write the report to standard output: %s",
+                           strerror(errno));
+    return DSG_OK;
   }
-  o->nfiles++; /* the handler may now see (and unlink) this entry */
-  *fp = s->fp;
+  fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY, 0666); /* like `>` in a shell */
+  if (fd < 0)
+    return dsg_error_set(DSG_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+  while (len > 0 && !e) {
+    ssize_t w = write(fd, buf, len);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      e = w < 0 ? errno : EIO;
+    else {
+      buf += w;
+      len -= (size_t)w;
+    }
+  }
+  if (close(fd) != 0 && !e && errno != EINTR)
+    e = errno;
+  if (e)
+    return dsg_error_set(DSG_ERR_IO, "cannot write '%s': %s", path, strerror(e));
   return DSG_OK;
 }
 
@@ -175,7 +257,7 @@ static void remove_stale(app_out *o, const char *const *stale)
       continue;
     for (int i = 0; i < o->nfiles && !ours; i++) {
       const char *base = strrchr(o->files[i].final, '/');
-      ours = strcmp(base ? base + 1 : o->files[i].final, e->d_name) == 0;
+      ours = !o->files[i].outside && strcmp(base ? base + 1 : o->files[i].final, e->d_name) == 0;
     }
     if (!ours) {
       char *path = join(o->dir, "", e->d_name, "");
@@ -187,16 +269,106 @@ static void remove_stale(app_out *o, const char *const *stale)
   closedir(d);
 }
 
+/* The backup name of staged file i: beside its final path, hidden. */
+static char *backup_path(const app_out *o, int i)
+{
+  const char *final = o->files[i].final, *slash = strrchr(final, '/');
+  char suffix[48];
+  size_t dirlen = slash ? (size_t)(slash - final) + 1 : 0;
+  char *s, *dir = strndup(final, dirlen);
+  if (!dir)
+    return NULL;
+  snprintf(suffix, sizeof(suffix), ".old-%ld-%d", (long)getpid(), i);
+  s = malloc(strlen(final) + strlen(suffix) + 2);
+  if (s)
+    sprintf(s, "%s.%s%s", dir, final + dirlen, suffix);
+  free(dir);
+  return s;
+}
+
+/* Undoes a commit that failed midway: the new files go, the earlier ones come back. In reverse
+ * order, so that two entries for one path (--json naming an output) unwind too. A backup that is
+ * a second link to the file still in place is a no-op rename: then the link just goes. */
+static void roll_back(app_out *o)
+{
+  for (int i = o->nfiles - 1; i >= 0; i--) {
+    staged *s = &o->files[i];
+    if (s->done == 2) {
+      if (!s->backup)
+        unlink(s->final);
+      char *tmp = s->tmp;
+      s->done = 1;   /* its temporary is gone: nothing is left to remove */
+      s->tmp = NULL; /* before the free: the signal handler reads it */
+      free(tmp);
+    }
+    if (s->backup) {
+      if (rename(s->backup, s->final) == 0)
+        unlink(s->backup);
+      free(s->backup);
+      s->backup = NULL;
+    }
+  }
+}
+
 int app_out_commit(app_out *o, const char *const *stale)
 {
-  for (int i = 0; i < o->nfiles; i++)
-    if (!o->files[i].done)
+  struct stat st;
+  int status = DSG_OK, i;
+  for (i = 0; i < o->nfiles; i++)
+    if (o->files[i].done != 1)
       return dsg_error_set(DSG_ERR_IO, "'%s' was not completely written", o->files[i].final);
-  for (int i = 0; i < o->nfiles; i++) {
+  /* 1. every target is free or a regular file: anything else in the way fails before a rename */
+  for (i = 0; i < o->nfiles; i++) {
+    const char *final = o->files[i].final;
+    if (lstat(final, &st) != 0) {
+      if (errno != ENOENT)
+        return dsg_error_set(DSG_ERR_IO, "cannot replace '%s': %s", final, strerror(errno));
+    } else if (!S_ISREG(st.st_mode)) {
+      return dsg_error_set(DSG_ERR_IO,
+                           "cannot replace '%s': it is %s, not a regular file; nothing was "
+                           "written (move it away)",
+                           final,
+                           S_ISDIR(st.st_mode)   ? "a folder"
+                           : S_ISLNK(st.st_mode) ? "a symbolic link"
+                                                 : "a special file");
+    }
+  }
+  /* 2. the earlier files stay reachable under backup names (a hard link, else a rename) until
+   * every new file is in place */
+  for (i = 0; i < o->nfiles && status == DSG_OK; i++) {
+    staged *s = &o->files[i];
+    if (lstat(s->final, &st) != 0)
+      continue; /* nothing to keep */
+    s->backup = backup_path(o, i);
+    if (!s->backup) {
+      status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a path");
+    } else if (link(s->final, s->backup) != 0 && rename(s->final, s->backup) != 0) {
+      status = dsg_error_set(DSG_ERR_IO, "cannot keep the earlier '%s' while replacing it: %s",
+                             s->final, strerror(errno));
+      free(s->backup);
+      s->backup = NULL;
+    }
+  }
+  /* 3. the new files into place; on a failure the earlier ones come back */
+  for (i = 0; i < o->nfiles && status == DSG_OK; i++) {
     if (rename(o->files[i].tmp, o->files[i].final) != 0)
-      return dsg_error_set(DSG_ERR_IO, "cannot move '%s' into place: %s", o->files[i].final,
-                           strerror(errno));
-    o->files[i].done = 2; /* committed */
+      status = dsg_error_set(DSG_ERR_IO,
+                             "cannot move '%s' into place: %s; the earlier files "
+                             "were kept",
+                             o->files[i].final, strerror(errno));
+    else
+      o->files[i].done = 2; /* committed */
+  }
+  if (status != DSG_OK) {
+    roll_back(o);
+    return status;
+  }
+  /* 4. the backups go */
+  for (i = 0; i < o->nfiles; i++) {
+    if (o->files[i].backup)
+      unlink(o->files[i].backup);
+    free(o->files[i].backup);
+    o->files[i].backup = NULL;
   }
   o->committed = 1;
   if (stale)
@@ -226,6 +398,7 @@ void app_out_destroy(app_out *o)
   for (int i = 0; i < o->nfiles; i++) {
     free(o->files[i].tmp);
     free(o->files[i].final);
+    free(o->files[i].backup);
   }
   free(o->dir);
   free(o);

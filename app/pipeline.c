@@ -102,6 +102,10 @@ typedef struct run {
   int skipped;             /* localised eigenvectors passed over */
   double inertia;
   app_out *out;
+  FILE *json_fp;        /* --json FILE, staged with the outputs */
+  int json_direct;      /* --json names a device, FIFO or link: written in place */
+  int input_w, input_h; /* the image's size before --resize */
+  char solve_note[512]; /* the eigensolver's message when it stopped at --max-iter */
   int nfiles;
   double t_load, t_affinity, t_setup, t_solve, t_cluster, t_write, t_total;
 } run;
@@ -154,6 +158,20 @@ static int stage_solve(run *r)
   double t0 = dsg_seconds();
 
   status = app_components_find(r->N, r->sqrt_degree, &r->comps);
+  if (status == DSG_OK && !cfg->keep_specks) {
+    /* the groups are deflated: the solve needs the eigenvectors it does not get from them in
+     * the space they leave */
+    const int n = r->N->rows,
+              from_groups = r->comps.significant < cfg->nev ? r->comps.significant : cfg->nev;
+    if (n - r->comps.count < cfg->nev - from_groups)
+      status = dsg_error_set(DSG_ERR_INVALID,
+                             "the affinity links too few pixels for --nev %d: %zu of the %d "
+                             "pixels are specks (joined to the rest only by edges N_ij <= 1e-4 "
+                             "with --sigma-i %g --sigma-x %g); raise --sigma-x or --sigma-i, or "
+                             "add --keep-specks",
+                             cfg->nev, r->comps.speck_pixels, n, cfg->affinity.sigma_i,
+                             cfg->affinity.sigma_x);
+  }
   if (status == DSG_OK)
     status = app_matvec_create(cfg, r->N, &r->mv);
   if (status != DSG_OK)
@@ -188,8 +206,8 @@ static int stage_solve(run *r)
   if (status == DSG_ERR_INTERRUPTED)
     return check_cancel();
   if (status == DSG_ERR_NOCONV) {
-    /* partial results: keep going, flag them, exit 3 */
-    fprintf(stderr, "diaseg: warning: %s\n", dsg_error_message());
+    /* partial results: keep going, flag them, exit 3; app_run says so once, at the end */
+    snprintf(r->solve_note, sizeof(r->solve_note), "%s", dsg_error_message());
     r->solve_status = status;
     return DSG_OK;
   }
@@ -207,13 +225,8 @@ static int stage_cluster(run *r)
 
   if (cfg->command != APP_CMD_SEGMENT)
     return DSG_OK;
-  if (r->eig.nconv < cfg->k) {
-    fprintf(stderr,
-            "diaseg: warning: only %d of the %d eigenvectors needed for -k %d converged; "
-            "no segmentation is written\n",
-            r->eig.nconv, cfg->k, cfg->k);
+  if (r->eig.nconv < cfg->k) /* only after --max-iter stopped the solve: app_run says so */
     return DSG_OK;
-  }
   r->labels = malloc(n * sizeof(*r->labels));
   if (!r->labels)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %zu labels", n);
@@ -344,6 +357,13 @@ static void json_numbers(app_json *j, const char *key, const double *v, int n)
   app_json_end_array(j);
 }
 
+/* An option's value, else its environment variable's, else NULL (empty counts as unset). */
+static const char *nonempty(const char *option, const char *env)
+{
+  const char *v = option && *option ? option : getenv(env);
+  return v && *v ? v : NULL;
+}
+
 static int build_report(const run *r, app_json *j)
 {
   const app_config *cfg = r->cfg;
@@ -380,6 +400,27 @@ static int build_report(const run *r, app_json *j)
   app_json_int(j, "seed", (long long)cfg->seed);
   app_json_int(j, "restarts", cfg->restarts);
   app_json_int(j, "max_pixels", (long long)cfg->max_pixels);
+  app_json_int(j, "input_width", r->input_w); /* the image file's size, before --resize */
+  app_json_int(j, "input_height", r->input_h);
+  if (cfg->resize_w > 0) {
+    app_json_begin_object(j, "resize");
+    app_json_int(j, "width", cfg->resize_w);
+    app_json_int(j, "height", cfg->resize_h);
+    app_json_end_object(j);
+  } else {
+    app_json_null(j, "resize");
+  }
+  /* the OpenCL settings in effect, from the options or their environment variables */
+  app_json_string(j, "cl_device", nonempty(cfg->cl_device, "DIASEG_CL_DEVICE"));
+  app_json_string(j, "kernel_dir", nonempty(cfg->kernel_dir, "DIASEG_KERNEL_DIR"));
+  {
+    spmv_cl_options clo;
+    app_cl_options(cfg, &clo);
+    if (clo.max_alloc)
+      app_json_int(j, "cl_max_alloc", (long long)clo.max_alloc);
+    else
+      app_json_null(j, "cl_max_alloc");
+  }
   app_json_end_object(j);
   app_json_begin_object(j, "matrix");
   app_json_string(j, "format", "dia");
@@ -467,35 +508,6 @@ static int build_report(const run *r, app_json *j)
   return app_json_finish(j);
 }
 
-/* --json FILE: temporary file beside it, then rename. */
-static int write_json_file(const char *path, const app_json *j)
-{
-  size_t len = strlen(path) + 32;
-  char *tmp = malloc(len);
-  FILE *f;
-  int ok;
-  if (!tmp)
-    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a path");
-  snprintf(tmp, len, "%s.tmp-%ld", path, (long)getpid());
-  f = fopen(tmp, "wb");
-  if (!f) {
-    int e = errno;
-    free(tmp);
-    return dsg_error_set(DSG_ERR_IO, "cannot write '%s': %s", path, strerror(e));
-  }
-  ok = fwrite(j->buf, 1, j->len, f) == j->len;
-  ok = (fflush(f) == 0) && ok;
-  ok = (fclose(f) == 0) && ok;
-  if (!ok || rename(tmp, path) != 0) {
-    int e = errno;
-    unlink(tmp);
-    free(tmp);
-    return dsg_error_set(DSG_ERR_IO, "cannot write '%s': %s", path, strerror(e));
-  }
-  free(tmp);
-  return DSG_OK;
-}
-
 static void run_free(run *r)
 {
   app_out_destroy(r->out);
@@ -530,6 +542,8 @@ int app_run(const app_config *cfg)
   status = app_image_load(r.image_path, cfg->max_pixels, &r.img);
   if (status != DSG_OK)
     goto out;
+  r.input_w = r.img.width;
+  r.input_h = r.img.height;
   if (cfg->resize_w > 0) {
     app_image resized;
     if ((size_t)cfg->resize_w * (size_t)cfg->resize_h > cfg->max_pixels) {
@@ -548,7 +562,14 @@ int app_run(const app_config *cfg)
   }
   r.t_load = dsg_seconds() - t0;
   n = (size_t)r.img.width * (size_t)r.img.height;
-  if (cfg->command != APP_CMD_AFFINITY && (n < 2 || (size_t)cfg->nev >= n)) {
+  if (cfg->command != APP_CMD_AFFINITY && n < 2) {
+    status = dsg_error_set(DSG_ERR_INVALID,
+                           "the image is %d x %d = %zu pixel, too small: it needs at least 2 "
+                           "pixels (--resize can enlarge it)",
+                           r.img.width, r.img.height, n);
+    goto out;
+  }
+  if (cfg->command != APP_CMD_AFFINITY && (size_t)cfg->nev >= n) {
     status = dsg_error_set(DSG_ERR_INVALID,
                            "--nev %d is out of range for a %d x %d image: it must "
                            "satisfy 1 <= nev < %zu pixels",
@@ -564,6 +585,11 @@ int app_run(const app_config *cfg)
   if (status != DSG_OK)
     goto out;
   active_out = r.out;
+  /* --json FILE is staged with the outputs: a path that cannot be written fails now */
+  if (cfg->json && strcmp(cfg->json, "-") != 0)
+    status = app_out_open_path(r.out, cfg->json, &r.json_fp, &r.json_direct);
+  if (status != DSG_OK)
+    goto out;
 
   t0 = dsg_seconds();
   status = app_features(&r.img, cfg->feature, &features, &nfeat);
@@ -601,6 +627,16 @@ int app_run(const app_config *cfg)
   status = build_report(&r, &report);
   if (status == DSG_OK)
     status = app_out_text(r.out, "report.json", report.buf, report.len);
+  if (status == DSG_OK && r.json_fp) {
+    FILE *fp = r.json_fp;
+    r.json_fp = NULL;
+    fwrite(report.buf, 1, report.len, fp);
+    status = app_out_close(r.out, fp);
+  } else if (status == DSG_OK && cfg->json) {
+    /* standard output, a device, a FIFO: written in place, before the commit, so that a failure
+     * here (a full device, a closed pipe) leaves no output either */
+    status = app_write_direct(cfg->json, report.buf, report.len);
+  }
   if (status == DSG_OK)
     status = check_cancel();
   if (status == DSG_OK) {
@@ -620,14 +656,6 @@ int app_run(const app_config *cfg)
   if (status != DSG_OK)
     goto out;
   r.nfiles++;
-  if (cfg->json && strcmp(cfg->json, "-") == 0) {
-    fwrite(report.buf, 1, report.len, stdout);
-    fflush(stdout);
-  } else if (cfg->json) {
-    status = write_json_file(cfg->json, &report);
-    if (status != DSG_OK)
-      goto out;
-  }
   if (!cfg->quiet) {
     double max_res = 0.0;
     char segs[48] = "";
@@ -642,11 +670,18 @@ int app_run(const app_config *cfg)
             r.t_solve, segs, r.nfiles, cfg->out_dir, dsg_seconds() - t_start);
   }
   status = r.solve_status;
-  if (status == DSG_ERR_NOCONV)
+  if (status == DSG_ERR_NOCONV) {
+    /* the one message of the event: the solver's, what it means for the outputs */
+    char segs[128] = "";
+    if (cfg->command == APP_CMD_SEGMENT && !r.clustered)
+      snprintf(segs, sizeof(segs),
+               "; -k %d needs %d converged eigenvectors, so no segmentation "
+               "was written",
+               cfg->k, cfg->k);
     dsg_error_set(DSG_ERR_NOCONV,
-                  "%d of %d eigenpairs converged within --max-iter %d; the "
-                  "partial results are flagged in %s/report.json",
-                  r.eig.nconv, cfg->nev, cfg->max_iter, cfg->out_dir);
+                  "%s (--max-iter %d)%s; the partial results are flagged in %s/report.json",
+                  r.solve_note, cfg->max_iter, segs, cfg->out_dir);
+  }
 
 out:
   app_json_free(&report);

@@ -147,5 +147,73 @@ int main(void)
     CHECK(app_affinity_build(1, 1, f, 1, &ok, &A, NULL) == DSG_ERR_INVALID,
           "a 1x1 image has no neighbours");
   }
+  /* tiny but valid sigmas are refused at the affinity stage, saying what to change */
+  {
+    enum { S = 16 };
+    float flat[S * S] = {0}, ramp[S * S];
+    spmv_dia *A = NULL;
+    double *sd = NULL;
+    for (int i = 0; i < S * S; i++)
+      ramp[i] = (float)i / 255.0f; /* every neighbour differs by at least 1/255 */
+    /* sigma^2 must be a normal double: 1e-200^2 underflows to 0, 1e-160^2 is subnormal */
+    const double tiny_i[] = {1e-200, 1e-160};
+    for (int t = 0; t < 2; t++) {
+      app_affinity_params p = {5, tiny_i[t], 4};
+      int st = app_affinity_build(S, S, flat, 1, &p, &A, &sd);
+      CHECK(st == DSG_ERR_INVALID && !A && !sd && strstr(dsg_error_message(), "sigma_i^2"),
+            "--sigma-i %g: %d '%s'", tiny_i[t], st, dsg_error_message());
+      spmv_dia_destroy(A);
+      free(sd);
+      A = NULL;
+      sd = NULL;
+    }
+    /* the nearest neighbour's weight exp(-1 / sigma_x^2) at or below float resolution: the
+     * message gives the smallest usable value, which works, and a value just below it does not */
+    const double tiny_x[] = {0.01, 0.1, 0.249};
+    for (int t = 0; t < 3; t++) {
+      app_affinity_params p = {5, 0.1, tiny_x[t]};
+      int st = app_affinity_build(S, S, flat, 1, &p, &A, &sd);
+      CHECK(st == DSG_ERR_INVALID && !A && strstr(dsg_error_message(), "--sigma-x") &&
+                strstr(dsg_error_message(), "smallest usable --sigma-x is 0.2491"),
+            "--sigma-x %g: %d '%s'", tiny_x[t], st, dsg_error_message());
+      spmv_dia_destroy(A);
+      free(sd);
+      A = NULL;
+      sd = NULL;
+    }
+    {
+      app_affinity_params p = {5, 0.1, 0.2491};
+      int st = app_affinity_build(S, S, flat, 1, &p, &A, &sd);
+      CHECK(st == DSG_OK && A, "the advertised --sigma-x 0.2491: %s", dsg_error_message());
+      spmv_dia_destroy(A);
+      free(sd);
+      A = NULL;
+      sd = NULL;
+    }
+    /* no pixel linked to any neighbour (every feature weight underflows): the message names
+     * the smallest --sigma-i that links a pair, and that one builds */
+    app_affinity_params p = {5, 1e-4, 4};
+    int st = app_affinity_build(S, S, ramp, 1, &p, &A, &sd);
+    const char *msg = dsg_error_message(), *at = strstr(msg, "at least ");
+    CHECK(st == DSG_ERR_INVALID && !A && !sd && strstr(msg, "no pixel has a neighbour") && at,
+          "ramp with --sigma-i 1e-4: %d '%s'", st, msg);
+    spmv_dia_destroy(A);
+    free(sd);
+    A = NULL;
+    sd = NULL;
+    if (at) {
+      p.sigma_i = atof(at + strlen("at least "));
+      st = app_affinity_build(S, S, ramp, 1, &p, &A, &sd);
+      CHECK(st == DSG_OK && p.sigma_i > 1e-4 && p.sigma_i < 1e-2, "the advertised --sigma-i %g: %s",
+            p.sigma_i, dsg_error_message());
+      int edges = 0;
+      for (int d = 0; A && d < A->ndiag; d++)
+        for (int i = 0; A->offsets[d] != 0 && i < S * S; i++)
+          edges += A->values[(size_t)d * A->pitch + i] > APP_COMPONENT_THRESHOLD;
+      CHECK(edges > 0, "the advertised --sigma-i %g links no pair", p.sigma_i);
+      spmv_dia_destroy(A);
+      free(sd);
+    }
+  }
   return check_report("test_affinity");
 }

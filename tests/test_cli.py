@@ -226,10 +226,15 @@ def normal_run(tmp, data):
     code, _, stderr = run(["segment", os.path.join(data, "coffee.png"), "--max-iter", "1",
                            "--nev", "8", "-o", out3, "-q"])
     check(code == 3, f"--max-iter 1: exit {code}, expected 3: {stderr}")
-    check("warning" in stderr and "converged" in stderr, f"--max-iter 1 message {stderr!r}")
+    # one event, one line: the solver's limit, what it means for the segmentation, where it is
+    check(one_error(stderr, "diaseg: warning: ") and "converged" in stderr and
+          "--max-iter 1" in stderr and "report.json" in stderr, f"--max-iter 1 message {stderr!r}")
     rep = json.load(open(os.path.join(out3, "report.json")))
     check(rep["converged"] is False and rep["converged_count"] < 8 and
           len(rep["eigenvalues"]) == rep["converged_count"], "partial report")
+    check(rep["segmentation"]["written"] == (os.path.exists(os.path.join(out3, "labels.npy"))) and
+          (rep["segmentation"]["written"] or "no segmentation" in stderr),
+          f"--max-iter 1: segmentation flag {rep['segmentation']} / {stderr!r}")
 
     # the sample image, from another working directory
     code, _, stderr = run(["segment", "-k", "3", "--nev", "4", "--tol", "1e-3", "-o",
@@ -405,6 +410,169 @@ def opencl_runs(tmp, data):
     check(code == 0 and "[0]" in stdout and "--matvec auto" in stdout, "devices")
 
 
+def digests(folder):
+    """name -> content of every file in folder (a folder: its listing)."""
+    paths = {f: os.path.join(folder, f) for f in leftovers(folder)}
+    return {f: os.listdir(p) if os.path.isdir(p) else open(p, "rb").read()
+            for f, p in paths.items()}
+
+
+def one_error(stderr, prefix="diaseg: error: "):
+    lines = stderr.strip().splitlines()
+    return len(lines) == 1 and lines[0].startswith(prefix)
+
+
+def json_and_commit(tmp, data):
+    """--json FILE is staged with the outputs (a path that cannot be written fails before anything
+    is committed; a device, FIFO or /dev/stdout is written in place, never renamed over), and the
+    commit is all or nothing (docs/RELIABILITY.md, Faults)."""
+    image = os.path.join(data, "synthetic_regions.png")
+    base = ["segment", image, "--resize", "40x30", "-k", "3", "--nev", "4", "-q", "--matvec", "cpu"]
+    # an earlier run's outputs, which no failed run may touch
+    kept = os.path.join(tmp, "json_kept")
+    code, _, err = run(base + ["-o", kept])
+    check(code == 0, f"earlier run: {code} {err!r}")
+    before = digests(kept)
+    fresh = os.path.join(tmp, "json_fresh")
+    os.mkdir(os.path.join(tmp, "json_adir"))
+    # a device diaseg cannot write: as root a node of our own (the same device as /dev/full), so
+    # that a regression renames over our node and not over /dev/full
+    if os.geteuid() == 0:
+        full = os.path.join(tmp, "full_dev")
+        os.mknod(full, 0o666 | 0o020000, os.makedev(1, 7))
+    else:
+        full = "/dev/full"
+    bad = [(os.path.join(tmp, "no", "such", "x.json"), "No such file or directory"),
+           (os.path.join(tmp, "json_adir"), "folder"),
+           (full, "No space left on device")]
+    for path, expect in bad:
+        for out in (fresh, kept):
+            code, stdout, err = run(base + ["-o", out, "--json", path])
+            what = f"--json {os.path.basename(path)} -o {os.path.basename(out)}"
+            check(code == 1 and one_error(err) and expect in err, f"{what}: {code} {err!r}")
+            check(stdout == "", f"{what}: wrote to stdout")
+            check(not os.path.exists(fresh), f"{what}: left {leftovers(fresh)}")
+            check(digests(kept) == before, f"{what}: the earlier outputs changed: "
+                  f"{leftovers(kept)}")
+    check(os.path.isdir(os.path.join(tmp, "json_adir")), "--json DIR: the folder was replaced")
+    st = os.stat(full)
+    check(not os.path.isfile(full) and (st.st_mode & 0o170000) == 0o020000,
+          f"--json {full}: no longer a character device")
+    # written in place: a link like /dev/stdout (our own, so that a regression renames over it
+    # and not over /dev/stdout) to the standard output, a pipe here, and a FIFO; --json - works
+    link = os.path.join(tmp, "stdout_link")
+    os.symlink("/proc/self/fd/1", link)
+    code, stdout, err = run(base + ["-o", fresh, "--json", link])
+    check(code == 0 and stdout and json.loads(stdout)["k"] == 3, f"--json /dev/stdout: {code} {err!r}")
+    check(os.path.islink(link), "--json /dev/stdout: the link was replaced")
+    fifo = os.path.join(tmp, "report.fifo")
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", fifo], stdout=subprocess.PIPE)
+    code, _, err = run(base + ["-o", fresh, "--json", fifo])
+    try:
+        got = reader.communicate(timeout=30)[0]
+    except subprocess.TimeoutExpired:  # nothing was written to the FIFO
+        reader.kill()
+        got = reader.communicate()[0]
+    check(code == 0 and got and json.loads(got)["k"] == 3, f"--json FIFO: {code} {err!r}")
+    code, stdout, err = run(base + ["-o", fresh, "--json", "-"])
+    check(code == 0 and json.loads(stdout) == json.load(open(os.path.join(fresh, "report.json"))),
+          f"--json -: {code} {err!r}")
+    # a regular file: staged beside it, renamed into place, no temporary left
+    jdir = os.path.join(tmp, "json_dir")
+    os.mkdir(jdir)
+    jpath = os.path.join(jdir, "r.json")
+    with open(jpath, "w") as f:
+        f.write("old")
+    code, _, err = run(base + ["-o", fresh, "--json", jpath])
+    check(code == 0 and json.load(open(jpath))["k"] == 3 and leftovers(jdir) == ["r.json"],
+          f"--json FILE: {code} {err!r} {leftovers(jdir)}")
+    # --json naming the run's own report.json: the same report, once
+    code, _, err = run(base + ["-o", fresh, "--json", os.path.join(fresh, "report.json")])
+    check(code == 0 and not any(f.startswith(".") for f in leftovers(fresh)),
+          f"--json DIR/report.json: {code} {err!r} {leftovers(fresh)}")
+
+    # all or nothing: report.json a folder in the way stops the commit before any rename
+    os.remove(os.path.join(kept, "report.json"))
+    os.mkdir(os.path.join(kept, "report.json"))
+    before = digests(kept)
+    code, _, err = run(base + ["-o", kept, "--seed", "5"])
+    check(code == 1 and one_error(err) and "report.json" in err and "folder" in err,
+          f"report.json a folder: {code} {err!r}")
+    check(digests(kept) == before and os.path.isdir(os.path.join(kept, "report.json")),
+          f"report.json a folder: the earlier outputs changed: {leftovers(kept)}")
+
+
+def audit_cases(tmp, data):
+    """Tiny sigmas, a corrupt PNG's message, a 1 x 1 image, the report's parameters, one message
+    for non-convergence, devices --cl-device N."""
+    image = os.path.join(data, "synthetic_regions.png")
+    ramp = os.path.join(tmp, "ramp.pgm")
+    with open(ramp, "wb") as f:
+        f.write(b"P5\n16 16\n255\n" + bytes(range(256)))  # no two neighbours alike
+    one = os.path.join(tmp, "one.png")
+    with open(one, "wb") as f:
+        f.write(png_bytes(1, 1, zlib.compress(b"\0\x80")))
+    corrupt = os.path.join(tmp, "corrupt.png")
+    blob = bytearray(open(os.path.join(data, "camera.png"), "rb").read())
+    blob[200:400] = b"\xff" * 200  # inside IDAT: stb's inflate fails without a reason
+    with open(corrupt, "wb") as f:
+        f.write(blob)
+    cases = [
+        (["segment", image, "--sigma-x", "0.01"], "smallest usable --sigma-x is 0.2491"),
+        (["segment", image, "--sigma-x", "0.01", "--keep-specks"], "smallest usable --sigma-x"),
+        (["segment", image, "--sigma-i", "1e-200"], "sigma_i^2"),
+        (["segment", image, "--sigma-i", "1e-200", "--keep-specks"], "sigma_i^2"),
+        (["eigs", ramp, "--sigma-i", "1e-4"], "no pixel has a neighbour"),
+        (["segment", image, "--sigma-x", "0.3"], "specks"),
+        (["segment", corrupt], "corrupt PNG"),
+        (["segment", one], "at least 2 pixels"),
+    ]
+    for args, expect in cases:
+        out = os.path.join(tmp, "out_audit")
+        code, stdout, err = run(args + ["-o", out, "--matvec", "cpu"])
+        what = " ".join(os.path.basename(a) for a in args)
+        check(code == 2 and one_error(err) and expect in err, f"{what}: {code} {err!r}")
+        check("SOI" not in err and "start vector" not in err and "ARPACK" not in err,
+              f"{what}: a message from another stage: {err!r}")
+        check(not os.path.exists(out) and stdout == "", f"{what}: left output")
+    code, _, err = run(["segment", image, "--sigma-x", "0.2491", "--keep-specks", "--resize",
+                        "40x30", "--nev", "4", "-k", "2", "--matvec", "cpu", "-q", "-o",
+                        os.path.join(tmp, "out_sx")])
+    check(code == 0, f"the advertised --sigma-x 0.2491 (--keep-specks): {code} {err!r}")
+
+    # the report's parameters: --resize and the input's size, the OpenCL settings
+    kdir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernels")
+    out = os.path.join(tmp, "out_params")
+    code, _, err = run(["eigs", image, "--resize", "40x30", "--nev", "3", "--matvec", "cpu", "-q",
+                        "--cl-device", "0", "--kernel-dir", kdir, "--cl-max-alloc", "123456789",
+                        "-o", out])
+    params = json.load(open(os.path.join(out, "report.json")))["parameters"] if code == 0 else {}
+    check(params.get("resize") == {"width": 40, "height": 30} and
+          (params.get("input_width"), params.get("input_height")) == (120, 80) and
+          params.get("cl_device") == "0" and params.get("kernel_dir") == kdir and
+          params.get("cl_max_alloc") == 123456789, f"report parameters: {code} {err!r} {params}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DIASEG_")}
+    code, _, err = run(["eigs", image, "--nev", "3", "--matvec", "cpu", "-q", "-o", out], env=env)
+    params = json.load(open(os.path.join(out, "report.json")))["parameters"] if code == 0 else {}
+    check(code == 0 and params.get("resize", 0) is None and params.get("input_width") == 120 and
+          params.get("cl_device", 0) is None and params.get("kernel_dir", 0) is None and
+          params.get("cl_max_alloc", 0) is None, f"report parameters, defaults: {params}")
+
+    # devices: a device that does not exist is an error, as in a run
+    code, stdout, err = run(["devices", "--cl-device", "9"])
+    check(code == 1 and one_error(err) and stdout == "", f"devices --cl-device 9: {code} {err!r}")
+    code, listing, _ = run(["devices", "--json", "-"])
+    if code == 0:
+        count = len(json.loads(listing)["devices"])
+        check(f"OpenCL device 9 does not exist: there are {count}" in err,
+              f"devices --cl-device 9: {err!r}")
+    code, stdout, err = run(["devices", "--cl-device", "9", "--json", "-"])
+    check(code == 1 and one_error(err) and stdout == "", f"devices --cl-device 9 --json -: {code}")
+    code, stdout, _ = run(["segment", "--help"])
+    check("1073741823" in stdout, "--help lacks the --max-pixels limit")
+
+
 def help_and_version():
     for args in [["--help"], ["segment", "--help"], ["eigs", "--help"], ["help", "segment"],
                  ["affinity", "--help"], ["bench", "--help"], ["devices", "--help"]]:
@@ -425,6 +593,8 @@ def main():
         help_and_version()
         bad_inputs(tmp, opts.data)
         normal_run(tmp, opts.data)
+        json_and_commit(tmp, opts.data)
+        audit_cases(tmp, opts.data)
         opencl_runs(tmp, opts.data)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -257,6 +257,30 @@ int main(void)
     free(big.p);
   }
 
+  /* a decoder that fails without a reason of its own (stb's inflate on a block of the reserved
+   * type 3): the message names the PNG, not the reason the JPEG probe of stbi_info left behind
+   * ("no SOI") */
+  {
+    buf bad = {0};
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    unsigned char ihdr[13] = {0}, z[8] = {0x78, 0x01, 0x07, 0, 0, 0, 0, 0};
+    put(&bad, sig, 8);
+    be32(ihdr, W);
+    be32(ihdr + 4, H);
+    ihdr[8] = 8;
+    png_chunk(&bad, "IHDR", ihdr, 13);
+    png_chunk(&bad, "IDAT", z, sizeof(z));
+    png_chunk(&bad, "IEND", NULL, 0);
+    app_image img;
+    const int st = decode(&bad, "reserved-block.png", &img);
+    const char *msg = dsg_error_message();
+    CHECK(st == DSG_ERR_FORMAT && !img.pixels && strstr(msg, "corrupt PNG") &&
+              !strstr(msg, "SOI") && !strstr(msg, "()"),
+          "PNG with a reserved deflate block: status %d, '%s'", st, msg);
+    app_image_free(&img);
+    free(bad.p);
+  }
+
   /* features */
   {
     unsigned char px[6] = {255, 0, 0, 10, 20, 30};

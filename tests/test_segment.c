@@ -5,8 +5,11 @@
 #include "app.h"
 #include "check.h"
 
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 enum { W = 120, H = 80 };
 
@@ -112,6 +115,168 @@ static double segment(const app_image *img, app_feature feature, int k, int *lab
   free(sd);
   free(f);
   return 0;
+}
+
+/* ---- app_out: the all-or-nothing commit ---- */
+
+static void put_file(const char *dir, const char *name, const char *text)
+{
+  char path[512];
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  if (f) {
+    fputs(text, f);
+    fclose(f);
+  }
+}
+
+/* The file's first line ("" if missing). */
+static const char *get_file(const char *dir, const char *name)
+{
+  static char text[64];
+  char path[512];
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  FILE *f = fopen(path, "r");
+  text[0] = '\0';
+  if (f) {
+    if (!fgets(text, sizeof(text), f))
+      text[0] = '\0';
+    fclose(f);
+  }
+  return text;
+}
+
+/* Entries of dir whose name starts with '.' (temporaries, backups), . and .. aside. */
+static int hidden_files(const char *dir)
+{
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  int count = 0;
+  while (d && (e = readdir(d)))
+    count += e->d_name[0] == '.' && strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+  if (d)
+    closedir(d);
+  return count;
+}
+
+/* Stages a.txt, b.txt, c.txt with "new" in dir. */
+static app_out *stage_three(const char *dir)
+{
+  app_out *o = NULL;
+  static const char *const names[] = {"a.txt", "b.txt", "c.txt"};
+  CHECK(app_out_begin(&o, dir) == DSG_OK, "app_out_begin: %s", dsg_error_message());
+  for (int i = 0; o && i < 3; i++)
+    CHECK(app_out_text(o, names[i], "new\n", 4) == DSG_OK, "stage %s", names[i]);
+  return o;
+}
+
+static void out_commit_tests(void)
+{
+  char dir[] = "/tmp/diaseg-test-out-XXXXXX", path[512];
+  app_out *o;
+  int st;
+  if (!mkdtemp(dir)) {
+    CHECK(0, "mkdtemp");
+    return;
+  }
+  /* an earlier run's files */
+  put_file(dir, "a.txt", "old\n");
+  put_file(dir, "b.txt", "old\n");
+  put_file(dir, "c.txt", "old\n");
+
+  /* a folder in the way of the last file: an error before any rename, the earlier files stay */
+  snprintf(path, sizeof(path), "%s/c.txt", dir);
+  unlink(path);
+  mkdir(path, 0777);
+  o = stage_three(dir);
+  st = app_out_commit(o, NULL);
+  CHECK(st == DSG_ERR_IO && strstr(dsg_error_message(), "c.txt") &&
+            strstr(dsg_error_message(), "folder"),
+        "a folder in the way: %d '%s'", st, dsg_error_message());
+  app_out_destroy(o);
+  CHECK(strcmp(get_file(dir, "a.txt"), "old\n") == 0 &&
+            strcmp(get_file(dir, "b.txt"), "old\n") == 0,
+        "a folder in the way: the earlier files were replaced");
+  CHECK(hidden_files(dir) == 0, "a folder in the way: %d hidden files left", hidden_files(dir));
+  rmdir(path);
+  put_file(dir, "c.txt", "old\n");
+
+  /* a failure midway (the last temporary vanished before its rename): the files renamed before
+   * it are rolled back to the earlier ones, and no backup stays */
+  o = stage_three(dir);
+  snprintf(path, sizeof(path), "%s/.c.txt.tmp-%ld", dir, (long)getpid());
+  CHECK(unlink(path) == 0, "the temporary is not %s", path);
+  st = app_out_commit(o, NULL);
+  CHECK(st == DSG_ERR_IO && strstr(dsg_error_message(), "c.txt"), "midway failure: %d '%s'", st,
+        dsg_error_message());
+  app_out_destroy(o);
+  CHECK(strcmp(get_file(dir, "a.txt"), "old\n") == 0 &&
+            strcmp(get_file(dir, "b.txt"), "old\n") == 0 &&
+            strcmp(get_file(dir, "c.txt"), "old\n") == 0,
+        "midway failure: not rolled back (a: %s)", get_file(dir, "a.txt"));
+  CHECK(hidden_files(dir) == 0, "midway failure: %d hidden files left", hidden_files(dir));
+
+  /* a new file where there was none goes again on a rollback */
+  snprintf(path, sizeof(path), "%s/a.txt", dir);
+  unlink(path);
+  o = stage_three(dir);
+  snprintf(path, sizeof(path), "%s/.c.txt.tmp-%ld", dir, (long)getpid());
+  unlink(path);
+  CHECK(app_out_commit(o, NULL) == DSG_ERR_IO, "midway failure accepted");
+  app_out_destroy(o);
+  snprintf(path, sizeof(path), "%s/a.txt", dir);
+  CHECK(access(path, F_OK) != 0, "rollback left a new a.txt where there was none");
+  put_file(dir, "a.txt", "old\n");
+
+  /* success: every file replaced, no backup left; a second staged copy at an outside path naming
+   * one of them (--json DIR/b.txt) commits too */
+  o = stage_three(dir);
+  {
+    FILE *fp = NULL;
+    int direct = -1;
+    snprintf(path, sizeof(path), "%s/b.txt", dir);
+    CHECK(app_out_open_path(o, path, &fp, &direct) == DSG_OK && fp && direct == 0,
+          "app_out_open_path: %s", dsg_error_message());
+    if (fp) {
+      fputs("new\n", fp);
+      CHECK(app_out_close(o, fp) == DSG_OK, "close the outside copy");
+    }
+  }
+  st = app_out_commit(o, NULL);
+  CHECK(st == DSG_OK, "commit: %s", dsg_error_message());
+  app_out_destroy(o);
+  CHECK(strcmp(get_file(dir, "a.txt"), "new\n") == 0 &&
+            strcmp(get_file(dir, "b.txt"), "new\n") == 0 &&
+            strcmp(get_file(dir, "c.txt"), "new\n") == 0,
+        "commit: not every file replaced");
+  CHECK(hidden_files(dir) == 0, "commit: %d hidden files left", hidden_files(dir));
+
+  /* app_out_open_path: a folder is refused; a device is not staged but written in place */
+  {
+    FILE *fp = NULL;
+    int direct = -1;
+    o = NULL;
+    CHECK(app_out_begin(&o, dir) == DSG_OK, "app_out_begin");
+    CHECK(app_out_open_path(o, dir, &fp, &direct) == DSG_ERR_IO && !fp &&
+              strstr(dsg_error_message(), "folder"),
+          "a folder as --json: '%s'", dsg_error_message());
+    CHECK(app_out_open_path(o, "/dev/null", &fp, &direct) == DSG_OK && !fp && direct == 1,
+          "/dev/null is not written in place");
+    CHECK(app_write_direct("/dev/null", "x", 1) == DSG_OK, "write to /dev/null");
+    app_out_destroy(o);
+  }
+  CHECK(access("/dev/null", F_OK) == 0, "/dev/null is gone");
+  {
+    struct stat sb;
+    CHECK(stat("/dev/null", &sb) == 0 && S_ISCHR(sb.st_mode), "/dev/null is no longer a device");
+  }
+
+  static const char *const names[] = {"a.txt", "b.txt", "c.txt"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+    unlink(path);
+  }
+  CHECK(rmdir(dir) == 0, "%s is not empty at the end", dir);
 }
 
 int main(int argc, char **argv)
@@ -249,6 +414,7 @@ int main(int argc, char **argv)
     free(lab);
     free(tru);
   }
+  out_commit_tests();
   free(truth);
   free(labels);
   return check_report("test_segment");
