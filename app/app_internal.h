@@ -21,6 +21,11 @@ app_image_format app_image_sniff(const unsigned char *b, size_t len, const char 
 int app_image_check(app_image_format fmt, const unsigned char *b, size_t len, const char *name,
                     long *w, long *h);
 
+/* A regular file's bytes into *data (malloc'd, caller frees) and *len, up to
+ * APP_MAX_FILE_BYTES. Returns DSG_OK, or DSG_ERR_IO / _FORMAT (empty) / _LIMIT / _NOMEM with a
+ * message. */
+int app_read_file(const char *path, unsigned char **data, size_t *len);
+
 /* stb_easy_font (app/stb_impl.c): the quads that draw text at (0, 0), 4 vertices of 16 bytes
  * (x, y, z floats, rgba) each; returns the count. And the text's width in font pixels. */
 int app_font_quads(char *text, void *buffer, int bytes);

@@ -21,6 +21,9 @@
 #endif
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct bench_row {
   char input[64];
@@ -410,17 +413,28 @@ typedef struct bench_file {
   app_out *out;
   FILE *fp;
   const char *name;
+  const char *direct; /* a path that is not a regular file (/dev/stdout, a FIFO): staged in a
+                       * private folder, then written to it, never renamed over it */
+  char tmpdir[64];
 } bench_file;
 
 static int bench_file_open(bench_file *f, const char *path)
 {
   const char *slash = strrchr(path, '/');
   char *dir = NULL;
+  struct stat st;
   int status;
   memset(f, 0, sizeof(*f));
   f->name = slash ? slash + 1 : path;
   if (!*f->name)
     return dsg_error_set(DSG_ERR_INVALID, "'%s' names a folder, not a file", path);
+  if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    snprintf(f->tmpdir, sizeof(f->tmpdir), "/tmp/diaseg-bench-XXXXXX");
+    if (!mkdtemp(f->tmpdir))
+      return dsg_error_set(DSG_ERR_IO, "cannot create a folder in /tmp: %s", strerror(errno));
+    f->direct = path;
+    return app_out_begin(&f->out, f->tmpdir);
+  }
   if (slash) {
     dir = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
     if (!dir)
@@ -431,7 +445,8 @@ static int bench_file_open(bench_file *f, const char *path)
   return status;
 }
 
-/* Closes the file if open (checking every write), renames it into place and frees f. */
+/* Closes the file if open (checking every write), renames it into place (or, for a path that
+ * is not a regular file, writes its bytes there) and frees f. */
 static int bench_file_commit(bench_file *f, int status)
 {
   if (f->fp) {
@@ -441,6 +456,20 @@ static int bench_file_commit(bench_file *f, int status)
   if (status == DSG_OK)
     status = app_out_commit(f->out, NULL);
   app_out_destroy(f->out);
+  if (f->direct) {
+    char staged[128];
+    snprintf(staged, sizeof(staged), "%s/%s", f->tmpdir, f->name);
+    if (status == DSG_OK) {
+      unsigned char *buf = NULL;
+      size_t len = 0;
+      status = app_read_file(staged, &buf, &len);
+      if (status == DSG_OK)
+        status = app_write_direct(f->direct, (const char *)buf, len);
+      free(buf);
+    }
+    unlink(staged);
+    rmdir(f->tmpdir);
+  }
   memset(f, 0, sizeof(*f));
   return status;
 }
@@ -973,6 +1002,11 @@ int app_bench(const app_config *cfg)
     if (status == DSG_OK)
       status = app_out_open(f.out, f.name, &f.fp);
     app_out_destroy(f.out); /* removes the probe, and a folder it created */
+    if (f.direct) {
+      rmdir(f.tmpdir);
+      if (status == DSG_OK && access(f.direct, W_OK) != 0)
+        status = dsg_error_set(DSG_ERR_IO, "cannot write '%s': %s", f.direct, strerror(errno));
+    }
   }
   for (int i = 0; i < ninputs && status == DSG_OK; i++) {
     bench_input in;

@@ -9,7 +9,7 @@
 
 #include <stb_image.h>
 
-static int read_file(const char *path, unsigned char **data, size_t *len)
+int app_read_file(const char *path, unsigned char **data, size_t *len)
 {
   struct stat st;
   FILE *f = NULL;
@@ -141,7 +141,7 @@ int app_image_load(const char *path, size_t max_pixels, app_image *img)
   size_t len = 0;
   int status;
   memset(img, 0, sizeof(*img));
-  status = read_file(path, &file, &len);
+  status = app_read_file(path, &file, &len);
   if (status == DSG_OK)
     status = app_image_decode(file, len, path, max_pixels, img);
   free(file);

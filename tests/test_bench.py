@@ -160,6 +160,17 @@ def main():
                   p.stderr.count("CL_PLATFORM_NOT_FOUND") == 1 and not os.path.exists(j3),
                   f"no OpenCL platform: exit {p.returncode}, stderr {p.stderr!r}")
         os.rmdir(empty)
+        # a --json or --csv path that is not a regular file (a link to a device, as /dev/stdout
+        # is) is written through, never renamed over
+        link = os.path.join(tmp, "devnull")
+        os.symlink("/dev/null", link)
+        p = subprocess.run([a.diaseg, "bench", "--size", "13x7", "--matvec", "cpu", "--spmv-only",
+                            "--repeat", "2", "-q", "--json", link, "--csv", link],
+                           capture_output=True, text=True, timeout=300)
+        check(p.returncode == 0 and os.path.islink(link) and os.readlink(link) == "/dev/null",
+              f"--json to a link to a device: exit {p.returncode} {p.stderr!r}, "
+              f"link intact: {os.path.islink(link)}")
+        os.remove(link)
         check(sorted(os.listdir(tmp)) == ["b.csv", "b.json", "b.png", "b.svg"],
               f"stray files: {os.listdir(tmp)}")
     return report("test_bench")
