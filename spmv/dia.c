@@ -1,5 +1,5 @@
 /* DIA storage and the two C products: the scalar reference and the threaded one. */
-#include "spmv.h"
+#include "spmv_internal.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -131,12 +131,6 @@ double spmv_dia_row_error(const spmv_dia *A, const float *x, const float *y, con
  */
 #define SPMV_BLOCK_ROWS 2048
 #define SPMV_GROUP 8
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
-#define SPMV_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define SPMV_CLONES
-#endif
 
 SPMV_CLONES
 static void dia_block(const spmv_dia *A, const float *restrict x, float *restrict y, int r0, int r1)

@@ -4,6 +4,14 @@
 
 #include "spmv.h"
 
+/* The C path's hot loops are compiled for AVX2 + FMA and for the x86-64 baseline, and the
+ * loader picks one (target_clones): the baseline does two doubles per instruction. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
+#define SPMV_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define SPMV_CLONES
+#endif
+
 typedef struct spmv_basis_ops spmv_basis_ops;
 
 typedef struct spmv_matvec_ops {
