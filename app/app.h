@@ -352,6 +352,8 @@ int app_exit_code(int status);
 int app_matvec_create(const app_config *cfg, const spmv_dia *N, spmv_matvec **mv);
 /* The spmv_cl_options that cfg asks for. */
 void app_cl_options(const app_config *cfg, spmv_cl_options *opt);
+/* The eigensolver options cfg asks for (nev, ncv, tol, max_iter; the rest at their defaults). */
+void app_eig_options(const app_config *cfg, eig_options *opt);
 /* diaseg devices: the platforms and devices, and which one diaseg would pick. */
 int app_devices(const app_config *cfg);
 

@@ -17,6 +17,15 @@ void app_cl_options(const app_config *cfg, spmv_cl_options *opt)
     opt->max_alloc = strtoull(cap, NULL, 10);
 }
 
+void app_eig_options(const app_config *cfg, eig_options *opt)
+{
+  eig_options_init(opt);
+  opt->nev = cfg->nev;
+  opt->ncv = cfg->ncv;
+  opt->tol = cfg->tol;
+  opt->max_iter = cfg->max_iter;
+}
+
 static void say_opencl(const app_config *cfg, const spmv_matvec *mv)
 {
   const spmv_cl_info *info = spmv_matvec_cl_info(mv);
@@ -45,11 +54,7 @@ static int create_opencl(const app_config *cfg, const spmv_dia *N, const spmv_cl
   *bad_options = 0;
   if (status == DSG_OK && !cfg->no_solve && strcmp(cfg->solver, "arpack") != 0) {
     eig_options o;
-    eig_options_init(&o);
-    o.nev = cfg->nev;
-    o.ncv = cfg->ncv;
-    o.tol = cfg->tol;
-    o.max_iter = cfg->max_iter;
+    app_eig_options(cfg, &o);
     status = eig_lanczos_prepare(*mv, &o);
     if (status != DSG_OK) {
       *bad_options = status == DSG_ERR_INVALID;
@@ -123,6 +128,7 @@ int app_devices(const app_config *cfg)
 {
   spmv_cl_device *list = NULL;
   int count = 0, gpu = -1, any = -1, status;
+  char any_error[512] = "";
   app_json j;
   status = spmv_cl_devices(&list, &count);
   if (status != DSG_OK) {
@@ -132,18 +138,17 @@ int app_devices(const app_config *cfg)
            dsg_error_message());
     return DSG_OK;
   }
-  /* a device that --cl-device names must exist: the same error as a run's */
-  if (cfg->cl_device && *cfg->cl_device) {
-    status = spmv_cl_pick(list, count, cfg->cl_device, 0, &any);
-    if (status != DSG_OK) {
+  status = spmv_cl_pick(list, count, cfg->cl_device, 0, &any);
+  if (status != DSG_OK) {
+    if (cfg->cl_device && *cfg->cl_device) { /* it must exist: the same error as a run's */
       free(list);
       return status;
     }
+    snprintf(any_error, sizeof(any_error), "%s", dsg_error_message()); /* $DIASEG_CL_DEVICE */
+    any = -1;
   }
   if (spmv_cl_pick(list, count, cfg->cl_device, 1, &gpu) != DSG_OK)
     gpu = -1;
-  if (spmv_cl_pick(list, count, cfg->cl_device, 0, &any) != DSG_OK)
-    any = -1;
   if (cfg->json) {
     app_json_init(&j);
     app_json_begin_object(&j, NULL);
@@ -202,8 +207,8 @@ int app_devices(const app_config *cfg)
     printf(
         "--matvec opencl uses [%d] %s (choose with --cl-device INDEX|NAME or DIASEG_CL_DEVICE).\n",
         any, list[any].name);
-  else if (spmv_cl_pick(list, count, cfg->cl_device, 0, &any) != DSG_OK) /* $DIASEG_CL_DEVICE */
-    printf("--matvec opencl fails (DIASEG_CL_DEVICE): %s\n", dsg_error_message());
+  else
+    printf("--matvec opencl fails (DIASEG_CL_DEVICE): %s\n", any_error);
   free(list);
   return DSG_OK;
 }

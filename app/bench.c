@@ -315,11 +315,7 @@ static int bench_backend(const app_config *cfg, bench *b, bench_input *in, spmv_
       first = 0;
       snprintf(row->solver, sizeof(row->solver), "%s", solvers[s]);
       one.solver = solvers[s];
-      eig_options_init(&opt);
-      opt.nev = cfg->nev;
-      opt.ncv = cfg->ncv;
-      opt.tol = cfg->tol;
-      opt.max_iter = cfg->max_iter;
+      app_eig_options(cfg, &opt);
       if (!cfg->keep_specks)
         app_components_to_options(&in->comps, &opt);
       opt.cancel = &app_cancel;

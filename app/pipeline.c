@@ -179,11 +179,7 @@ static int stage_solve(run *r)
   r->t_setup = dsg_seconds() - t0; /* components, the matvec (device, program, upload) */
   t0 = dsg_seconds();
   for (int round = 0; round < APP_SPECK_ROUNDS; round++) {
-    eig_options_init(&opt);
-    opt.nev = cfg->nev;
-    opt.ncv = cfg->ncv;
-    opt.tol = cfg->tol;
-    opt.max_iter = cfg->max_iter;
+    app_eig_options(cfg, &opt);
     opt.cancel = &app_cancel;
     if (!cfg->keep_specks)
       app_components_to_options(&r->comps, &opt);
