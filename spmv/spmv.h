@@ -1,7 +1,6 @@
 /* spmv: DIA sparse matrices and the matrix-vector products of diaseg.
  *
  * This is the bottom module of diaseg (app -> eigensolver -> spmv -> kernels). It owns:
- *  - the project-wide status codes and the per-thread error message (dsg_*), used by every module;
  *  - the DIA matrix (spmv_dia): ndiag diagonals of a square matrix, each stored in `pitch` floats;
  *  - the scalar reference product (the test oracle) and the threaded C product;
  *  - the matvec interface (spmv_matvec): y = A x behind one object, implemented by the C path and
@@ -13,40 +12,7 @@
 
 #include <stddef.h>
 
-/* ---------------------------------------------------------------------------------------------
- * Status codes and error messages (project-wide).
- *
- * Every function that can fail returns an int: DSG_OK (0) or one of the negative codes below.
- * The function that detects the error writes a one-line message with dsg_error_set(); callers
- * only pass the status up, and the command line prints dsg_error_message() once.
- * The message is per thread (C11 _Thread_local).
- * ------------------------------------------------------------------------------------------- */
-enum dsg_status {
-  DSG_OK = 0,
-  DSG_ERR_INVALID = -1,     /* an argument or option value is out of range */
-  DSG_ERR_NOMEM = -2,       /* an allocation failed */
-  DSG_ERR_IO = -3,          /* a file could not be read or written */
-  DSG_ERR_FORMAT = -4,      /* an input file is not a (supported, intact) image */
-  DSG_ERR_LIMIT = -5,       /* a size exceeds a documented cap or a device limit */
-  DSG_ERR_OPENCL = -6,      /* an OpenCL call failed (the cl_int is in the message) */
-  DSG_ERR_NODEVICE = -7,    /* no OpenCL platform/device matches the request */
-  DSG_ERR_SOLVER = -8,      /* the eigensolver failed (ARPACK info < 0, breakdown) */
-  DSG_ERR_NOCONV = -9,      /* the eigensolver stopped at its iteration limit */
-  DSG_ERR_INTERRUPTED = -10 /* a cancel request (SIGINT/SIGTERM) stopped the work */
-};
-
-/* Records `fmt` (printf-style) as this thread's last error message and returns `status`,
- * so that detectors can write `return dsg_error_set(DSG_ERR_INVALID, "...", ...);`. */
-int dsg_error_set(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The last message recorded on this thread ("" if none). Valid until the next dsg_error_set. */
-const char *dsg_error_message(void);
-/* Clears this thread's message. */
-void dsg_error_clear(void);
-/* A short name for a status code, e.g. "invalid argument". */
-const char *dsg_status_name(int status);
-
-/* Monotonic wall clock in seconds (CLOCK_MONOTONIC). */
-double dsg_seconds(void);
+#include "dsg_base.h"
 
 /* ---------------------------------------------------------------------------------------------
  * DIA matrices.
