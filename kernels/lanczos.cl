@@ -1,5 +1,6 @@
-/* Vector operations of the device-resident Lanczos solver (spmv/basis_cl.c), the OpenCL twin of
- * spmv/basis.c (the C reference). The basis V is column-major: column i starts at i * ld.
+/* Vector operations of the device-resident Lanczos solver (spmv/opencl/cl_basis.c), the OpenCL
+ * twin of spmv/cpu/basis_cpu.c (the C reference). The basis V is column-major: column i starts at
+ * i * ld.
  *
  * Reductions accumulate in double. A kernel that reduces leaves one partial sum per work-group
  * and entry in `part`, entry-major (entry e of group g at part[e * groups + g]); the kernel that

@@ -3,8 +3,12 @@
  * This is the bottom module of diaseg (app -> eigensolver -> spmv -> kernels). It owns:
  *  - the DIA matrix (spmv_dia): ndiag diagonals of a square matrix, each stored in `pitch` floats;
  *  - the scalar reference product (the test oracle) and the threaded C product;
- *  - the matvec interface (spmv_matvec): y = A x behind one object, implemented by the C path and
- *    by the OpenCL path, with per-call timing split into kernel, transfer and host time.
+ *  - the backend interface (spmv_matvec, spmv_basis): y = A x and the vector operations of a
+ *    Lanczos basis behind one object, implemented by the C path (the reference) and by the
+ *    OpenCL path, with per-call timing split into kernel, transfer and host time, and the
+ *    backend's capabilities (spmv_caps).
+ * It reads no environment variables, flags or files other than the kernel folder it is given;
+ * its messages name parameters with DSG_PARAM, never command-line flags.
  * The layout and formulas are described in docs/PIPELINE.md.
  */
 #ifndef DIASEG_SPMV_H
@@ -90,15 +94,25 @@ spmv_timing spmv_matvec_timing(const spmv_matvec *mv);
 void spmv_matvec_timing_reset(spmv_matvec *mv);
 /* Backend name: "cpu" or "opencl". */
 const char *spmv_matvec_backend(const spmv_matvec *mv);
+
+/* What a matvec's backend offers its callers (the eigensolver chooses by it). */
+typedef struct spmv_caps {
+  const char *backend; /* "cpu" or "opencl" (spmv_matvec_backend) */
+  int device_resident; /* basis vectors live in device memory */
+  int fp64;            /* double-precision reductions on the device (always 1 for cpu) */
+} spmv_caps;
+
+/* The capabilities of mv's backend (for OpenCL, of its device). */
+spmv_caps spmv_matvec_caps(const spmv_matvec *mv);
 /* Frees mv and everything it created (NULL is allowed). */
 void spmv_matvec_destroy(spmv_matvec *mv);
-/* Gets mv ready for a Lanczos basis of m + 1 columns (spmv_basis_create) ahead of the solve, so
- * that a device that cannot run it says so before any work, and the kernels' build time is not
- * part of the solve: on OpenCL, checks double precision and that the basis fits the device's
- * memory, and builds kernels/lanczos.cl once per matvec. Nothing to do on the C path.
- * Returns DSG_OK, DSG_ERR_NODEVICE, DSG_ERR_LIMIT, DSG_ERR_IO or DSG_ERR_OPENCL (build log in
- * spmv_cl_build_log()). */
-int spmv_matvec_prepare_lanczos(spmv_matvec *mv, int m);
+/* Gets mv ready for a basis of m + 1 columns (spmv_basis_create) ahead of the solve, so that a
+ * device that cannot run it says so before any work, and the kernels' build time is not part of
+ * the solve: on OpenCL, checks double precision and that the basis fits the device's memory, and
+ * builds the basis kernels (kernels/lanczos.cl) once per matvec. Nothing to do on the C path.
+ * Returns DSG_OK, DSG_ERR_INVALID (m outside [2, 4096]), DSG_ERR_NODEVICE, DSG_ERR_LIMIT,
+ * DSG_ERR_IO or DSG_ERR_OPENCL (build log in spmv_cl_build_log()). */
+int spmv_matvec_prepare_basis(spmv_matvec *mv, int m);
 
 /* ---------------------------------------------------------------------------------------------
  * The OpenCL path: the DIA kernels of kernels/dia_spmv.cl on any OpenCL device (a GPU, or a CPU
@@ -140,25 +154,31 @@ typedef struct spmv_cl_device {
  * DSG_ERR_NODEVICE with a message when there is no platform (no ICD) or no device. */
 int spmv_cl_devices(spmv_cl_device **list, int *count);
 /* The device a spec names: an index, or a case-insensitive substring of "platform device"; NULL
- * or "" means $DIASEG_CL_DEVICE if set, else the first GPU, else (unless gpu_only) the first
- * device. Returns DSG_OK or DSG_ERR_NODEVICE with a message. */
+ * or "" means the first GPU, else (unless gpu_only) the first device. Reads no environment (the
+ * caller passes what the user asked for). Returns DSG_OK or DSG_ERR_NODEVICE with a message. */
 int spmv_cl_pick(const spmv_cl_device *list, int count, const char *spec, int gpu_only, int *index);
 
 typedef struct spmv_cl_options {
   const char *device;     /* see spmv_cl_pick */
   spmv_kernel kernel;     /* SPMV_KERNEL_AUTO by default */
   size_t local_size;      /* work-group size; 0: 128 (capped by the device) */
-  const char *kernel_dir; /* load dia_spmv.cl from here ($DIASEG_KERNEL_DIR); NULL: built in */
-  unsigned long long max_alloc; /* 0: the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE; else a lower cap
-                                 * ($DIASEG_CL_MAX_ALLOC), to test the size checks */
+  const char *kernel_dir; /* load the kernels' .cl files from this folder; NULL or "": built in */
+  unsigned long long max_alloc; /* 0: the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE; else a lower cap,
+                                 * to test the size checks */
+  size_t basis_groups;     /* the basis's row-parallel kernels: work-groups; 0: automatic (8 per
+                            * compute unit, never more than the rows give work to) */
+  size_t basis_row_groups; /* the basis's V^T w: row groups; 0: automatic (1 per compute unit,
+                            * likewise). Each at most 65536 (DSG_ERR_INVALID); for tuning */
 } spmv_cl_options;
 
+/* Zeroes opt: the defaults above. */
 void spmv_cl_options_init(spmv_cl_options *opt);
 
 /* Creates the OpenCL matvec for A on the chosen device (A is copied to the device; the host copy
- * may be freed afterwards). Checks every allocation against the device's limits first. Returns
- * DSG_OK, DSG_ERR_NODEVICE, DSG_ERR_LIMIT, DSG_ERR_OPENCL or DSG_ERR_INVALID, with a message; a
- * failed program build leaves its log in spmv_cl_build_log(). */
+ * may be freed afterwards). Checks every allocation against the device's limits first. Reads no
+ * environment: everything comes from opt. Returns DSG_OK, DSG_ERR_NODEVICE, DSG_ERR_LIMIT,
+ * DSG_ERR_OPENCL, DSG_ERR_IO (kernel_dir) or DSG_ERR_INVALID, with a message; a failed program
+ * build leaves its log in spmv_cl_build_log(). */
 int spmv_matvec_create_opencl(spmv_matvec **out, const spmv_dia *A, const spmv_cl_options *opt);
 
 typedef struct spmv_cl_info {

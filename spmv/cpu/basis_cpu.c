@@ -1,6 +1,7 @@
-/* Lanczos bases: the dispatcher, and the C implementation (OpenMP), which is the reference of
- * the OpenCL one (basis_cl.c, kernels/lanczos.cl). Reductions run over a fixed partition of the
- * rows and are added in order, so results do not depend on the number of threads. */
+/* The C basis (OpenMP): the reference of the OpenCL one (spmv/opencl/cl_basis.c,
+ * kernels/lanczos.cl). Reductions run over a fixed partition of the rows and are added in order,
+ * so results do not depend on the number of threads. */
+#include "cpu_internal.h"
 #include "spmv_internal.h"
 
 #include <math.h>
@@ -8,87 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-int spmv_basis_check_size(int m)
-{
-  if (m < 2 || m > 4096)
-    return dsg_error_set(DSG_ERR_INVALID, "a Lanczos basis needs 2 <= m <= 4096 (m = %d)", m);
-  return DSG_OK;
-}
-
-int spmv_basis_create(spmv_basis **out, spmv_matvec *mv, int m, const spmv_known *known, int fuse)
-{
-  spmv_basis *b;
-  int status;
-  *out = NULL;
-  status = spmv_basis_check_size(m);
-  if (status != DSG_OK)
-    return status;
-  b = calloc(1, sizeof(*b));
-  if (!b)
-    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a basis");
-  b->mv = mv;
-  b->n = mv->rows;
-  b->m = m;
-  b->fuse = fuse;
-  if (known)
-    b->known = *known;
-  status = mv->ops->basis_init(b);
-  if (status != DSG_OK) {
-    free(b);
-    return status;
-  }
-  *out = b;
-  return DSG_OK;
-}
-
-int spmv_basis_set(spmv_basis *b, int col, const float *x, double *norm)
-{
-  if (col < 0 || col > b->m)
-    return dsg_error_set(DSG_ERR_INVALID, "basis column %d outside [0, %d]", col, b->m);
-  return b->ops->set(b, col, x, norm);
-}
-
-int spmv_basis_expand(spmv_basis *b, int j)
-{
-  if (j < 0 || j >= b->m)
-    return dsg_error_set(DSG_ERR_INVALID, "Lanczos step %d outside [0, %d)", j, b->m);
-  b->timing.steps++;
-  return b->ops->expand(b, j);
-}
-
-int spmv_basis_coefficients(spmv_basis *b, int j0, int j1, double *coef)
-{
-  return b->ops->coefficients(b, j0, j1, coef);
-}
-
-int spmv_basis_restart(spmv_basis *b, const double *Y, int ldy, int mcur, int k)
-{
-  if (mcur < 1 || mcur > b->m || k < 1 || k >= mcur + 1 || k > b->m)
-    return dsg_error_set(DSG_ERR_INVALID, "restart keeps %d of %d columns", k, mcur);
-  return b->ops->restart(b, Y, ldy, mcur, k);
-}
-
-int spmv_basis_ritz(spmv_basis *b, const double *Y, int ldy, int mcur, int k, float *out)
-{
-  return b->ops->ritz(b, Y, ldy, mcur, k, out);
-}
-
-spmv_basis_timing spmv_basis_get_timing(const spmv_basis *b) { return b->timing; }
-
-void spmv_basis_destroy(spmv_basis *b)
-{
-  if (!b)
-    return;
-  b->ops->destroy(b);
-  free(b);
-}
-
-/* ---- the C implementation ---- */
-
 #define CHUNK_ROWS 4096 /* rows per reduction chunk: a chunk of w stays in L1 */
 
 typedef struct cpu_basis {
-  float *V; /* (m + 1) columns of n */
+  const spmv_dia *A; /* the matvec's matrix (borrowed) */
+  float *V;          /* (m + 1) columns of n */
   float *w;
   float *tmp;   /* restart: (m + 1) columns */
   double *coef; /* m steps x (m + 2) */
@@ -96,7 +21,7 @@ typedef struct cpu_basis {
   int nchunks;
 } cpu_basis;
 
-static void cpu_basis_destroy(spmv_basis *b)
+void spmv_cpu_basis_destroy(spmv_basis *b)
 {
   cpu_basis *c = b->impl;
   if (!c)
@@ -107,6 +32,7 @@ static void cpu_basis_destroy(spmv_basis *b)
   free(c->coef);
   free(c->part);
   free(c);
+  b->impl = NULL;
 }
 
 /* The inner loops of Gram-Schmidt, rows r0 .. r1 - 1 of one chunk, four columns at a time (x
@@ -268,7 +194,7 @@ static void cgs2(spmv_basis *b, int nc, float *x, double *coef)
   }
 }
 
-static int cpu_set(spmv_basis *b, int col, const float *x, double *norm)
+int spmv_cpu_basis_set(spmv_basis *b, int col, const float *x, double *norm)
 {
   cpu_basis *c = b->impl;
   const int n = b->n;
@@ -285,13 +211,13 @@ static int cpu_set(spmv_basis *b, int col, const float *x, double *norm)
   return DSG_OK;
 }
 
-static int cpu_expand(spmv_basis *b, int j)
+int spmv_cpu_basis_expand(spmv_basis *b, int j)
 {
   cpu_basis *c = b->impl;
   const int n = b->n;
   double *coef = c->coef + (size_t)j * (size_t)(b->m + 2), t0 = dsg_seconds(), t1, beta;
   memset(coef, 0, (size_t)(b->m + 2) * sizeof(*coef));
-  spmv_dia_mul(b->mv->impl, c->V + (size_t)j * (size_t)n, c->w);
+  spmv_dia_mul(c->A, c->V + (size_t)j * (size_t)n, c->w);
   t1 = dsg_seconds();
   b->timing.matvec_s += t1 - t0;
   project_known(b, c->w);
@@ -313,7 +239,7 @@ static int cpu_expand(spmv_basis *b, int j)
   return DSG_OK;
 }
 
-static int cpu_coefficients(spmv_basis *b, int j0, int j1, double *coef)
+int spmv_cpu_basis_coefficients(spmv_basis *b, int j0, int j1, double *coef)
 {
   cpu_basis *c = b->impl;
   memcpy(coef, c->coef + (size_t)j0 * (size_t)(b->m + 2),
@@ -345,7 +271,7 @@ static void rotate(const cpu_basis *c, int n, const double *Y, int ldy, int mcur
   }
 }
 
-static int cpu_restart(spmv_basis *b, const double *Y, int ldy, int mcur, int k)
+int spmv_cpu_basis_restart(spmv_basis *b, const double *Y, int ldy, int mcur, int k)
 {
   cpu_basis *c = b->impl;
   const size_t n = (size_t)b->n;
@@ -357,7 +283,7 @@ static int cpu_restart(spmv_basis *b, const double *Y, int ldy, int mcur, int k)
   return DSG_OK;
 }
 
-static int cpu_ritz(spmv_basis *b, const double *Y, int ldy, int mcur, int k, float *out)
+int spmv_cpu_basis_ritz(spmv_basis *b, const double *Y, int ldy, int mcur, int k, float *out)
 {
   double t0 = dsg_seconds();
   rotate(b->impl, b->n, Y, ldy, mcur, k, out, (size_t)b->n);
@@ -365,10 +291,7 @@ static int cpu_ritz(spmv_basis *b, const double *Y, int ldy, int mcur, int k, fl
   return DSG_OK;
 }
 
-static const spmv_basis_ops cpu_basis_ops = {cpu_set,     cpu_expand, cpu_coefficients,
-                                             cpu_restart, cpu_ritz,   cpu_basis_destroy};
-
-int spmv_basis_init_cpu(spmv_basis *b)
+int spmv_cpu_basis_create(spmv_basis *b, const spmv_dia *A)
 {
   const size_t n = (size_t)b->n, cols = (size_t)b->m + 1;
   cpu_basis *c = calloc(1, sizeof(*c));
@@ -376,18 +299,19 @@ int spmv_basis_init_cpu(spmv_basis *b)
   if (!c)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a basis");
   b->impl = c;
-  b->ops = &cpu_basis_ops;
+  c->A = A;
   c->nchunks = (int)((n + CHUNK_ROWS - 1) / CHUNK_ROWS);
-  if (cols > SIZE_MAX / sizeof(float) / n)
+  if (cols > SIZE_MAX / sizeof(float) / n) {
+    spmv_cpu_basis_destroy(b);
     return dsg_error_set(DSG_ERR_LIMIT, "a basis of %zu x %zu floats overflows", cols, n);
+  }
   c->V = malloc(cols * n * sizeof(float));
   c->tmp = malloc(cols * n * sizeof(float));
   c->w = malloc(n * sizeof(float));
   c->coef = calloc((size_t)b->m * ((size_t)b->m + 2), sizeof(double));
   c->part = malloc((size_t)c->nchunks * (size_t)width * sizeof(double));
   if (!c->V || !c->tmp || !c->w || !c->coef || !c->part) {
-    cpu_basis_destroy(b);
-    b->impl = NULL;
+    spmv_cpu_basis_destroy(b);
     return dsg_error_set(DSG_ERR_NOMEM,
                          "cannot allocate a Lanczos basis of %zu x %zu floats "
                          "(%.1f MiB, twice)",

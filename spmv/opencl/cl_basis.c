@@ -1,7 +1,9 @@
 /* The OpenCL Lanczos basis: V, w and the coefficient log live in device memory; a Lanczos step
  * is a queue of kernels (kernels/lanczos.cl) with no host synchronisation; the host reads the
- * coefficients once per restart. Every kernel is timed with events, read at the sync points. */
-#include "opencl_internal.h"
+ * coefficients once per restart. Every kernel is timed with events, read at the sync points.
+ * The product is the matvec's DIA kernel (cl_dia.h), an object of the basis's own, bound by
+ * cl_dia's binder with x a column of the basis (or the DIA's image) and y = w. */
+#include "cl_basis.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #define BASIS_TILE 8
 #define BASIS_DENSE_KNOWN 8 /* up to this many known vectors live as dense columns before V */
 #define BASIS_HMAX 256      /* coefficients a work-group sums into local memory at a time */
+#define BASIS_GROUPS 8      /* work-groups of the row-parallel kernels per compute unit */
 #define BASIS_ROW_GROUPS 1  /* row groups of V^T w per compute unit */
 #define BASIS_STAGE ((size_t)1 << 21)      /* floats per pinned staging buffer (8 MiB) */
 #define BASIS_COPY_BLOCK ((size_t)1 << 16) /* floats per thread's memcpy */
@@ -18,8 +21,9 @@
 enum { K_MATVEC, K_PROJECT, K_ORTH, K_NORMALIZE, K_RESTART, K_TRANSFER, K_KINDS };
 
 typedef struct cl_basis {
-  cl_matvec *m; /* the matvec: context, queue, DIA program and matrix */
-  cl_kernel dia, gemvt, gemvn, norm2, scale, kdot, kapply, rotate;
+  const spmv_cl_runtime *rt; /* the matvec's device, context and queue */
+  const spmv_cl_dia *dia;    /* the matvec's matrix and DIA kernel */
+  cl_kernel product, gemvt, gemvn, norm2, scale, kdot, kapply, rotate;
   cl_mem all, V, tmp, w, part, wpart, coef, Y, label, value, flag;
   cl_mem *col; /* sub-buffers: column i of V (the DIA kernel's x) */
   int kc;      /* known vectors held as dense columns of `all` before V (fused projection) */
@@ -51,7 +55,7 @@ static cl_event *track(spmv_basis *b, int kind)
 {
   cl_basis *c = b->impl;
   if (c->nev == c->evcap) {
-    clFinish(c->m->queue); /* a long queue without a sync point: time what is done */
+    clFinish(c->rt->queue); /* a long queue without a sync point: time what is done */
     drain_events(b);
   }
   c->ev_kind[c->nev] = kind;
@@ -65,10 +69,10 @@ static int launch(spmv_basis *b, cl_kernel k, size_t global, size_t local, int k
 {
   cl_basis *c = b->impl;
   cl_event *ev = track(b, kind);
-  cl_int err = clEnqueueNDRangeKernel(c->m->queue, k, 1, NULL, &global, &local, 0, NULL, ev);
+  cl_int err = clEnqueueNDRangeKernel(c->rt->queue, k, 1, NULL, &global, &local, 0, NULL, ev);
   if (err != CL_SUCCESS) {
     untrack_failed(c);
-    return spmv_cl_fail(err, what, c->m->info.device);
+    return spmv_cl_fail(err, what, c->rt->dev.name);
   }
   b->timing.launches++;
   return DSG_OK;
@@ -89,7 +93,7 @@ static int project(spmv_basis *b)
                  ARG(c->kdot, 3, nk) | ARG(c->kdot, 4, c0) | ARG(c->kdot, 5, c->w) |
                  ARG(c->kdot, 6, c->part);
     if (err != CL_SUCCESS)
-      return spmv_cl_fail(err, "setting lz_known_dot's arguments", c->m->info.device);
+      return spmv_cl_fail(err, "setting lz_known_dot's arguments", c->rt->dev.name);
     status = launch(b, c->kdot, c->groups * c->local, c->local, K_PROJECT, "lz_known_dot");
   }
   if (status == DSG_OK) {
@@ -98,7 +102,7 @@ static int project(spmv_basis *b)
                  ARG(c->kapply, 3, nk) | ARG(c->kapply, 4, c->part) | ARG(c->kapply, 5, groups) |
                  ARG(c->kapply, 6, c->w);
     if (err != CL_SUCCESS)
-      return spmv_cl_fail(err, "setting lz_known_apply's arguments", c->m->info.device);
+      return spmv_cl_fail(err, "setting lz_known_apply's arguments", c->rt->dev.name);
     status = launch(b, c->kapply, c->groups * c->local, c->local, K_PROJECT, "lz_known_apply");
   }
   return status;
@@ -122,7 +126,7 @@ static int cgs2(spmv_basis *b, int nc, int coef_off, int fuse)
                  ARG(c->gemvt, 3, nc) | ARG(c->gemvt, 4, c->w) | ARG(c->gemvt, 5, c->part) |
                  ARG(c->gemvt, 6, pass) | ARG(c->gemvt, 7, c->flag);
     if (err != CL_SUCCESS)
-      return spmv_cl_fail(err, "setting lz_gemvt's arguments", c->m->info.device);
+      return spmv_cl_fail(err, "setting lz_gemvt's arguments", c->rt->dev.name);
     status =
         launch(b, c->gemvt, c->tgroups * tiles * c->local, c->local, K_ORTH, "lz_gemvt (V^T w)");
     if (status != DSG_OK)
@@ -133,7 +137,7 @@ static int cgs2(spmv_basis *b, int nc, int coef_off, int fuse)
           ARG(c->gemvn, 9, mode) | ARG(c->gemvn, 10, fuse) | ARG(c->gemvn, 11, c->wpart) |
           ARG(c->gemvn, 12, pass) | ARG(c->gemvn, 13, c->flag);
     if (err != CL_SUCCESS)
-      return spmv_cl_fail(err, "setting lz_gemvn's arguments", c->m->info.device);
+      return spmv_cl_fail(err, "setting lz_gemvn's arguments", c->rt->dev.name);
     status = launch(b, c->gemvn, c->groups * c->local, c->local, K_ORTH, "lz_gemvn (w - V h)");
   }
   return status;
@@ -150,7 +154,7 @@ static int normalize(spmv_basis *b, int coef_off, int dst, int have_partials)
   if (!have_partials) {
     err = ARG(c->norm2, 0, c->w) | ARG(c->norm2, 1, n) | ARG(c->norm2, 2, c->wpart);
     if (err != CL_SUCCESS)
-      return spmv_cl_fail(err, "setting lz_norm2's arguments", c->m->info.device);
+      return spmv_cl_fail(err, "setting lz_norm2's arguments", c->rt->dev.name);
     status = launch(b, c->norm2, c->groups * c->local, c->local, K_NORMALIZE, "lz_norm2");
   }
   if (status != DSG_OK)
@@ -159,20 +163,20 @@ static int normalize(spmv_basis *b, int coef_off, int dst, int have_partials)
         ARG(c->scale, 3, groups) | ARG(c->scale, 4, c->coef) | ARG(c->scale, 5, coef_off) |
         ARG(c->scale, 6, c->col[dst]);
   if (err != CL_SUCCESS)
-    return spmv_cl_fail(err, "setting lz_scale's arguments", c->m->info.device);
+    return spmv_cl_fail(err, "setting lz_scale's arguments", c->rt->dev.name);
   return launch(b, c->scale, c->groups * c->local, c->local, K_NORMALIZE, "lz_scale");
 }
 
-static int cl_set(spmv_basis *b, int col, const float *x, double *norm)
+int spmv_cl_basis_set(spmv_basis *b, int col, const float *x, double *norm)
 {
   cl_basis *c = b->impl;
   const int slot = b->m * c->stride; /* the log's spare slot */
   int status;
-  cl_int err = clEnqueueWriteBuffer(c->m->queue, c->w, CL_FALSE, 0, (size_t)b->n * sizeof(float), x,
-                                    0, NULL, track(b, K_TRANSFER));
+  cl_int err = clEnqueueWriteBuffer(c->rt->queue, c->w, CL_FALSE, 0, (size_t)b->n * sizeof(float),
+                                    x, 0, NULL, track(b, K_TRANSFER));
   if (err != CL_SUCCESS) {
     untrack_failed(c);
-    return spmv_cl_fail(err, "uploading a start vector", c->m->info.device);
+    return spmv_cl_fail(err, "uploading a start vector", c->rt->dev.name);
   }
   status = project(b);
   if (status == DSG_OK)
@@ -180,43 +184,41 @@ static int cl_set(spmv_basis *b, int col, const float *x, double *norm)
   if (status == DSG_OK)
     status = normalize(b, slot, col, 0); /* a start vector: col may be 0, the partials unset */
   if (status == DSG_OK) {
-    err = clEnqueueReadBuffer(c->m->queue, c->coef, CL_TRUE, (size_t)slot * sizeof(double),
+    err = clEnqueueReadBuffer(c->rt->queue, c->coef, CL_TRUE, (size_t)slot * sizeof(double),
                               sizeof(double), norm, 0, NULL, track(b, K_TRANSFER));
     if (err != CL_SUCCESS) {
       untrack_failed(c);
-      status = spmv_cl_fail(err, "reading a norm", c->m->info.device);
+      status = spmv_cl_fail(err, "reading a norm", c->rt->dev.name);
     }
   }
   drain_events(b);
   return status;
 }
 
-static int cl_expand(spmv_basis *b, int j)
+int spmv_cl_basis_expand(spmv_basis *b, int j)
 {
   cl_basis *c = b->impl;
-  cl_matvec *m = c->m;
+  const spmv_cl_dia *dia = c->dia;
   const int slot = j * c->stride;
   int status;
-  cl_int err;
 
-  /* w = A V[:, j]: the DIA kernel of the matvec, with x the column (or its image) and y = w */
-  if (m->info.kernel == SPMV_KERNEL_IMAGE) {
-    size_t origin[3] = {0, 0, 0}, region[3] = {m->info.image_width, m->info.image_height, 1};
+  /* w = A V[:, j]: the DIA kernel, with x the column (or the DIA's image) and y = w */
+  if (dia->kernel->x_image) {
+    size_t origin[3] = {0, 0, 0}, region[3] = {dia->image_width, dia->image_height, 1};
     /* from the parent buffer at column j's offset (PoCL 3.1 crashes copying from a sub-buffer) */
-    err = clEnqueueCopyBufferToImage(m->queue, c->all, m->ximage,
-                                     ((size_t)c->kc + (size_t)j) * c->ld * sizeof(float), origin,
-                                     region, 0, NULL, track(b, K_MATVEC));
+    cl_int err = clEnqueueCopyBufferToImage(c->rt->queue, c->all, dia->ximage,
+                                            ((size_t)c->kc + (size_t)j) * c->ld * sizeof(float),
+                                            origin, region, 0, NULL, track(b, K_MATVEC));
     if (err != CL_SUCCESS) {
       untrack_failed(c);
-      return spmv_cl_fail(err, "copying x into the image", m->info.device);
+      return spmv_cl_fail(err, "copying x into the image", c->rt->dev.name);
     }
   } else {
-    const int xarg = m->info.kernel == SPMV_KERNEL_NAIVE ? 4 : 5;
-    err = ARG(c->dia, xarg, c->col[j]);
-    if (err != CL_SUCCESS)
-      return spmv_cl_fail(err, "setting the DIA kernel's x", m->info.device);
+    status = spmv_cl_dia_set_x(c->rt, dia, c->product, c->col[j]);
+    if (status != DSG_OK)
+      return status;
   }
-  status = launch(b, c->dia, m->global, m->local, K_MATVEC, "the DIA kernel");
+  status = launch(b, c->product, dia->global, dia->local, K_MATVEC, "the DIA kernel");
   if (status == DSG_OK)
     status = project(b);
   if (status == DSG_OK)
@@ -226,7 +228,7 @@ static int cl_expand(spmv_basis *b, int j)
   return status;
 }
 
-static int cl_coefficients(spmv_basis *b, int j0, int j1, double *coef)
+int spmv_cl_basis_coefficients(spmv_basis *b, int j0, int j1, double *coef)
 {
   cl_basis *c = b->impl;
   const size_t stride = (size_t)c->stride, out = (size_t)b->m + 2;
@@ -235,25 +237,25 @@ static int cl_coefficients(spmv_basis *b, int j0, int j1, double *coef)
   int status = DSG_OK;
   if (!raw)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the coefficient log");
-  err = clEnqueueReadBuffer(c->m->queue, c->coef, CL_TRUE, (size_t)j0 * stride * sizeof(double),
+  err = clEnqueueReadBuffer(c->rt->queue, c->coef, CL_TRUE, (size_t)j0 * stride * sizeof(double),
                             (size_t)(j1 - j0) * stride * sizeof(double), raw, 0, NULL,
                             track(b, K_TRANSFER));
   if (err != CL_SUCCESS) {
     untrack_failed(c);
-    status = spmv_cl_fail(err, "reading the Lanczos coefficients", c->m->info.device);
+    status = spmv_cl_fail(err, "reading the Lanczos coefficients", c->rt->dev.name);
   } else if (c->kc) { /* drop the known columns' coefficients: the caller's layout is V's */
     for (int j = 0; j < j1 - j0; j++)
       memcpy(coef + (size_t)j * out, raw + (size_t)j * stride + c->kc, out * sizeof(double));
   }
   if (status == DSG_OK) {
     int flags[2] = {0, 0};
-    if (clEnqueueReadBuffer(c->m->queue, c->flag, CL_TRUE, 0, sizeof(flags), flags, 0, NULL,
+    if (clEnqueueReadBuffer(c->rt->queue, c->flag, CL_TRUE, 0, sizeof(flags), flags, 0, NULL,
                             NULL) == CL_SUCCESS)
       b->timing.second_passes = flags[1];
   }
   if (raw != coef)
     free(raw);
-  clFinish(c->m->queue);
+  clFinish(c->rt->queue);
   drain_events(b);
   return status;
 }
@@ -266,22 +268,22 @@ static int rotate(spmv_basis *b, const double *Y, int ldy, int mcur, int k)
   cl_int err;
   if ((size_t)ldy * (size_t)k > (size_t)c->ycap)
     return dsg_error_set(DSG_ERR_INVALID, "restart matrix of %d x %d is too large", ldy, k);
-  err =
-      clEnqueueWriteBuffer(c->m->queue, c->Y, CL_FALSE, 0, (size_t)ldy * (size_t)k * sizeof(double),
-                           Y, 0, NULL, track(b, K_TRANSFER));
+  err = clEnqueueWriteBuffer(c->rt->queue, c->Y, CL_FALSE, 0,
+                             (size_t)ldy * (size_t)k * sizeof(double), Y, 0, NULL,
+                             track(b, K_TRANSFER));
   if (err != CL_SUCCESS) {
     untrack_failed(c);
-    return spmv_cl_fail(err, "uploading the restart matrix", c->m->info.device);
+    return spmv_cl_fail(err, "uploading the restart matrix", c->rt->dev.name);
   }
   err = ARG(c->rotate, 0, c->V) | ARG(c->rotate, 1, ld) | ARG(c->rotate, 2, n) |
         ARG(c->rotate, 3, mcur) | ARG(c->rotate, 4, c->Y) | ARG(c->rotate, 5, ldy) |
         ARG(c->rotate, 6, k) | ARG(c->rotate, 7, c->tmp) | ARG(c->rotate, 8, ld);
   if (err != CL_SUCCESS)
-    return spmv_cl_fail(err, "setting lz_rotate's arguments", c->m->info.device);
+    return spmv_cl_fail(err, "setting lz_rotate's arguments", c->rt->dev.name);
   return launch(b, c->rotate, c->groups * c->local, c->local, K_RESTART, "lz_rotate (V Y)");
 }
 
-static int cl_restart(spmv_basis *b, const double *Y, int ldy, int mcur, int k)
+int spmv_cl_basis_restart(spmv_basis *b, const double *Y, int ldy, int mcur, int k)
 {
   cl_basis *c = b->impl;
   const size_t col = c->ld * sizeof(float);
@@ -289,16 +291,16 @@ static int cl_restart(spmv_basis *b, const double *Y, int ldy, int mcur, int k)
   cl_int err = CL_SUCCESS;
   if (status != DSG_OK)
     return status;
-  err = clEnqueueCopyBuffer(c->m->queue, c->tmp, c->V, 0, 0, (size_t)k * col, 0, NULL,
+  err = clEnqueueCopyBuffer(c->rt->queue, c->tmp, c->V, 0, 0, (size_t)k * col, 0, NULL,
                             track(b, K_RESTART));
   if (err == CL_SUCCESS)
-    err = clEnqueueCopyBuffer(c->m->queue, c->V, c->V, (size_t)mcur * col, (size_t)k * col, col, 0,
+    err = clEnqueueCopyBuffer(c->rt->queue, c->V, c->V, (size_t)mcur * col, (size_t)k * col, col, 0,
                               NULL, track(b, K_RESTART));
   else
     untrack_failed(c);
   if (err != CL_SUCCESS) {
     untrack_failed(c);
-    return spmv_cl_fail(err, "restarting the basis", c->m->info.device);
+    return spmv_cl_fail(err, "restarting the basis", c->rt->dev.name);
   }
   return DSG_OK;
 }
@@ -322,7 +324,7 @@ static void copy_floats(float *dst, const float *src, size_t count)
 static int read_columns(spmv_basis *b, int k, float *out)
 {
   cl_basis *c = b->impl;
-  cl_command_queue q = c->m->queue;
+  cl_command_queue q = c->rt->queue;
   const size_t n = (size_t)b->n, total = n * (size_t)k;
   const size_t piece = n < BASIS_STAGE ? n : BASIS_STAGE;
   cl_mem stage[2] = {NULL, NULL};
@@ -332,7 +334,7 @@ static int read_columns(spmv_basis *b, int k, float *out)
   cl_int err = CL_SUCCESS;
   int status = DSG_OK;
   for (int s = 0; s < 2 && err == CL_SUCCESS; s++) {
-    stage[s] = clCreateBuffer(c->m->ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+    stage[s] = clCreateBuffer(c->rt->ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
                               piece * sizeof(float), NULL, &err);
     if (err == CL_SUCCESS)
       host[s] = clEnqueueMapBuffer(q, stage[s], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
@@ -340,7 +342,7 @@ static int read_columns(spmv_basis *b, int k, float *out)
   }
   if (err != CL_SUCCESS) {
     status =
-        spmv_cl_fail(err, "allocating the staging buffers for the Ritz vectors", c->m->info.device);
+        spmv_cl_fail(err, "allocating the staging buffers for the Ritz vectors", c->rt->dev.name);
     goto out_release;
   }
   /* piece `s` goes into host[s]: enqueue the next one before copying out the current one */
@@ -353,7 +355,7 @@ static int read_columns(spmv_basis *b, int k, float *out)
       err = clEnqueueReadBuffer(q, c->tmp, CL_FALSE, (col * c->ld + row) * sizeof(float),
                                 len[slot] * sizeof(float), host[slot], 0, NULL, &ev[slot]);
       if (err != CL_SUCCESS) {
-        status = spmv_cl_fail(err, "reading the Ritz vectors", c->m->info.device);
+        status = spmv_cl_fail(err, "reading the Ritz vectors", c->rt->dev.name);
         break;
       }
       next += len[slot];
@@ -365,7 +367,7 @@ static int read_columns(spmv_basis *b, int k, float *out)
     clReleaseEvent(ev[s]);
     ev[s] = NULL;
     if (err != CL_SUCCESS) {
-      status = spmv_cl_fail(err, "reading the Ritz vectors", c->m->info.device);
+      status = spmv_cl_fail(err, "reading the Ritz vectors", c->rt->dev.name);
       break;
     }
     copy_floats(out + pos[s], host[s], len[s]);
@@ -387,26 +389,27 @@ out_release:
   return status;
 }
 
-static int cl_ritz(spmv_basis *b, const double *Y, int ldy, int mcur, int k, float *out)
+int spmv_cl_basis_ritz(spmv_basis *b, const double *Y, int ldy, int mcur, int k, float *out)
 {
   cl_basis *c = b->impl;
   int status = rotate(b, Y, ldy, mcur, k);
   if (status == DSG_OK)
     status = read_columns(b, k, out);
-  clFinish(c->m->queue);
+  clFinish(c->rt->queue);
   drain_events(b);
   return status;
 }
 
-static void cl_basis_destroy(spmv_basis *b)
+void spmv_cl_basis_destroy(spmv_basis *b)
 {
   cl_basis *c = b->impl;
   if (!c)
     return;
-  if (c->m && c->m->queue)
-    clFinish(c->m->queue);
+  if (c->rt && c->rt->queue)
+    clFinish(c->rt->queue);
   drain_events(b);
-  cl_kernel ks[] = {c->dia, c->gemvt, c->gemvn, c->norm2, c->scale, c->kdot, c->kapply, c->rotate};
+  cl_kernel ks[] = {c->product, c->gemvt, c->gemvn,  c->norm2,
+                    c->scale,   c->kdot,  c->kapply, c->rotate};
   for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++)
     if (ks[i])
       clReleaseKernel(ks[i]);
@@ -425,55 +428,61 @@ static void cl_basis_destroy(spmv_basis *b)
   b->impl = NULL;
 }
 
-static const spmv_basis_ops cl_basis_ops = {cl_set,     cl_expand, cl_coefficients,
-                                            cl_restart, cl_ritz,   cl_basis_destroy};
-
 /* Floats per basis column: at least n and x's image (the image kernel copies a column into
  * it), rounded up to the device's base-address alignment, so every column can be a sub-buffer. */
-static size_t column_floats(const cl_matvec *m)
+static size_t column_floats(const spmv_cl_runtime *rt, const spmv_cl_dia *dia)
 {
-  const size_t n = (size_t)m->rows, image = m->info.image_width * m->info.image_height * 4;
+  const size_t n = (size_t)dia->rows, image = dia->image_width * dia->image_height * 4;
   cl_uint align_bits = 1024;
   size_t align;
-  clGetDeviceInfo(m->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof(align_bits), &align_bits, NULL);
+  clGetDeviceInfo(rt->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof(align_bits), &align_bits, NULL);
   align = align_bits / 32 > 32 ? align_bits / 32 : 32;
   return ((n > image ? n : image) + align - 1) / align * align;
 }
 
-int spmv_cl_lanczos_ready(cl_matvec *m, int m_cols, int kc)
+int spmv_cl_basis_prepare(const spmv_cl_runtime *rt, const spmv_cl_dia *dia,
+                          spmv_cl_basis_kernels *bk, int m_cols, int kc)
 {
-  const unsigned long long col = (unsigned long long)column_floats(m) * sizeof(float);
+  const unsigned long long col = (unsigned long long)column_floats(rt, dia) * sizeof(float);
   const unsigned long long bytes = ((unsigned long long)m_cols + 1) * col;
   char opts[128], need[32], cap[32];
-  if (!m->dev.fp64)
-    return dsg_error_set(DSG_ERR_NODEVICE,
-                         "the Lanczos solver on %s needs double precision "
-                         "(cl_khr_fp64), which the device lacks (use --solver arpack)",
-                         m->info.device);
-  if (bytes + (unsigned long long)kc * col > m->max_alloc ||
-      2 * bytes + (unsigned long long)m->ndiag * m->pitch * sizeof(float) > m->dev.global_mem)
+  if (!rt->dev.fp64)
+    return dsg_error_set(
+        DSG_ERR_NODEVICE,
+        "the Lanczos solver on %s needs double precision "
+        "(cl_khr_fp64), which the device lacks (use " DSG_PARAM("solver") " arpack)",
+        rt->dev.name);
+  if (bytes + (unsigned long long)kc * col > rt->max_alloc ||
+      2 * bytes + (unsigned long long)dia->ndiag * dia->pitch * sizeof(float) > rt->dev.global_mem)
     return dsg_error_set(DSG_ERR_LIMIT,
                          "a Lanczos basis of %d x %d floats (%s, twice) does not fit %s's memory "
-                         "(largest allocation %s; try a smaller --ncv or --solver arpack)",
-                         m_cols + 1, m->rows, spmv_cl_bytes(bytes, need), m->info.device,
-                         spmv_cl_bytes(m->max_alloc, cap));
-  if (m->lanczos)
+                         "(largest allocation %s; try a smaller %s or %s arpack)",
+                         m_cols + 1, dia->rows, spmv_cl_bytes(bytes, need), rt->dev.name,
+                         spmv_cl_bytes(rt->max_alloc, cap), DSG_PARAM("ncv"), DSG_PARAM("solver"));
+  if (bk->program)
     return DSG_OK;
-  m->lanczos_local = m->dev.max_work_group >= BASIS_LOCAL ? BASIS_LOCAL : 64;
-  snprintf(opts, sizeof(opts), "-cl-std=CL1.2 -DLOCAL=%d -DTILE=%d -DHMAX=%d",
-           (int)m->lanczos_local, BASIS_TILE, BASIS_HMAX);
-  return spmv_cl_build(m, "lanczos", opts, &m->lanczos);
+  bk->local = rt->dev.max_work_group >= BASIS_LOCAL ? BASIS_LOCAL : 64;
+  snprintf(opts, sizeof(opts), "-cl-std=CL1.2 -DLOCAL=%d -DTILE=%d -DHMAX=%d", (int)bk->local,
+           BASIS_TILE, BASIS_HMAX);
+  return spmv_cl_build(rt, "lanczos", opts, &bk->program);
 }
 
-int spmv_basis_init_cl(spmv_basis *b)
+void spmv_cl_basis_kernels_release(spmv_cl_basis_kernels *bk)
 {
-  cl_matvec *m = b->mv->impl;
+  if (bk->program)
+    clReleaseProgram(bk->program);
+  bk->program = NULL;
+}
+
+int spmv_cl_basis_create(spmv_basis *b, const spmv_cl_runtime *rt, const spmv_cl_dia *dia,
+                         spmv_cl_basis_kernels *bk)
+{
   cl_basis *c;
   cl_int err = CL_SUCCESS;
   const size_t cols = (size_t)b->m + 1, n = (size_t)b->n;
   const int kc = b->fuse && b->known.count <= BASIS_DENSE_KNOWN ? b->known.count : 0;
   size_t bytes;
-  int status = spmv_cl_lanczos_ready(m, b->m, kc);
+  int status = spmv_cl_basis_prepare(rt, dia, bk, b->m, kc);
 
   if (status != DSG_OK)
     return status;
@@ -481,33 +490,29 @@ int spmv_basis_init_cl(spmv_basis *b)
   if (!c)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a basis");
   b->impl = c;
-  b->ops = &cl_basis_ops;
-  c->m = m;
+  c->rt = rt;
+  c->dia = dia;
   c->kc = kc;
   c->stride = c->kc + b->m + 2;
-  c->local = m->lanczos_local;
+  c->local = bk->local;
   /* work-items take four rows each. The row-parallel kernels: 8 work-groups per compute unit
    * (at 2 the Gram-Schmidt kernels ran at a fifth of the H200's bandwidth at 3840x2160); V^T w:
    * one row group per compute unit, each launching a work-group per column tile, so its partial
    * sums, which every group of lz_gemvn adds up, stay few (1 per unit beat 2 and 4 on the H200:
    * docs/PERFORMANCE.md).
-   * Never more groups than there are blocks of four rows to give them. */
+   * Never more groups than there are blocks of four rows to give them. The options
+   * (basis_groups, basis_row_groups), when set, replace either count as given. */
   {
-    const size_t cu = (size_t)(m->dev.compute_units > 0 ? m->dev.compute_units : 1);
+    const size_t cu = (size_t)(rt->dev.compute_units > 0 ? rt->dev.compute_units : 1);
     const size_t most = ((n + 3) / 4 + c->local - 1) / c->local;
-    c->groups = 8 * cu < most ? 8 * cu : most;
+    c->groups = BASIS_GROUPS * cu < most ? BASIS_GROUPS * cu : most;
     c->tgroups = BASIS_ROW_GROUPS * cu < most ? BASIS_ROW_GROUPS * cu : most;
+    if (bk->groups)
+      c->groups = bk->groups;
+    if (bk->row_groups)
+      c->tgroups = bk->row_groups;
   }
-  {
-    /* for tuning: DIASEG_LANCZOS_GROUPS=G,T sets groups and row groups */
-    const char *env = getenv("DIASEG_LANCZOS_GROUPS");
-    long g = 0, t = 0;
-    if (env && sscanf(env, "%ld,%ld", &g, &t) == 2 && g > 0 && t > 0 && g <= 65536 && t <= 65536) {
-      c->groups = (size_t)g;
-      c->tgroups = (size_t)t;
-    }
-  }
-  c->ld = column_floats(m);
+  c->ld = column_floats(rt, dia);
   bytes = cols * c->ld * sizeof(float);
   c->evcap = 4096;
   c->ev = malloc((size_t)c->evcap * sizeof(*c->ev));
@@ -523,14 +528,9 @@ int spmv_basis_init_cl(spmv_basis *b)
     cl_kernel *dst[] = {&c->gemvt, &c->gemvn,  &c->norm2, &c->scale,
                         &c->kdot,  &c->kapply, &c->rotate};
     for (size_t i = 0; i < sizeof(fn) / sizeof(fn[0]) && err == CL_SUCCESS; i++)
-      *dst[i] = clCreateKernel(m->lanczos, fn[i], &err);
-    if (err == CL_SUCCESS) { /* the matvec's DIA kernel, an object of our own */
-      static const char *dia[SPMV_KERNEL_COUNT] = {NULL,        "dia_naive",  "dia_aligned",
-                                                   "dia_local", "dia_vector", "dia_image"};
-      c->dia = clCreateKernel(m->program, dia[m->info.kernel], &err);
-    }
+      *dst[i] = clCreateKernel(bk->program, fn[i], &err);
     if (err != CL_SUCCESS) {
-      status = spmv_cl_fail(err, "creating the Lanczos kernels", m->info.device);
+      status = spmv_cl_fail(err, "creating the Lanczos kernels", rt->dev.name);
       goto fail;
     }
   }
@@ -542,52 +542,53 @@ int spmv_basis_init_cl(spmv_basis *b)
     const size_t partd = vtw > kdots ? vtw : kdots;
     const size_t kbytes = (size_t)c->kc * c->ld * sizeof(float);
     c->ycap = ycap;
-    c->all = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, kbytes + bytes, NULL, &err);
+    c->all = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE, kbytes + bytes, NULL, &err);
     if (err == CL_SUCCESS) {
       cl_buffer_region vr = {kbytes, bytes};
       c->V = clCreateSubBuffer(c->all, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &vr, &err);
     }
     if (err == CL_SUCCESS)
-      c->tmp = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+      c->tmp = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
     if (err == CL_SUCCESS)
-      c->w = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, (n + 3) / 4 * 4 * sizeof(float), NULL, &err);
+      c->w =
+          clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE, (n + 3) / 4 * 4 * sizeof(float), NULL, &err);
     if (err == CL_SUCCESS)
-      c->part = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, partd * sizeof(double), NULL, &err);
+      c->part = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE, partd * sizeof(double), NULL, &err);
     if (err == CL_SUCCESS)
-      c->wpart = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, c->groups * sizeof(double), NULL, &err);
+      c->wpart = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE, c->groups * sizeof(double), NULL, &err);
     if (err == CL_SUCCESS)
-      c->coef = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, logd * sizeof(double), NULL, &err);
+      c->coef = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE, logd * sizeof(double), NULL, &err);
     if (err == CL_SUCCESS)
-      c->flag = clCreateBuffer(m->ctx, CL_MEM_READ_WRITE, 2 * sizeof(int), NULL, &err);
+      c->flag = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE, 2 * sizeof(int), NULL, &err);
     if (err == CL_SUCCESS)
-      c->Y = clCreateBuffer(m->ctx, CL_MEM_READ_ONLY, (size_t)ycap * sizeof(double), NULL, &err);
+      c->Y = clCreateBuffer(rt->ctx, CL_MEM_READ_ONLY, (size_t)ycap * sizeof(double), NULL, &err);
     if (err == CL_SUCCESS && b->known.count > 0) {
-      c->label = clCreateBuffer(m->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * sizeof(int),
+      c->label = clCreateBuffer(rt->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * sizeof(int),
                                 (void *)b->known.label, &err);
       if (err == CL_SUCCESS)
-        c->value = clCreateBuffer(m->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+        c->value = clCreateBuffer(rt->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                                   n * sizeof(float), (void *)b->known.value, &err);
     }
     if (err != CL_SUCCESS) {
-      status = spmv_cl_fail(err, "allocating the Lanczos basis", m->info.device);
+      status = spmv_cl_fail(err, "allocating the Lanczos basis", rt->dev.name);
       goto fail;
     }
     const float zero = 0.0f;
     const double dzero = 0.0;
-    err = clEnqueueFillBuffer(m->queue, c->all, &zero, sizeof(zero), 0, kbytes + bytes, 0, NULL,
+    err = clEnqueueFillBuffer(rt->queue, c->all, &zero, sizeof(zero), 0, kbytes + bytes, 0, NULL,
                               NULL);
     if (err == CL_SUCCESS) {
       const int izero = 0;
-      err = clEnqueueFillBuffer(m->queue, c->flag, &izero, sizeof(izero), 0, 2 * sizeof(int), 0,
+      err = clEnqueueFillBuffer(rt->queue, c->flag, &izero, sizeof(izero), 0, 2 * sizeof(int), 0,
                                 NULL, NULL);
     }
     if (err == CL_SUCCESS)
-      err = clEnqueueFillBuffer(m->queue, c->tmp, &zero, sizeof(zero), 0, bytes, 0, NULL, NULL);
+      err = clEnqueueFillBuffer(rt->queue, c->tmp, &zero, sizeof(zero), 0, bytes, 0, NULL, NULL);
     if (err == CL_SUCCESS) /* rows n .. n4 stay zero: the kernels read w four rows at a time */
-      err = clEnqueueFillBuffer(m->queue, c->w, &zero, sizeof(zero), 0,
+      err = clEnqueueFillBuffer(rt->queue, c->w, &zero, sizeof(zero), 0,
                                 (n + 3) / 4 * 4 * sizeof(float), 0, NULL, NULL);
     if (err == CL_SUCCESS)
-      err = clEnqueueFillBuffer(m->queue, c->coef, &dzero, sizeof(dzero), 0, logd * sizeof(double),
+      err = clEnqueueFillBuffer(rt->queue, c->coef, &dzero, sizeof(dzero), 0, logd * sizeof(double),
                                 0, NULL, NULL);
     for (size_t i = 0; i < cols && err == CL_SUCCESS; i++) { /* views of `all`: no nesting */
       cl_buffer_region region = {((size_t)c->kc + i) * c->ld * sizeof(float),
@@ -605,47 +606,22 @@ int spmv_basis_init_cl(spmv_basis *b)
       for (size_t r = 0; r < n; r++)
         if (b->known.label[r] >= 0)
           dense[(size_t)b->known.label[r] * c->ld + r] = b->known.value[r];
-      err = clEnqueueWriteBuffer(m->queue, c->all, CL_TRUE, 0, kbytes, dense, 0, NULL, NULL);
+      err = clEnqueueWriteBuffer(rt->queue, c->all, CL_TRUE, 0, kbytes, dense, 0, NULL, NULL);
       free(dense);
     }
     if (err != CL_SUCCESS) {
-      status = spmv_cl_fail(err, "setting up the Lanczos basis", m->info.device);
+      status = spmv_cl_fail(err, "setting up the Lanczos basis", rt->dev.name);
       goto fail;
     }
   }
-  /* the DIA kernel's fixed arguments: those of the matvec, with y = w */
-  {
-    const int pitch = (int)m->pitch;
-    int a = 0;
-    err = ARG(c->dia, a, m->A);
-    a++;
-    if (m->info.kernel != SPMV_KERNEL_NAIVE)
-      err |= clSetKernelArg(c->dia, a++, sizeof(int), &pitch);
-    err |= clSetKernelArg(c->dia, a++, sizeof(int), &m->rows);
-    err |= clSetKernelArg(c->dia, a++, sizeof(int), &m->ndiag);
-    err |= ARG(c->dia, a, m->offsets);
-    a++;
-    if (m->info.kernel == SPMV_KERNEL_IMAGE) {
-      int log_w = 0, mask = (int)m->info.image_width - 1;
-      while (((size_t)1 << log_w) < m->info.image_width)
-        log_w++;
-      err |= ARG(c->dia, a, m->ximage);
-      a++;
-      err |= clSetKernelArg(c->dia, a++, sizeof(int), &log_w);
-      err |= clSetKernelArg(c->dia, a++, sizeof(int), &mask);
-    } else {
-      a++; /* x: set per step */
-    }
-    err |= ARG(c->dia, a, c->w);
-    if (err != CL_SUCCESS) {
-      status = spmv_cl_fail(err, "setting the DIA kernel's arguments", m->info.device);
-      goto fail;
-    }
-  }
-  clFinish(m->queue);
+  /* the product: the matvec's DIA kernel, y = w, x set per step (or the DIA's image) */
+  status = spmv_cl_dia_kernel_create(rt, dia, NULL, c->w, &c->product);
+  if (status != DSG_OK)
+    goto fail;
+  clFinish(rt->queue);
   return DSG_OK;
 
 fail:
-  cl_basis_destroy(b);
+  spmv_cl_basis_destroy(b);
   return status;
 }
