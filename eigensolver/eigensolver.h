@@ -1,5 +1,7 @@
 /* eigensolver: the largest eigenpairs of a symmetric operator given as an spmv_matvec.
  *
+ * Two solvers, chosen from a table (eig_solver_find): diaseg's thick-restart Lanczos
+ * (lanczos.c) and ARPACK-ng (arpack.c); what they share is in common.c.
  * eig_arpack_solve drives ARPACK-ng's symmetric implicitly restarted Lanczos (dsaupd/dseupd)
  * through reverse communication; every product y = A x goes through the matvec interface, so the
  * same driver runs on the C path and on OpenCL devices. ARPACK keeps global state and is not
@@ -87,9 +89,26 @@ int eig_lanczos_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res);
 
 /* Gets mv ready for eig_lanczos_solve with these options before the solve: validates them
  * and, on an OpenCL matvec, builds the solver's kernels and checks that its basis fits the
- * device (spmv_matvec_prepare_lanczos). Returns DSG_OK, DSG_ERR_INVALID for bad options, or
+ * device (spmv_matvec_prepare_basis). Returns DSG_OK, DSG_ERR_INVALID for bad options, or
  * the device's error (a caller may then fall back to the C path). */
 int eig_lanczos_prepare(spmv_matvec *mv, const eig_options *opt);
+
+/* ---- the solvers, as a table ---------------------------------------------------------------
+ * Callers choose a solver by name; a new solver is a row in eigensolver/common.c and its file. */
+typedef struct eig_solver {
+  const char *name;        /* "lanczos", "arpack" */
+  const char *description; /* one line, for help texts */
+  int (*solve)(spmv_matvec *mv, const eig_options *opt, eig_result *res);
+  /* optional (NULL: nothing to do): gets mv ready before the solve's clock starts, so that a
+   * device that cannot run the solver says so before any work */
+  int (*prepare)(spmv_matvec *mv, const eig_options *opt);
+} eig_solver;
+
+/* The solver called `name`. Returns DSG_OK, or DSG_ERR_INVALID with a message listing the names. */
+int eig_solver_find(const char *name, const eig_solver **out);
+/* The table: solvers 0 .. eig_solver_count() - 1 (the first is the default). */
+int eig_solver_count(void);
+const eig_solver *eig_solver_at(int i);
 
 /* Frees the arrays of res (not res itself) and zeroes it. */
 void eig_result_free(eig_result *res);

@@ -62,7 +62,7 @@ void eig_lanczos_default_keep(int m, int nev, int nconv, int *keep)
 int eig_lanczos_prepare(spmv_matvec *mv, const eig_options *opt)
 {
   int m = 0, status = eig_check_options(opt, spmv_matvec_rows(mv), &m);
-  return status == DSG_OK ? spmv_matvec_prepare_lanczos(mv, m) : status;
+  return status == DSG_OK ? spmv_matvec_prepare_basis(mv, m) : status;
 }
 
 int eig_lanczos_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
@@ -209,7 +209,7 @@ int eig_lanczos_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
       if (status == DSG_OK && !(norm > 1e-6))
         status = dsg_error_set(DSG_ERR_SOLVER,
                                "the operator has only %d eigenpairs outside "
-                               "the known vectors; --nev %d asks for more",
+                               "the known vectors; " DSG_PARAM("nev") " %d asks for more",
                                mcur + nknown, opt->nev);
       if (status != DSG_OK)
         goto out_timing;

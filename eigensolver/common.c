@@ -1,0 +1,278 @@
+/* What every solver shares: options, their checks, the start vector, known vectors, result
+ * handling (sorting, residuals, the end of a solve), and the solver table. */
+#include "eigensolver_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+void eig_options_init(eig_options *opt)
+{
+  memset(opt, 0, sizeof(*opt));
+  opt->nev = 8;
+  opt->ncv = 0;
+  opt->tol = 1e-5;
+  opt->max_iter = 1000;
+}
+
+void eig_result_free(eig_result *res)
+{
+  free(res->values);
+  free(res->vectors);
+  free(res->residuals);
+  memset(res, 0, sizeof(*res));
+}
+
+int eig_check_options(const eig_options *opt, int n, int *ncv_out)
+{
+  int ncv = opt->ncv;
+  if (n < 2)
+    return dsg_error_set(DSG_ERR_INVALID, "the operator has order %d; eigenpairs need n >= 2", n);
+  if (opt->nev < 1 || opt->nev >= n)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("nev") " %d is out of range: it must satisfy 1 <= nev < n "
+                         "= %d",
+                         opt->nev, n);
+  if (!(opt->tol > 0.0) || !isfinite(opt->tol) || opt->tol >= 1.0)
+    return dsg_error_set(DSG_ERR_INVALID, DSG_PARAM("tol") " %g is out of range: it must be in (0, 1)",
+                         opt->tol);
+  if (opt->max_iter < 1)
+    return dsg_error_set(DSG_ERR_INVALID, DSG_PARAM("max_iter") " %d is out of range: it must be >= 1",
+                         opt->max_iter);
+  if (opt->known_count < 0 || (opt->known_count > 0 && (!opt->known_label || !opt->known_values)))
+    return dsg_error_set(DSG_ERR_INVALID, "known eigenvectors: %d given without labels or values",
+                         opt->known_count);
+  if (opt->known_keep < 0 || opt->known_keep > opt->known_count)
+    return dsg_error_set(DSG_ERR_INVALID, "known eigenvectors: keep %d of %d", opt->known_keep,
+                         opt->known_count);
+  for (int i = 0; opt->known_count > 0 && i < n; i++)
+    if (opt->known_label[i] < -1 || opt->known_label[i] >= opt->known_count)
+      return dsg_error_set(DSG_ERR_INVALID,
+                           "known eigenvectors: row %d has label %d outside "
+                           "[-1, %d)",
+                           i, opt->known_label[i], opt->known_count);
+  if (ncv == 0) {
+    ncv = 2 * opt->nev + 1 > 32 ? 2 * opt->nev + 1 : 32;
+    if (ncv > n)
+      ncv = n;
+  }
+  if (ncv <= opt->nev || ncv > n)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("ncv") " %d is out of range: it must satisfy nev = %d < "
+                         "ncv <= n = %d",
+                         ncv, opt->nev, n);
+  *ncv_out = ncv;
+  return DSG_OK;
+}
+
+void eig_start_vector(double *r, int n)
+{
+  uint64_t s = EIG_START_SEED;
+  for (int i = 0; i < n; i++) {
+    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    r[i] = (double)(z >> 11) * 0x1.0p-53 - 0.5;
+  }
+}
+
+void eig_normalize_sign(float *u, int n)
+{
+  double ss = 0.0, amax = -1.0;
+  int imax = 0;
+  for (int i = 0; i < n; i++) {
+    double a = fabs((double)u[i]);
+    ss += a * a;
+    if (a > amax) {
+      amax = a;
+      imax = i;
+    }
+  }
+  if (ss == 0.0)
+    return;
+  float scale = (float)(1.0 / sqrt(ss));
+  if (u[imax] < 0.0f)
+    scale = -scale;
+  for (int i = 0; i < n; i++)
+    u[i] *= scale;
+}
+
+int eig_residuals(spmv_matvec *mv, eig_result *res)
+{
+  const int n = res->n;
+  float *y = malloc((size_t)n * sizeof(*y));
+  int status = DSG_OK;
+  if (!y)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the residual vector (%d floats)", n);
+  for (int k = 0; k < res->nconv; k++) {
+    const float *u = res->vectors + (size_t)k * (size_t)n;
+    double lambda = res->values[k], ss = 0.0;
+    status = spmv_matvec_apply(mv, u, y);
+    if (status != DSG_OK)
+      break;
+    for (int i = 0; i < n; i++) {
+      double r = (double)y[i] - lambda * (double)u[i];
+      ss += r * r;
+    }
+    res->residuals[k] = sqrt(ss);
+  }
+  free(y);
+  return status;
+}
+
+int eig_result_alloc(eig_result *res, int n, int nev)
+{
+  res->values = calloc((size_t)nev, sizeof(*res->values));
+  res->residuals = calloc((size_t)nev, sizeof(*res->residuals));
+  res->vectors = malloc((size_t)nev * (size_t)n * sizeof(*res->vectors));
+  if (!res->values || !res->residuals || !res->vectors)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %d eigenvectors of %d floats", nev, n);
+  return DSG_OK;
+}
+
+/* Rows split into a fixed number of chunks: per-chunk partial dots combined in chunk order keep
+ * the projection independent of the thread count. */
+#define EIG_PROJ_CHUNKS 64
+#define EIG_PROJ_MAX_KNOWN 64 /* above this, one sequential pass (many tiny components) */
+
+void eig_project_known(const eig_options *opt, int n, double *x, double *work)
+{
+  const int c = opt->known_count;
+  const int *label = opt->known_label;
+  const float *val = opt->known_values;
+  if (c <= 0)
+    return;
+  if (c > EIG_PROJ_MAX_KNOWN) {
+    for (int k = 0; k < c; k++)
+      work[k] = 0.0;
+    for (int i = 0; i < n; i++)
+      if (label[i] >= 0)
+        work[label[i]] += (double)val[i] * x[i];
+  } else {
+    double part[EIG_PROJ_CHUNKS][EIG_PROJ_MAX_KNOWN];
+#pragma omp parallel for schedule(static)
+    for (int b = 0; b < EIG_PROJ_CHUNKS; b++) {
+      const int lo = (int)((long long)n * b / EIG_PROJ_CHUNKS);
+      const int hi = (int)((long long)n * (b + 1) / EIG_PROJ_CHUNKS);
+      double *p = part[b];
+      for (int k = 0; k < c; k++)
+        p[k] = 0.0;
+      if (c == 1) {
+        double s = 0.0;
+        for (int i = lo; i < hi; i++)
+          s += label[i] == 0 ? (double)val[i] * x[i] : 0.0;
+        p[0] = s;
+      } else {
+        for (int i = lo; i < hi; i++)
+          if (label[i] >= 0)
+            p[label[i]] += (double)val[i] * x[i];
+      }
+    }
+    for (int k = 0; k < c; k++) {
+      double s = 0.0;
+      for (int b = 0; b < EIG_PROJ_CHUNKS; b++)
+        s += part[b][k];
+      work[k] = s;
+    }
+  }
+#pragma omp parallel for schedule(static)
+  for (int i = 0; i < n; i++)
+    if (label[i] >= 0)
+      x[i] -= work[label[i]] * (double)val[i];
+}
+
+int eig_known_pairs(spmv_matvec *mv, const eig_options *opt, double *values, float *vectors,
+                    int count)
+{
+  const int n = spmv_matvec_rows(mv);
+  float *y = malloc((size_t)n * sizeof(*y));
+  int status = DSG_OK;
+  if (!y)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the known-vector workspace");
+  const int *label = opt->known_return_label ? opt->known_return_label : opt->known_label;
+  const float *value = opt->known_return_values ? opt->known_return_values : opt->known_values;
+  /* one product per returned vector: its Rayleigh quotient */
+  for (int k = 0; k < count && status == DSG_OK; k++) {
+    float *u = vectors + (size_t)k * (size_t)n;
+    double q = 0.0;
+    for (int i = 0; i < n; i++)
+      u[i] = label[i] == k ? value[i] : 0.0f;
+    status = spmv_matvec_apply(mv, u, y);
+    for (int i = 0; i < n; i++)
+      q += (double)u[i] * (double)y[i];
+    values[k] = q;
+    eig_normalize_sign(u, n);
+  }
+  free(y);
+  return status;
+}
+
+int eig_sort_pairs(eig_result *res)
+{
+  const size_t n = (size_t)res->n;
+  float *tmp = malloc(n * sizeof(*tmp));
+  if (!tmp)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a vector to sort eigenpairs");
+  /* insertion sort on values (descending), moving vectors along; nconv is small */
+  for (int a = 1; a < res->nconv; a++) {
+    for (int b = a; b > 0 && res->values[b] > res->values[b - 1]; b--) {
+      double t = res->values[b];
+      res->values[b] = res->values[b - 1];
+      res->values[b - 1] = t;
+      float *u = res->vectors + (size_t)b * n, *v = res->vectors + (size_t)(b - 1) * n;
+      memcpy(tmp, u, n * sizeof(*tmp));
+      memcpy(u, v, n * sizeof(*tmp));
+      memcpy(v, tmp, n * sizeof(*tmp));
+    }
+  }
+  free(tmp);
+  return DSG_OK;
+}
+
+int eig_finish(spmv_matvec *mv, const eig_options *opt, eig_result *res)
+{
+  int status = eig_sort_pairs(res);
+  if (status == DSG_OK)
+    status = eig_residuals(mv, res);
+  if (status == DSG_OK && !res->converged)
+    status = dsg_error_set(DSG_ERR_NOCONV,
+                           "the eigensolver stopped at its iteration limit (%d "
+                           "restarts, %ld products) with %d of %d eigenpairs converged",
+                           res->iterations, res->matvecs, res->nconv, opt->nev);
+  return status;
+}
+
+/* ---- the solver table: adding a solver is adding its row and its file ---- */
+
+static const eig_solver solvers[] = {
+    {"lanczos", "diaseg's thick-restart Lanczos; on an OpenCL matvec the basis stays on the device",
+     eig_lanczos_solve, eig_lanczos_prepare},
+    {"arpack", "ARPACK-ng's implicitly restarted Lanczos; vectors on the host", eig_arpack_solve,
+     NULL},
+};
+
+int eig_solver_count(void) { return (int)(sizeof(solvers) / sizeof(solvers[0])); }
+
+const eig_solver *eig_solver_at(int i)
+{
+  return i >= 0 && i < eig_solver_count() ? &solvers[i] : NULL;
+}
+
+int eig_solver_find(const char *name, const eig_solver **out)
+{
+  char names[128] = "";
+  for (int i = 0; i < eig_solver_count(); i++) {
+    if (name && strcmp(name, solvers[i].name) == 0) {
+      *out = &solvers[i];
+      return DSG_OK;
+    }
+    snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "",
+             solvers[i].name);
+  }
+  *out = NULL;
+  return dsg_error_set(DSG_ERR_INVALID, DSG_PARAM("solver") " '%s' is not one of %s",
+                       name ? name : "", names);
+}
