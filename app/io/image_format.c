@@ -9,7 +9,7 @@
  * the container structure, which the walks below verify: chunk and segment lengths inside the
  * file, Huffman tables complete and defined before use, declared data present. The pixel data
  * itself stays stb's job. */
-#include "app_internal.h"
+#include "io_internal.h"
 
 #include <string.h>
 #include <strings.h>

@@ -1,8 +1,9 @@
 /* A small JSON writer: enough for report.json and the bench output. */
-#include "app.h"
+#include "json.h"
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

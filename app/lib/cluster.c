@@ -1,7 +1,7 @@
 /* Spectral embedding, k-means with k-means++ seeding, and the adjusted Rand index.
  * Sums over pixels are taken over a fixed number of chunks combined in order, so results do not
  * depend on the number of threads. */
-#include "app.h"
+#include "diaseg_internal.h"
 
 #include <float.h>
 #include <math.h>

@@ -1,5 +1,5 @@
-/* Image loading (hardened stb_image), synthetic images, resampling and features. */
-#include "app_internal.h"
+/* Image files: reading (size-capped, regular files only) and decoding (hardened stb_image). */
+#include "io_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -75,7 +75,7 @@ static const char *stb_reason_reset(void)
 }
 
 int app_image_decode(const unsigned char *file, size_t len, const char *name, size_t max_pixels,
-                     app_image *img)
+                     dsg_image *img)
 {
   unsigned char *pixels = NULL;
   int w = 0, h = 0, comp = 0, w2 = 0, h2 = 0, c2 = 0, status;
@@ -130,12 +130,12 @@ int app_image_decode(const unsigned char *file, size_t len, const char *name, si
                          "%d",
                          name, w2, h2, c2, w, h, comp);
   }
-  status = app_image_from_pixels(img, w2, h2, c2, pixels);
+  status = dsg_image_from_pixels(img, w2, h2, c2, pixels);
   stbi_image_free(pixels);
   return status;
 }
 
-int app_image_load(const char *path, size_t max_pixels, app_image *img)
+int app_image_load(const char *path, size_t max_pixels, dsg_image *img)
 {
   unsigned char *file = NULL;
   size_t len = 0;
@@ -148,92 +148,3 @@ int app_image_load(const char *path, size_t max_pixels, app_image *img)
   return status;
 }
 
-int app_image_from_pixels(app_image *img, int width, int height, int channels,
-                          const unsigned char *pixels)
-{
-  size_t bytes;
-  memset(img, 0, sizeof(*img));
-  if (width < 1 || height < 1 || channels < 1 || channels > 4)
-    return dsg_error_set(DSG_ERR_INVALID, "bad image shape %d x %d x %d", width, height, channels);
-  if ((size_t)width > SIZE_MAX / (size_t)height / (size_t)channels)
-    return dsg_error_set(DSG_ERR_LIMIT, "image %d x %d x %d overflows size_t", width, height,
-                         channels);
-  bytes = (size_t)width * (size_t)height * (size_t)channels;
-  img->pixels = malloc(bytes);
-  if (!img->pixels)
-    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %zu bytes of pixels", bytes);
-  if (pixels)
-    memcpy(img->pixels, pixels, bytes);
-  else
-    memset(img->pixels, 0, bytes);
-  img->width = width;
-  img->height = height;
-  img->channels = channels;
-  return DSG_OK;
-}
-
-int app_image_resize(const app_image *src, int width, int height, app_image *dst)
-{
-  const int c = src->channels;
-  int status = app_image_from_pixels(dst, width, height, c, NULL);
-  if (status != DSG_OK)
-    return status;
-#pragma omp parallel for schedule(static)
-  for (int y = 0; y < height; y++) {
-    /* pixel centres map onto pixel centres */
-    double sy = ((double)y + 0.5) * src->height / height - 0.5;
-    int y0 = sy < 0 ? 0 : (int)sy;
-    int y1 = y0 + 1 < src->height ? y0 + 1 : src->height - 1;
-    double fy = sy < 0 ? 0.0 : sy - y0;
-    for (int x = 0; x < width; x++) {
-      double sx = ((double)x + 0.5) * src->width / width - 0.5;
-      int x0 = sx < 0 ? 0 : (int)sx;
-      int x1 = x0 + 1 < src->width ? x0 + 1 : src->width - 1;
-      double fx = sx < 0 ? 0.0 : sx - x0;
-      for (int k = 0; k < c; k++) {
-        const unsigned char *p = src->pixels;
-        double a = p[((size_t)y0 * src->width + x0) * c + k],
-               b = p[((size_t)y0 * src->width + x1) * c + k];
-        double e = p[((size_t)y1 * src->width + x0) * c + k],
-               f = p[((size_t)y1 * src->width + x1) * c + k];
-        double v = (a * (1 - fx) + b * fx) * (1 - fy) + (e * (1 - fx) + f * fx) * fy;
-        dst->pixels[((size_t)y * width + x) * c + k] = (unsigned char)(v + 0.5);
-      }
-    }
-  }
-  return DSG_OK;
-}
-
-void app_image_free(app_image *img)
-{
-  if (!img)
-    return;
-  free(img->pixels);
-  memset(img, 0, sizeof(*img));
-}
-
-int app_features(const app_image *img, app_feature kind, float **out, int *nfeat)
-{
-  const size_t n = (size_t)img->width * (size_t)img->height;
-  const int c = img->channels, nf = kind == APP_FEATURE_COLOR ? 3 : 1;
-  float *f = malloc(n * (size_t)nf * sizeof(*f));
-  *out = NULL;
-  if (!f)
-    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate features for %zu pixels", n);
-  for (size_t i = 0; i < n; i++) {
-    const unsigned char *p = img->pixels + i * (size_t)c;
-    double r = p[0], g = c >= 3 ? p[1] : p[0], b = c >= 3 ? p[2] : p[0];
-    if (kind == APP_FEATURE_COLOR) {
-      f[3 * i + 0] = (float)(r / 255.0);
-      f[3 * i + 1] = (float)(g / 255.0);
-      f[3 * i + 2] = (float)(b / 255.0);
-    } else if (c >= 3) {
-      f[i] = (float)((0.299 * r + 0.587 * g + 0.114 * b) / 255.0);
-    } else {
-      f[i] = (float)(r / 255.0);
-    }
-  }
-  *out = f;
-  *nfeat = nf;
-  return DSG_OK;
-}

@@ -1,8 +1,8 @@
-/* Private to app/: image containers (image_format.c), used by the loader (image.c). */
-#ifndef DIASEG_APP_INTERNAL_H
-#define DIASEG_APP_INTERNAL_H
+/* Private to io/: image containers (image_format.c), used by the loader (image_load.c). */
+#ifndef DIASEG_IO_INTERNAL_H
+#define DIASEG_IO_INTERNAL_H
 
-#include "app.h"
+#include "io.h"
 
 typedef enum app_image_format {
   APP_FMT_UNKNOWN,
@@ -26,9 +26,5 @@ int app_image_check(app_image_format fmt, const unsigned char *b, size_t len, co
  * message. */
 int app_read_file(const char *path, unsigned char **data, size_t *len);
 
-/* stb_easy_font (app/stb_impl.c): the quads that draw text at (0, 0), 4 vertices of 16 bytes
- * (x, y, z floats, rgba) each; returns the count. And the text's width in font pixels. */
-int app_font_quads(char *text, void *buffer, int bytes);
-int app_font_width(char *text);
 
 #endif

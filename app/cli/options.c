@@ -1,11 +1,13 @@
 /* The command line: one option table drives parsing and --help. */
-#include "app.h"
+#include "cli.h"
+#include "eigensolver.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #define CMD_BIT(c) (1u << (c))
@@ -148,20 +150,8 @@ const char *app_command_name(app_command cmd)
 void app_config_init(app_config *cfg)
 {
   memset(cfg, 0, sizeof(*cfg));
+  dsg_options_init(&cfg->opt); /* the library's defaults are the command's */
   cfg->out_dir = "out";
-  cfg->k = 5;
-  cfg->nev = 8;
-  cfg->ncv = 0;
-  cfg->tol = 1e-5;
-  cfg->max_iter = 1000;
-  cfg->affinity.radius = 5;
-  cfg->affinity.sigma_i = 0.1;
-  cfg->affinity.sigma_x = 4.0;
-  cfg->feature = APP_FEATURE_INTENSITY;
-  cfg->matvec = "auto";
-  cfg->solver = "lanczos";
-  cfg->seed = 1;
-  cfg->restarts = 8;
   cfg->max_pixels = APP_DEFAULT_MAX_PIXELS;
   cfg->repeat = 20;
 }
@@ -216,8 +206,8 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
   int status = DSG_OK;
   switch (o->id) {
   case OPT_K:
-    status = parse_long(flag, v, 1, APP_MAX_EMBED, &iv);
-    cfg->k = (int)iv;
+    status = parse_long(flag, v, 1, APP_MAX_K, &iv);
+    cfg->opt.k = (int)iv;
     break;
   case OPT_OUT:
     if (!*v)
@@ -226,67 +216,78 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
     break;
   case OPT_NEV:
     status = parse_long(flag, v, 1, 1000, &iv);
-    cfg->nev = (int)iv;
+    cfg->opt.nev = (int)iv;
     break;
   case OPT_NCV:
     status = parse_long(flag, v, 2, 4000, &iv);
-    cfg->ncv = (int)iv;
+    cfg->opt.ncv = (int)iv;
     break;
   case OPT_TOL:
-    status = parse_double(flag, v, &cfg->tol);
-    if (status == DSG_OK && !(cfg->tol > 0.0 && cfg->tol < 1.0))
+    status = parse_double(flag, v, &cfg->opt.tol);
+    if (status == DSG_OK && !(cfg->opt.tol > 0.0 && cfg->opt.tol < 1.0))
       return dsg_error_set(DSG_ERR_INVALID, "%s: %g is out of range: it must be in (0, 1)", flag,
-                           cfg->tol);
+                           cfg->opt.tol);
     break;
   case OPT_MAX_ITER:
     status = parse_long(flag, v, 1, INT_MAX, &iv);
-    cfg->max_iter = (int)iv;
+    cfg->opt.max_iter = (int)iv;
     break;
   case OPT_RADIUS:
     status = parse_long(flag, v, LLONG_MIN, LLONG_MAX, &iv);
-    if (status == DSG_OK && (iv < 1 || iv > APP_MAX_RADIUS))
+    if (status == DSG_OK && (iv < 1 || iv > DSG_MAX_RADIUS))
       return dsg_error_set(DSG_ERR_INVALID,
                            "%s: %lld is out of range: the disc needs a radius in "
                            "[1, %d] (radius 0 gives no neighbours)",
-                           flag, iv, APP_MAX_RADIUS);
-    cfg->affinity.radius = (int)iv;
+                           flag, iv, DSG_MAX_RADIUS);
+    cfg->opt.radius = (int)iv;
     break;
   case OPT_SIGMA_I:
   case OPT_SIGMA_X: {
-    double *dst = o->id == OPT_SIGMA_I ? &cfg->affinity.sigma_i : &cfg->affinity.sigma_x;
+    double *dst = o->id == OPT_SIGMA_I ? &cfg->opt.sigma_i : &cfg->opt.sigma_x;
     status = parse_double(flag, v, dst);
     if (status == DSG_OK && !(*dst > 0.0))
       return dsg_error_set(DSG_ERR_INVALID, "%s: %g is invalid: it must be > 0", flag, *dst);
     break;
   }
   case OPT_AFFINITY:
-    if (strcmp(v, "intensity") == 0)
-      cfg->feature = APP_FEATURE_INTENSITY;
-    else if (strcmp(v, "color") == 0 || strcmp(v, "colour") == 0)
-      cfg->feature = APP_FEATURE_COLOR;
-    else
-      return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not one of intensity, color", flag, v);
-    break;
+    cfg->opt.affinity = strcmp(v, "colour") == 0 ? "color" : v;
+    for (int c = 0; c < dsg_cue_count(); c++)
+      if (strcmp(cfg->opt.affinity, dsg_cue_name(c)) == 0)
+        return DSG_OK;
+    {
+      char names[128] = "";
+      for (int c = 0; c < dsg_cue_count(); c++)
+        snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", c ? ", " : "",
+                 dsg_cue_name(c));
+      return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not one of %s", flag, v, names);
+    }
   case OPT_MATVEC:
     if (strcmp(v, "cpu") != 0 && strcmp(v, "opencl") != 0 && strcmp(v, "auto") != 0 &&
         (cfg->command != APP_CMD_BENCH || strcmp(v, "all") != 0))
       return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not one of auto, cpu, opencl%s", flag, v,
                            cfg->command == APP_CMD_BENCH ? ", all" : "");
-    cfg->matvec = v;
+    cfg->opt.matvec = v;
     break;
   case OPT_SOLVER:
-    if (strcmp(v, "lanczos") != 0 && strcmp(v, "arpack") != 0 &&
-        (cfg->command != APP_CMD_BENCH || strcmp(v, "all") != 0))
-      return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not one of lanczos, arpack%s", flag, v,
-                           cfg->command == APP_CMD_BENCH ? ", all" : "");
-    cfg->solver = v;
+    if (cfg->command != APP_CMD_BENCH || strcmp(v, "all") != 0) {
+      const eig_solver *solver;
+      if (eig_solver_find(v, &solver) != DSG_OK) {
+        char names[128] = "";
+        for (int s = 0; s < eig_solver_count(); s++)
+          snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", s ? ", " : "",
+                   eig_solver_at(s)->name);
+        return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not one of %s%s", flag, v, names,
+                             cfg->command == APP_CMD_BENCH ? ", all" : "");
+      }
+    }
+    cfg->opt.solver = v;
     break;
-  case OPT_CL_DEVICE: cfg->cl_device = v; break;
+  case OPT_CL_DEVICE: cfg->opt.cl_device = v; break;
   case OPT_KERNEL:
     cfg->kernel_mask = 0;
     if (cfg->command == APP_CMD_BENCH && strcmp(v, "all") == 0) {
       cfg->all_kernels = 1;
-      cfg->kernel = SPMV_KERNEL_AUTO;
+      cfg->opt.kernel = NULL;
       break;
     }
     cfg->all_kernels = 0;
@@ -305,24 +306,28 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
       }
       break;
     }
-    status = spmv_kernel_parse(v, &cfg->kernel);
+    {
+      spmv_kernel k;
+      status = spmv_kernel_parse(v, &k);
+      cfg->opt.kernel = v;
+    }
     break;
   case OPT_LOCAL_SIZE:
     status = parse_long(flag, v, 1, 4096, &iv);
-    cfg->local_size = (size_t)iv;
+    cfg->opt.local_size = (size_t)iv;
     break;
-  case OPT_KERNEL_DIR: cfg->kernel_dir = v; break;
+  case OPT_KERNEL_DIR: cfg->opt.kernel_dir = v; break;
   case OPT_CL_MAX_ALLOC:
     status = parse_long(flag, v, 1, LLONG_MAX, &iv);
-    cfg->cl_max_alloc = (unsigned long long)iv;
+    cfg->opt.cl_max_alloc = (unsigned long long)iv;
     break;
   case OPT_SEED:
     status = parse_long(flag, v, 0, LLONG_MAX, &iv);
-    cfg->seed = (uint64_t)iv;
+    cfg->opt.seed = (uint64_t)iv;
     break;
   case OPT_RESTARTS:
     status = parse_long(flag, v, 1, 1000, &iv);
-    cfg->restarts = (int)iv;
+    cfg->opt.restarts = (int)iv;
     break;
   case OPT_JSON:
     if (!*v)
@@ -357,7 +362,7 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
     cfg->out_dir = v;
     break;
   case OPT_QUIET: cfg->quiet = 1; break;
-  case OPT_KEEP_SPECKS: cfg->keep_specks = 1; break;
+  case OPT_KEEP_SPECKS: cfg->opt.keep_specks = 1; break;
   case OPT_HELP: cfg->help = 1; break;
   case OPT_VERSION: cfg->version = 1; break;
   }
@@ -397,6 +402,77 @@ static int add_positional(app_config *cfg, const char *arg, int *positional)
                          app_command_name(cfg->command));
   cfg->image = arg;
   return DSG_OK;
+}
+
+/* The environment, read here and nowhere else: a variable sets what no option did. */
+static int take_environment(app_config *cfg)
+{
+  const char *v;
+  if ((!cfg->opt.cl_device || !*cfg->opt.cl_device) && (v = getenv("DIASEG_CL_DEVICE")) && *v)
+  {
+    cfg->opt.cl_device = v;
+    cfg->cl_device_from_env = 1;
+  }
+  if ((!cfg->opt.kernel_dir || !*cfg->opt.kernel_dir) && (v = getenv("DIASEG_KERNEL_DIR")) && *v)
+    cfg->opt.kernel_dir = v;
+  if (!cfg->opt.cl_max_alloc && (v = getenv("DIASEG_CL_MAX_ALLOC")) && *v)
+    cfg->opt.cl_max_alloc = strtoull(v, NULL, 10);
+  if ((v = getenv("DIASEG_LANCZOS_GROUPS")) != NULL) { /* for tuning: G,T */
+    long g = 0, t = 0;
+    if (sscanf(v, "%ld,%ld", &g, &t) == 2 && g > 0 && t > 0 && g <= 65536 && t <= 65536) {
+      cfg->opt.basis_groups = (size_t)g;
+      cfg->opt.basis_row_groups = (size_t)t;
+    }
+  }
+  if ((v = getenv("DIASEG_LANCZOS_UNFUSED")) != NULL) /* for measuring the fusion */
+    cfg->opt.lanczos_unfused = *v && strcmp(v, "0") != 0;
+  return DSG_OK;
+}
+
+const char *app_cli_spell(const char *param, void *data)
+{
+  static _Thread_local char flag[64];
+  size_t i = 0;
+  (void)data;
+  if (!param[0] || strlen(param) > 40)
+    return NULL;
+  if (!param[1]) { /* a one-letter option: -k */
+    snprintf(flag, sizeof(flag), "-%s", param);
+    return flag;
+  }
+  flag[i++] = '-';
+  flag[i++] = '-';
+  for (; *param; param++)
+    flag[i++] = *param == '_' ? '-' : *param;
+  flag[i] = '\0';
+  return flag;
+}
+
+void app_cli_say(const char *prefix, const char *raw)
+{
+  char text[2048];
+  dsg_error_render(raw, text, sizeof(text), app_cli_spell, NULL);
+  fprintf(stderr, "diaseg: %s: %s\n", prefix, text);
+}
+
+void app_cli_log(void *data, int level, const char *message)
+{
+  const app_config *cfg = data;
+  if (level == DSG_LOG_DETAIL) {
+    fprintf(stderr, "%s\n", message);
+    return;
+  }
+  if (level == DSG_LOG_INFO && cfg && cfg->quiet)
+    return;
+  if (level == DSG_LOG_WARNING) {
+    app_cli_say("warning", message);
+    return;
+  }
+  {
+    char text[2048];
+    dsg_error_render(message, text, sizeof(text), app_cli_spell, NULL);
+    fprintf(stderr, "diaseg: %s\n", text);
+  }
 }
 
 int app_cli_parse(int argc, char **argv, app_config *cfg)
@@ -489,27 +565,29 @@ int app_cli_parse(int argc, char **argv, app_config *cfg)
     cfg->out_dir = "matrix";
   if (cfg->command == APP_CMD_BENCH) {
     if (!explicit_matvec)
-      cfg->matvec = "all";
+      cfg->opt.matvec = "all";
     if (!explicit_solver)
-      cfg->solver = "all";
+      cfg->opt.solver = "all";
     if (!explicit_kernel)
       cfg->all_kernels = 1;
     if (!explicit_nev)
-      cfg->nev = 16;
+      cfg->opt.nev = 16;
     if (!explicit_tol)
-      cfg->tol = 1e-3;
+      cfg->opt.tol = 1e-3;
   }
   if (cfg->command == APP_CMD_EIGS && !cfg->image)
     return dsg_error_set(DSG_ERR_INVALID, "eigs needs an IMAGE (try 'diaseg eigs --help')");
-  if (cfg->command == APP_CMD_SEGMENT && cfg->k > cfg->nev)
+  if (cfg->command == APP_CMD_SEGMENT && cfg->opt.k > cfg->opt.nev)
     return dsg_error_set(DSG_ERR_INVALID,
                          "-k %d is out of range: it must satisfy k <= nev = %d "
                          "(raise --nev)",
-                         cfg->k, cfg->nev);
-  if (cfg->ncv && cfg->ncv <= cfg->nev)
+                         cfg->opt.k, cfg->opt.nev);
+  if (cfg->opt.ncv && cfg->opt.ncv <= cfg->opt.nev)
     return dsg_error_set(DSG_ERR_INVALID, "--ncv %d is out of range: it must be > nev = %d",
-                         cfg->ncv, cfg->nev);
-  return DSG_OK;
+                         cfg->opt.ncv, cfg->opt.nev);
+  if (cfg->command != APP_CMD_SEGMENT)
+    cfg->opt.k = 0; /* eigenpairs only */
+  return take_environment(cfg);
 }
 
 void app_cli_usage(FILE *f, app_command cmd)

@@ -1,6 +1,6 @@
 /* Staged output files (temporary file + rename, committed all or nothing) and the PNG / .npy /
  * text writers. */
-#include "app.h"
+#include "io.h"
 
 #include <dirent.h>
 #include <errno.h>

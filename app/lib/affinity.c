@@ -1,5 +1,5 @@
 /* The pixel-affinity matrix of radius-r discs, normalised for normalized cuts, in DIA form. */
-#include "app.h"
+#include "diaseg_internal.h"
 
 #include <float.h>
 #include <limits.h>
@@ -46,24 +46,24 @@ static int check_params(int width, int height, int nfeat, const app_affinity_par
     return dsg_error_set(DSG_ERR_INVALID, "features need at least one channel");
   if (p->radius < 1 || p->radius > APP_MAX_RADIUS)
     return dsg_error_set(DSG_ERR_INVALID,
-                         "--radius %d is out of range: it must be in [1, %d] "
+                         DSG_PARAM("radius") " %d is out of range: it must be in [1, %d] "
                          "(radius 0 gives no neighbours)",
                          p->radius, APP_MAX_RADIUS);
   if (!isfinite(p->sigma_i) || !(p->sigma_i > 0.0))
-    return dsg_error_set(DSG_ERR_INVALID, "--sigma-i %g is invalid: it must be finite and > 0",
+    return dsg_error_set(DSG_ERR_INVALID, DSG_PARAM("sigma_i") " %g is invalid: it must be finite and > 0",
                          p->sigma_i);
   if (!isfinite(p->sigma_x) || !(p->sigma_x > 0.0))
-    return dsg_error_set(DSG_ERR_INVALID, "--sigma-x %g is invalid: it must be finite and > 0",
+    return dsg_error_set(DSG_ERR_INVALID, DSG_PARAM("sigma_x") " %g is invalid: it must be finite and > 0",
                          p->sigma_x);
   /* the weights divide by sigma^2: it must be a normal double (not 0, not subnormal, not inf) */
   if (!isnormal(p->sigma_i * p->sigma_i))
     return dsg_error_set(DSG_ERR_INVALID,
-                         "--sigma-i %g is out of range: sigma_i^2 = %g is not a normal positive "
+                         DSG_PARAM("sigma_i") " %g is out of range: sigma_i^2 = %g is not a normal positive "
                          "double (it must lie in [%g, %g])",
                          p->sigma_i, p->sigma_i * p->sigma_i, sqrt(DBL_MIN), sqrt(DBL_MAX));
   if (!isnormal(p->sigma_x * p->sigma_x))
     return dsg_error_set(DSG_ERR_INVALID,
-                         "--sigma-x %g is out of range: sigma_x^2 = %g is not a normal positive "
+                         DSG_PARAM("sigma_x") " %g is out of range: sigma_x^2 = %g is not a normal positive "
                          "double (it must lie in [%g, %g])",
                          p->sigma_x, p->sigma_x * p->sigma_x, sqrt(DBL_MIN), sqrt(DBL_MAX));
   /* The nearest neighbour's weight exp(-1 / sigma_x^2) bounds every edge: at or below
@@ -75,9 +75,9 @@ static int check_params(int width, int height, int nfeat, const app_affinity_par
     const double min_sx = 1.0 / sqrt(-log((double)APP_COMPONENT_THRESHOLD));
     const double scale = pow(10.0, 3 - floor(log10(min_sx)));
     return dsg_error_set(DSG_ERR_INVALID,
-                         "--sigma-x %g is too small: the weight of a pixel's nearest neighbour, "
+                         DSG_PARAM("sigma_x") " %g is too small: the weight of a pixel's nearest neighbour, "
                          "exp(-1 / sigma_x^2) = %.3g, %s, so no pixel has a neighbour; the "
-                         "smallest usable --sigma-x is %.4g",
+                         "smallest usable " DSG_PARAM("sigma_x") " is %.4g",
                          p->sigma_x, (double)nearest,
                          nearest == 0.0f ? "underflows to 0 in float"
                                          : "is below float resolution (diaseg counts weights "
@@ -125,7 +125,7 @@ int app_affinity_build(int width, int height, const float *features, int nfeat,
   }
   if (nvalid < 2) {
     status = dsg_error_set(DSG_ERR_INVALID,
-                           "--radius %d gives the pixels of a %d x %d image no "
+                           DSG_PARAM("radius") " %d gives the pixels of a %d x %d image no "
                            "neighbours",
                            p->radius, width, height);
     goto out_free;
@@ -198,9 +198,9 @@ int app_affinity_build(int width, int height, const float *features, int nfeat,
     /* 1% over the bound, rounded up to 3 significant digits */
     const double scale = isfinite(need) ? pow(10.0, 2 - floor(log10(need * 1.01))) : 1.0;
     status = dsg_error_set(DSG_ERR_INVALID,
-                           "no pixel has a neighbour: with --sigma-i %g every weight "
+                           "no pixel has a neighbour: with " DSG_PARAM("sigma_i") " %g every weight "
                            "exp(-|F_i - F_j|^2 / sigma_i^2 - |X_i - X_j|^2 / sigma_x^2) of "
-                           "this image is 0 or below float resolution (1e-7); raise --sigma-i "
+                           "this image is 0 or below float resolution (1e-7); raise " DSG_PARAM("sigma_i") " "
                            "to at least %.3g",
                            p->sigma_i, isfinite(need) ? ceil(need * 1.01 * scale) / scale : 1.0);
     goto out_free;

@@ -1,5 +1,6 @@
 /* diaseg: the command-line entry point. */
-#include "app.h"
+#include "bench.h"
+#include "cli.h"
 
 #include <stdio.h>
 
@@ -11,11 +12,11 @@ int main(int argc, char **argv)
   app_config_init(&cfg);
   status = app_cli_parse(argc, argv, &cfg);
   if (status != DSG_OK) {
-    fprintf(stderr, "diaseg: error: %s\n", dsg_error_message());
+    app_cli_say("error", dsg_error_raw());
     return app_exit_code(status);
   }
   if (cfg.version) {
-    printf("diaseg %s\n", DIASEG_VERSION);
+    printf("diaseg %s\n", dsg_version());
     return APP_EXIT_OK;
   }
   if (cfg.help || cfg.command == APP_CMD_NONE) {
@@ -30,7 +31,6 @@ int main(int argc, char **argv)
   else
     status = app_run(&cfg);
   if (status != DSG_OK)
-    fprintf(stderr, "diaseg: %s: %s\n", status == DSG_ERR_NOCONV ? "warning" : "error",
-            dsg_error_message());
+    app_cli_say(status == DSG_ERR_NOCONV ? "warning" : "error", dsg_error_raw());
   return app_exit_code(status);
 }

@@ -1,5 +1,5 @@
 /* Pictures: segment colours, the boundary overlay, and viridis pictures of eigenvectors. */
-#include "app.h"
+#include "diaseg_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@ static const unsigned char viridis33[33][3] = {
     {92, 200, 99},  {110, 206, 88}, {129, 211, 77}, {149, 216, 64}, {170, 220, 50}, {192, 223, 37},
     {213, 226, 26}, {234, 229, 26}, {253, 231, 37}};
 
-void app_viridis(double t, unsigned char rgb[3])
+void dsg_viridis(double t, unsigned char rgb[3])
 {
   double s;
   int i;
@@ -38,7 +38,7 @@ static const unsigned char palette20[20][3] = {
     {174, 199, 232}, {255, 187, 120}, {152, 223, 138}, {255, 152, 150}, {197, 176, 213},
     {196, 156, 148}, {247, 182, 210}, {199, 199, 199}, {219, 219, 141}, {158, 218, 229}};
 
-void app_label_color(int label, unsigned char rgb[3])
+void dsg_label_color(int label, unsigned char rgb[3])
 {
   if (label >= 0 && label < 20) {
     memcpy(rgb, palette20[label], 3);
@@ -95,18 +95,18 @@ static int alloc_rgb(int width, int height, unsigned char **rgb)
   return DSG_OK;
 }
 
-int app_picture_labels(const int *labels, int width, int height, unsigned char **rgb)
+int dsg_picture_labels(const int32_t *labels, int width, int height, unsigned char **rgb)
 {
   const size_t n = (size_t)width * (size_t)height;
   int status = alloc_rgb(width, height, rgb);
   if (status != DSG_OK)
     return status;
   for (size_t i = 0; i < n; i++)
-    app_label_color(labels[i], *rgb + 3 * i);
+    dsg_label_color(labels[i], *rgb + 3 * i);
   return DSG_OK;
 }
 
-int app_picture_overlay(const app_image *img, const int *labels, unsigned char **rgb)
+int dsg_picture_overlay(const dsg_image *img, const int32_t *labels, unsigned char **rgb)
 {
   static const unsigned char edge[3] = {255, 255, 0};
   const int w = img->width, h = img->height, c = img->channels;
@@ -126,7 +126,7 @@ int app_picture_overlay(const app_image *img, const int *labels, unsigned char *
         memcpy(o, edge, 3);
         continue;
       }
-      app_label_color(l, tint);
+      dsg_label_color(l, tint);
       for (int k = 0; k < 3; k++) {
         int v = c >= 3 ? p[k] : p[0];
         o[k] = (unsigned char)((v * 3 + tint[k] + 2) / 4); /* 75% image, 25% segment colour */
@@ -158,7 +158,7 @@ static double quantile(const float *v, size_t n, double lo, double hi, double q)
   return hi;
 }
 
-int app_picture_field(const float *field, int width, int height, unsigned char **rgb)
+int dsg_picture_field(const float *field, int width, int height, unsigned char **rgb)
 {
   const size_t n = (size_t)width * (size_t)height;
   double lo = INFINITY, hi = -INFINITY, a, b;
@@ -178,6 +178,6 @@ int app_picture_field(const float *field, int width, int height, unsigned char *
     b = hi > lo ? hi : lo + 1.0;
   }
   for (size_t i = 0; i < n; i++)
-    app_viridis(((double)field[i] - a) / (b - a), *rgb + 3 * i);
+    dsg_viridis(((double)field[i] - a) / (b - a), *rgb + 3 * i);
   return DSG_OK;
 }

@@ -1,0 +1,109 @@
+/* cli: the diaseg command. Parses the command line and the environment (the only place either
+ * is read), then drives the library (diaseg.h) and the file I/O (io.h).
+ *
+ * main.c     the entry point: parse, dispatch, print the one error line, exit code
+ * options.c  the option table: parsing, --help, and how each library parameter is spelled
+ * signals.c  SIGINT/SIGTERM: cancel the run, a second signal removes staged outputs
+ * run.c      segment, eigs, affinity: load -> library -> outputs -> report
+ * devices.c  diaseg devices
+ * The bench command is its own module (app/bench, bench.h).
+ */
+#ifndef DIASEG_CLI_H
+#define DIASEG_CLI_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "diaseg.h"
+#include "io.h"
+#include "spmv.h"
+
+typedef enum app_command {
+  APP_CMD_NONE,
+  APP_CMD_SEGMENT,  /* image -> segments, pictures, report */
+  APP_CMD_EIGS,     /* image -> eigenvectors, pictures, report (no clustering) */
+  APP_CMD_AFFINITY, /* image -> the normalised matrix as .npy files (for other solvers) */
+  APP_CMD_BENCH,    /* SpMV and solve timings per backend, against the bandwidth bound */
+  APP_CMD_DEVICES   /* list the OpenCL platforms and devices */
+} app_command;
+
+#define APP_MAX_INPUTS 16
+#define APP_MAX_K DSG_MAX_K
+
+/* Everything a run needs; app_cli_parse fills it from argv and the environment, starting from
+ * app_config_init. */
+typedef struct app_config {
+  app_command command;
+  int help;               /* --help given: print app_cli_usage and exit 0 */
+  int version;            /* --version given */
+  dsg_options opt;        /* the library's options: -k, --nev, --sigma-i, --matvec, ... */
+  const char *image;      /* NULL: the sample image (app_find_sample) */
+  const char *out_dir;    /* -o (segment, eigs; default "out") or --export (affinity; "matrix") */
+  int resize_w, resize_h; /* --resize WxH: resample the image first (0: keep) */
+  const char *json;       /* --json FILE or "-" */
+  size_t max_pixels;      /* --max-pixels */
+  int quiet;              /* --quiet: no progress or summary on stderr */
+  int cl_device_from_env; /* opt.cl_device is $DIASEG_CL_DEVICE, not --cl-device */
+  /* bench */
+  int all_kernels;        /* --kernel all (the default there) */
+  unsigned kernel_mask;   /* --kernel a,b,...: bit k for spmv_kernel k (0: see above) */
+  const char *inputs[APP_MAX_INPUTS]; /* IMAGE ... */
+  int ninputs;
+  int sizes[APP_MAX_INPUTS][2]; /* --size WxH ... (the sample image resampled) */
+  int nsizes;
+  int repeat;        /* --repeat: timed SpMV runs (median and min are reported) */
+  int no_solve;      /* --spmv-only */
+  const char *csv;   /* --csv FILE */
+  const char *chart; /* --chart FILE.svg */
+} app_config;
+
+void app_config_init(app_config *cfg);
+/* Parses argv (argv[0] is the program) into cfg, then takes what the environment sets
+ * (DIASEG_CL_DEVICE, DIASEG_KERNEL_DIR, DIASEG_CL_MAX_ALLOC, DIASEG_LANCZOS_GROUPS,
+ * DIASEG_LANCZOS_UNFUSED) where no option did. Returns DSG_OK or DSG_ERR_INVALID with a message
+ * naming the offending argument. Never prints, never exits. */
+int app_cli_parse(int argc, char **argv, app_config *cfg);
+/* Prints the help of cmd (APP_CMD_NONE: the overview) to f. */
+void app_cli_usage(FILE *f, app_command cmd);
+/* Name of a command ("segment", ...). */
+const char *app_command_name(app_command cmd);
+/* How the command line spells a library parameter: "sigma_x" -> "--sigma-x" (a dsg_spell_fn). */
+const char *app_cli_spell(const char *param, void *data);
+/* Prints a library message (with DSG_PARAM marks) to stderr as "diaseg: PREFIX: text". */
+void app_cli_say(const char *prefix, const char *raw);
+/* The dsg_log_fn of the command: notes unless quiet (data: the config), warnings and build logs
+ * always. */
+void app_cli_log(void *data, int level, const char *message);
+
+/* Finds the sample image (DIASEG_DATA_DIR, the source tree, the install prefix, next to the
+ * executable) and writes its path into buf. Returns DSG_OK or DSG_ERR_IO. */
+int app_find_sample(char *buf, size_t cap);
+
+/* Set by the signal handlers; the run checks it between stages and in the solver. */
+extern volatile sig_atomic_t app_cancel;
+/* Installs SIGINT/SIGTERM handlers: the first signal sets app_cancel, a second one removes the
+ * staged outputs at once and exits 128 + signal. */
+void app_signals_install(void);
+/* The output set a second signal removes (NULL: none). */
+void app_signals_guard(app_out *out);
+
+/* Exit codes of the diaseg command (docs/CLI.md). */
+enum app_exit {
+  APP_EXIT_OK = 0,
+  APP_EXIT_ERROR = 1,  /* a runtime failure: I/O, memory, OpenCL, solver */
+  APP_EXIT_USAGE = 2,  /* bad command line or bad input image */
+  APP_EXIT_NOCONV = 3, /* the eigensolver hit its iteration limit: partial results, flagged */
+  APP_EXIT_INTERRUPTED = 130
+};
+/* Maps a status to the exit code above. */
+int app_exit_code(int status);
+
+/* diaseg devices: the platforms and devices, and which one diaseg would pick. */
+int app_devices(const app_config *cfg);
+/* Runs cfg->command (segment, eigs or affinity). Returns a status; prints nothing on error (the
+ * caller prints the message), progress and the summary on stderr unless cfg->quiet. */
+int app_run(const app_config *cfg);
+
+#endif /* DIASEG_CLI_H */

@@ -1,0 +1,387 @@
+/* segment, eigs and affinity: load the image, check everything, stage the outputs, run the
+ * library, write the outputs and the report, and put them in place all at once. */
+#include "cli.h"
+#include "json.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef DIASEG_SOURCE_DATA_DIR
+#define DIASEG_SOURCE_DATA_DIR ""
+#endif
+#ifndef DIASEG_INSTALL_DATA_DIR
+#define DIASEG_INSTALL_DATA_DIR ""
+#endif
+#define SAMPLE_IMAGE "coffee.png"
+
+static int file_exists(const char *path) { return access(path, R_OK) == 0; }
+
+int app_find_sample(char *buf, size_t cap)
+{
+  char exe[4096];
+  const char *env = getenv("DIASEG_DATA_DIR");
+  const char *dirs[6] = {env, DIASEG_SOURCE_DATA_DIR, DIASEG_INSTALL_DATA_DIR, NULL, NULL, NULL};
+  char rel[3][4200];
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (len > 0) {
+    exe[len] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash)
+      *slash = '\0';
+    snprintf(rel[0], sizeof(rel[0]), "%s/../share/diaseg", exe);
+    snprintf(rel[1], sizeof(rel[1]), "%s/../data", exe);
+    snprintf(rel[2], sizeof(rel[2]), "%s/data", exe);
+    dirs[3] = rel[0];
+    dirs[4] = rel[1];
+    dirs[5] = rel[2];
+  }
+  for (int i = 0; i < 6; i++) {
+    if (!dirs[i] || !*dirs[i])
+      continue;
+    snprintf(buf, cap, "%s/%s", dirs[i], SAMPLE_IMAGE);
+    if (file_exists(buf))
+      return DSG_OK;
+  }
+  return dsg_error_set(DSG_ERR_IO,
+                       "cannot find the sample image %s (set DIASEG_DATA_DIR to the "
+                       "folder holding it, or name an IMAGE)",
+                       SAMPLE_IMAGE);
+}
+
+typedef struct run {
+  const app_config *cfg;
+  char image_path[4096];
+  dsg_image img;
+  dsg_result *res;
+  dsg_matrix *matrix;   /* affinity --export */
+  int solve_status;
+  app_out *out;
+  FILE *json_fp;        /* --json FILE, staged with the outputs */
+  int json_direct;      /* --json names a device, FIFO or link: written in place */
+  int input_w, input_h; /* the image's size before --resize */
+  int nfiles;
+  double t_load, t_write, t_total;
+} run;
+
+static void progress(void *data, long matvecs, int nconv, double elapsed)
+{
+  (void)data;
+  if (nconv >= 0)
+    fprintf(stderr, "\r  solving: %ld products, %d converged, %.1f s   ", matvecs, nconv, elapsed);
+  else
+    fprintf(stderr, "\r  solving: %ld products, %.1f s   ", matvecs, elapsed);
+  fflush(stderr);
+}
+
+static int check_cancel(void)
+{
+  if (app_cancel)
+    return dsg_error_set(DSG_ERR_INTERRUPTED, "interrupted by signal %d; no output was written",
+                         (int)app_cancel);
+  return DSG_OK;
+}
+
+static int write_picture(run *r, const char *name, unsigned char *rgb)
+{
+  int status = app_out_png(r->out, name, r->img.width, r->img.height, 3, rgb);
+  free(rgb);
+  r->nfiles += status == DSG_OK;
+  return status;
+}
+
+static int stage_write(run *r)
+{
+  const int w = r->img.width, h = r->img.height, nconv = dsg_result_nconv(r->res);
+  const size_t n = (size_t)w * (size_t)h;
+  const int32_t *labels = dsg_result_labels(r->res);
+  const double *sqrt_degree = dsg_result_sqrt_degree(r->res);
+  unsigned char *rgb = NULL;
+  float *field = NULL;
+  int status;
+  double t0 = dsg_seconds();
+
+  if (nconv > 0) {
+    const float *vectors = dsg_result_eigenvectors(r->res);
+    size_t shape[3] = {(size_t)nconv, (size_t)h, (size_t)w};
+    status = app_out_npy_f32(r->out, "eigenvectors.npy", vectors, 3, shape);
+    if (status != DSG_OK)
+      return status;
+    r->nfiles++;
+    field = malloc(n * sizeof(*field));
+    if (!field)
+      return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a %d x %d picture", w, h);
+    for (int k = 0; k < nconv && status == DSG_OK; k++) {
+      char name[32];
+      const float *u = vectors + (size_t)k * n;
+      for (size_t i = 0; i < n; i++)
+        field[i] = (float)((double)u[i] / sqrt_degree[i]); /* v = D^-1/2 u */
+      snprintf(name, sizeof(name), "eigvec_%02d.png", k);
+      status = dsg_picture_field(field, w, h, &rgb);
+      if (status == DSG_OK)
+        status = write_picture(r, name, rgb);
+      if (status == DSG_OK)
+        status = check_cancel();
+    }
+    free(field);
+    if (status != DSG_OK)
+      return status;
+  }
+  if (labels) {
+    size_t shape[2] = {(size_t)h, (size_t)w};
+    status = app_out_npy_i32(r->out, "labels.npy", labels, 2, shape);
+    if (status != DSG_OK)
+      return status;
+    r->nfiles++;
+    status = dsg_picture_labels(labels, w, h, &rgb);
+    if (status == DSG_OK)
+      status = write_picture(r, "labels.png", rgb);
+    if (status == DSG_OK)
+      status = dsg_picture_overlay(&r->img, labels, &rgb);
+    if (status == DSG_OK)
+      status = write_picture(r, "overlay.png", rgb);
+    if (status != DSG_OK)
+      return status;
+  }
+  r->t_write = dsg_seconds() - t0;
+  return check_cancel();
+}
+
+/* affinity --export: the matrix in diaseg's own layout, for other solvers (tests/peers.py). */
+static int stage_export(run *r)
+{
+  const dsg_matrix *N = r->matrix;
+  const dsg_options *opt = &r->cfg->opt;
+  const int ndiag = dsg_matrix_ndiag(N), rows = dsg_matrix_rows(N);
+  const size_t pitch = dsg_matrix_pitch(N);
+  size_t shape_off[1] = {(size_t)ndiag}, shape_val[2] = {(size_t)ndiag, pitch};
+  size_t shape_deg[1] = {(size_t)rows};
+  app_json j;
+  int status = app_out_npy_i32(r->out, "offsets.npy", (const int32_t *)dsg_matrix_offsets(N), 1,
+                               shape_off);
+  if (status == DSG_OK)
+    status = app_out_npy_f32(r->out, "diagonals.npy", dsg_matrix_values(N), 2, shape_val);
+  if (status == DSG_OK)
+    status = app_out_npy_f64(r->out, "sqrt_degree.npy", dsg_matrix_sqrt_degree(N), 1, shape_deg);
+  if (status != DSG_OK)
+    return status;
+  app_json_init(&j);
+  app_json_begin_object(&j, NULL);
+  app_json_string(&j, "diaseg_version", dsg_version());
+  app_json_string(&j, "image", r->image_path);
+  app_json_int(&j, "width", r->img.width);
+  app_json_int(&j, "height", r->img.height);
+  app_json_int(&j, "n", rows);
+  app_json_int(&j, "ndiag", ndiag);
+  app_json_int(&j, "pitch", (long long)pitch);
+  app_json_string(&j, "layout",
+                  "diagonals[d, row] = N[row, row + offsets[d]] for 0 <= row < n; "
+                  "zero where the column is outside [0, n) and for row >= n");
+  app_json_int(&j, "radius", opt->radius);
+  app_json_number(&j, "sigma_i", opt->sigma_i);
+  app_json_number(&j, "sigma_x", opt->sigma_x);
+  app_json_string(&j, "affinity", opt->affinity);
+  app_json_end_object(&j);
+  status = app_json_finish(&j);
+  if (status == DSG_OK)
+    status = app_out_text(r->out, "matrix.json", j.buf, j.len);
+  app_json_free(&j);
+  return status;
+}
+
+static void run_free(run *r)
+{
+  app_out_destroy(r->out);
+  app_signals_guard(NULL);
+  dsg_image_free(&r->img);
+  dsg_result_destroy(r->res);
+  dsg_matrix_destroy(r->matrix);
+}
+
+/* The image, resampled as --resize asks, in r->img. */
+static int load(run *r)
+{
+  const app_config *cfg = r->cfg;
+  double t0 = dsg_seconds();
+  int status = app_image_load(r->image_path, cfg->max_pixels, &r->img);
+  if (status != DSG_OK)
+    return status;
+  r->input_w = r->img.width;
+  r->input_h = r->img.height;
+  if (cfg->resize_w > 0) {
+    dsg_image resized;
+    if ((size_t)cfg->resize_w * (size_t)cfg->resize_h > cfg->max_pixels)
+      return dsg_error_set(DSG_ERR_LIMIT,
+                           "--resize %dx%d gives %zu pixels, over the cap of %zu "
+                           "(raise it with --max-pixels)",
+                           cfg->resize_w, cfg->resize_h,
+                           (size_t)cfg->resize_w * (size_t)cfg->resize_h, cfg->max_pixels);
+    status = dsg_image_resize(&r->img, cfg->resize_w, cfg->resize_h, &resized);
+    if (status != DSG_OK)
+      return status;
+    dsg_image_free(&r->img);
+    r->img = resized;
+  }
+  r->t_load = dsg_seconds() - t0;
+  return DSG_OK;
+}
+
+/* The report into report.json and --json (a file staged with the outputs, or written in place
+ * before the commit for standard output, a device or a FIFO: a failure there leaves no output
+ * either). */
+static int write_report(run *r, double t_start)
+{
+  const app_config *cfg = r->cfg;
+  dsg_report_info info = {app_command_name(cfg->command),
+                          r->image_path,
+                          r->input_w,
+                          r->input_h,
+                          cfg->resize_w,
+                          cfg->resize_h,
+                          (long long)cfg->max_pixels,
+                          r->t_load,
+                          r->t_write,
+                          0.0};
+  char *json = NULL;
+  size_t len = 0;
+  int status;
+  r->t_total = dsg_seconds() - t_start;
+  info.total_s = r->t_total;
+  status = dsg_result_report(r->res, &info, &json, &len);
+  if (status == DSG_OK)
+    status = app_out_text(r->out, "report.json", json, len);
+  if (status == DSG_OK && r->json_fp) {
+    FILE *fp = r->json_fp;
+    r->json_fp = NULL;
+    fwrite(json, 1, len, fp);
+    status = app_out_close(r->out, fp);
+  } else if (status == DSG_OK && cfg->json) {
+    status = app_write_direct(cfg->json, json, len);
+  }
+  dsg_free(json);
+  return status;
+}
+
+static void summary(const run *r, double t_start)
+{
+  const app_config *cfg = r->cfg;
+  const int nconv = dsg_result_nconv(r->res);
+  const double *res = dsg_result_residuals(r->res);
+  double max_res = 0.0;
+  char segs[48] = "";
+  for (int i = 0; i < nconv; i++)
+    max_res = res[i] > max_res ? res[i] : max_res;
+  if (dsg_result_labels(r->res))
+    snprintf(segs, sizeof(segs), ", %d segments", cfg->opt.k);
+  fprintf(stderr,
+          "diaseg: %s %dx%d: %d/%d eigenpairs (max residual %.1e, %ld products, %.2f s "
+          "solve)%s; %d files in %s/ (%.2f s total)\n",
+          r->image_path, r->img.width, r->img.height, nconv, cfg->opt.nev, max_res,
+          dsg_result_products(r->res), dsg_result_timing(r->res).solve, segs, r->nfiles,
+          cfg->out_dir, dsg_seconds() - t_start);
+}
+
+int app_run(const app_config *cfg)
+{
+  run r;
+  dsg_options opt = cfg->opt;
+  int status, tty = !cfg->quiet && isatty(STDERR_FILENO);
+  double t_start = dsg_seconds();
+
+  memset(&r, 0, sizeof(r));
+  r.cfg = cfg;
+  opt.cancel = &app_cancel;
+  opt.log = app_cli_log;
+  opt.log_data = (void *)cfg;
+  if (tty)
+    opt.progress = progress;
+  if (cfg->image)
+    snprintf(r.image_path, sizeof(r.image_path), "%s", cfg->image);
+  else if ((status = app_find_sample(r.image_path, sizeof(r.image_path))) != DSG_OK)
+    return status;
+
+  /* load and check everything before anything is created on disk */
+  status = load(&r);
+  if (status == DSG_OK && cfg->command != APP_CMD_AFFINITY)
+    status = dsg_check_size(&opt, r.img.width, r.img.height);
+  if (status == DSG_OK)
+    status = app_out_begin(&r.out, cfg->out_dir);
+  if (status != DSG_OK)
+    goto out;
+  app_signals_guard(r.out);
+  /* --json FILE is staged with the outputs: a path that cannot be written fails now */
+  if (cfg->json && strcmp(cfg->json, "-") != 0)
+    status = app_out_open_path(r.out, cfg->json, &r.json_fp, &r.json_direct);
+  if (status != DSG_OK)
+    goto out;
+
+  if (cfg->command == APP_CMD_AFFINITY) {
+    static const char *const exported[] = {"offsets.npy", "diagonals.npy", "sqrt_degree.npy",
+                                           "matrix.json", NULL};
+    status = dsg_affinity(&r.img, &opt, &r.matrix);
+    if (status == DSG_OK)
+      status = stage_export(&r);
+    if (status == DSG_OK)
+      status = app_out_commit(r.out, exported);
+    if (status == DSG_OK && !cfg->quiet)
+      fprintf(stderr, "diaseg: %s %dx%d: N with %d diagonals (%.1f MiB) exported to %s/\n",
+              r.image_path, r.img.width, r.img.height, dsg_matrix_ndiag(r.matrix),
+              (double)dsg_matrix_ndiag(r.matrix) * (double)dsg_matrix_pitch(r.matrix) * 4.0 /
+                  1048576.0,
+              cfg->out_dir);
+    goto out;
+  }
+
+  status = dsg_segment(&r.img, &opt, &r.res);
+  if (tty && (r.res || status == DSG_ERR_INTERRUPTED))
+    fprintf(stderr, "\r%60s\r", "");
+  if (status == DSG_ERR_NOCONV) {
+    /* partial results: kept, flagged, exit 3; said once, at the end */
+    r.solve_status = status;
+    status = DSG_OK;
+  }
+  if (status == DSG_OK)
+    status = stage_write(&r);
+  if (status == DSG_OK)
+    status = write_report(&r, t_start);
+  if (status == DSG_OK)
+    status = check_cancel();
+  if (status == DSG_OK) {
+    /* the folder holds one run: an earlier run's outputs that this one did not write go
+     * (eigvec_%02d.png: two digits, more from --nev 100 on; nothing else of the user's) */
+    static const char *const outputs[] = {"eigvec_[0-9][0-9].png",
+                                          "eigvec_[0-9][0-9][0-9].png",
+                                          "eigvec_[0-9][0-9][0-9][0-9].png",
+                                          "eigenvectors.npy",
+                                          "labels.npy",
+                                          "labels.png",
+                                          "overlay.png",
+                                          "report.json",
+                                          NULL};
+    status = app_out_commit(r.out, outputs);
+  }
+  if (status != DSG_OK)
+    goto out;
+  r.nfiles++;
+  if (!cfg->quiet)
+    summary(&r, t_start);
+  status = r.solve_status;
+  if (status == DSG_ERR_NOCONV) {
+    /* the one message of the event: the solver's, what it means for the outputs */
+    char segs[128] = "";
+    if (cfg->command == APP_CMD_SEGMENT && !dsg_result_labels(r.res))
+      snprintf(segs, sizeof(segs),
+               "; -k %d needs %d converged eigenvectors, so no segmentation "
+               "was written",
+               cfg->opt.k, cfg->opt.k);
+    dsg_error_set(DSG_ERR_NOCONV,
+                  "%s (--max-iter %d)%s; the partial results are flagged in %s/report.json",
+                  dsg_result_note(r.res), cfg->opt.max_iter, segs, cfg->out_dir);
+  }
+
+out:
+  run_free(&r);
+  return status;
+}

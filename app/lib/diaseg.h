@@ -1,0 +1,266 @@
+/* diaseg.h: spectral image segmentation (normalized cuts) as a library.
+ *
+ * Pixels in memory in; labels, eigenpairs, the normalised affinity and timings out. The library
+ * reads no files, no flags and no environment variables: the command line (app/cli), the
+ * benchmark (app/bench), the tests and the Python package are its callers, and they all run the
+ * same recipe:
+ *
+ *   image -> cue features -> affinity W (radius-r disc, DIA) -> N = D^-1/2 W D^-1/2
+ *         -> connected components and specks -> eigensolver (speck carving rounds)
+ *         -> spectral embedding -> k-means -> labels
+ *
+ * Conventions (VLFeat / libvips style): every function returns an int status from dsg_base.h
+ * (DSG_OK = 0, negative on error) and writes a one-line message, read with dsg_error_message()
+ * on the same thread; objects come in create/destroy pairs, destroy accepts NULL, and whoever
+ * creates an object destroys it. Arrays returned by accessors belong to their object.
+ * Formulas and layouts: docs/PIPELINE.md; the layers: docs/ARCHITECTURE.md.
+ */
+#ifndef DIASEG_H
+#define DIASEG_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dsg_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The library's version, e.g. "0.2.0". */
+const char *dsg_version(void);
+
+/* ---- images ---------------------------------------------------------------------------------
+ * 8-bit samples, row-major, channels interleaved. A float image in [0, 1] is quantised to 8 bits
+ * by the caller (round(255 v)), which is what the features of a file read from disk see. */
+typedef struct dsg_image {
+  int width;
+  int height;
+  int channels;          /* 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA */
+  unsigned char *pixels; /* width * height * channels bytes */
+} dsg_image;
+
+/* A copy of `pixels` in *img. Returns DSG_OK, DSG_ERR_INVALID (size, channels) or
+ * DSG_ERR_NOMEM. Free with dsg_image_free. */
+int dsg_image_from_pixels(dsg_image *img, int width, int height, int channels,
+                          const unsigned char *pixels);
+/* Bilinear resampling of src to width x height into *dst (free with dsg_image_free). */
+int dsg_image_resize(const dsg_image *src, int width, int height, dsg_image *dst);
+/* Frees the pixels of an image the library allocated and zeroes *img (NULL is allowed). */
+void dsg_image_free(dsg_image *img);
+
+/* ---- options --------------------------------------------------------------------------------
+ * Every option of a run, with the command line's names (docs/CLI.md): `sigma_x` here is
+ * --sigma-x there and sigma_x= in Python. Choices are names looked up in tables: the cues
+ * (dsg_cue_name), the backends ("auto", "cpu", "opencl"), the solvers (eigensolver.h) and the
+ * OpenCL kernels (spmv.h). Strings are borrowed for the duration of a call. */
+
+/* Called about once per restart during a solve, from the calling thread. */
+typedef void (*dsg_progress_fn)(void *data, long products, int converged, double elapsed_s);
+
+enum dsg_log_level {
+  DSG_LOG_INFO = 0,    /* what was chosen, e.g. the backend and its device */
+  DSG_LOG_WARNING = 1, /* a fallback: the run goes on another way */
+  DSG_LOG_DETAIL = 2   /* several lines that explain an error, e.g. an OpenCL build log */
+};
+/* Receives the library's notes. `message` may mark parameters (DSG_PARAM): show it through
+ * dsg_error_render, or as it is with the marks removed. */
+typedef void (*dsg_log_fn)(void *data, int level, const char *message);
+
+typedef struct dsg_options {
+  /* grouping */
+  int k;             /* segments; 0: no grouping (eigenpairs only); 1 <= k <= nev <= 64 */
+  uint64_t seed;     /* k-means++ seed */
+  int restarts;      /* k-means++ runs; the lowest inertia wins */
+  /* affinity */
+  const char *affinity; /* the cue: "intensity" or "color" */
+  int radius;           /* disc radius r >= 1 (81 offsets for r = 5) */
+  double sigma_i;       /* feature scale > 0 */
+  double sigma_x;       /* spatial scale > 0 */
+  int keep_specks;      /* 1: no component or speck handling: the plain top of the spectrum */
+  /* eigensolver */
+  int nev;            /* eigenpairs, 1 <= nev < pixels */
+  int ncv;            /* basis size; 0: automatic */
+  double tol;         /* |N u - lambda u| <= tol |lambda| */
+  int max_iter;       /* restart limit */
+  const char *solver; /* "lanczos" (default) or "arpack" */
+  /* backend */
+  const char *matvec;           /* "auto": the first OpenCL GPU, else the C path; "cpu"; "opencl" */
+  const char *cl_device;        /* index or name substring; NULL: the first GPU, else device 0 */
+  const char *kernel;           /* DIA kernel name; NULL or "auto": chosen for the device */
+  size_t local_size;            /* OpenCL work-group size; 0: the kernel's default */
+  const char *kernel_dir;       /* read kernels/NAME.cl from here; NULL: the built-in copies */
+  unsigned long long cl_max_alloc; /* cap on one device allocation; 0: the device's */
+  size_t basis_groups, basis_row_groups; /* OpenCL basis kernels' grid (tuning); 0: automatic */
+  int lanczos_unfused;          /* |w| in a pass of its own (for measuring the fusion) */
+  /* callbacks (optional) */
+  const volatile sig_atomic_t *cancel; /* nonzero asks the run to stop: DSG_ERR_INTERRUPTED */
+  dsg_progress_fn progress;
+  void *progress_data;
+  dsg_log_fn log;
+  void *log_data;
+} dsg_options;
+
+#define DSG_MAX_K 64      /* segments at most */
+#define DSG_MAX_RADIUS 30 /* disc radius at most */
+
+/* The defaults: k 5, seed 1, restarts 8, intensity, radius 5, sigma_i 0.1, sigma_x 4, nev 8,
+ * tol 1e-5, max_iter 1000, lanczos, auto; no callbacks. */
+void dsg_options_init(dsg_options *opt);
+/* Checks opt on its own (names, ranges), before any work. Returns DSG_OK or DSG_ERR_INVALID. */
+int dsg_options_check(const dsg_options *opt);
+
+/* The cue table: cue i's name for i in [0, dsg_cue_count()), NULL past the end. */
+int dsg_cue_count(void);
+const char *dsg_cue_name(int i);
+
+/* ---- segmentation ---------------------------------------------------------------------------*/
+typedef struct dsg_result dsg_result;
+
+/* Segments img with opt (k = 0: eigenpairs only). Returns DSG_OK; DSG_ERR_NOCONV when the
+ * solver stopped at max_iter (*out holds the pairs that converged, flagged, and labels only if
+ * k of them did); DSG_ERR_INTERRUPTED; or another error with *out NULL. Free with
+ * dsg_result_destroy. */
+int dsg_segment(const dsg_image *img, const dsg_options *opt, dsg_result **out);
+void dsg_result_destroy(dsg_result *r);
+
+int dsg_result_width(const dsg_result *r);
+int dsg_result_height(const dsg_result *r);
+/* Segment labels 0 .. k-1, width * height int32, numbered in order of first appearance; NULL
+ * without grouping (k = 0, or fewer than k pairs converged). */
+const int32_t *dsg_result_labels(const dsg_result *r);
+/* Converged eigenpairs, eigenvalues descending. */
+int dsg_result_nconv(const dsg_result *r);
+const double *dsg_result_eigenvalues(const dsg_result *r);
+/* nconv unit eigenvectors of N, vector i at i * width * height (float). */
+const float *dsg_result_eigenvectors(const dsg_result *r);
+/* |N u_i - lambda_i u_i|, measured with one product each. */
+const double *dsg_result_residuals(const dsg_result *r);
+/* D^1/2 per pixel (generalised vectors are D^-1/2 u). */
+const double *dsg_result_sqrt_degree(const dsg_result *r);
+/* 1 when all nev pairs converged. When not, the solver's own words ("" otherwise). */
+int dsg_result_converged(const dsg_result *r);
+const char *dsg_result_note(const dsg_result *r);
+
+/* Products with N in the final eigensolve (the report's matvec_count). */
+long dsg_result_products(const dsg_result *r);
+
+/* Seconds per stage of dsg_segment. */
+typedef struct dsg_timing {
+  double affinity; /* features, W, N */
+  double setup;    /* components, the backend (device, kernels, upload) */
+  double solve;    /* every eigensolve, speck carving rounds included */
+  double cluster;  /* embedding and k-means */
+  double total;
+} dsg_timing;
+dsg_timing dsg_result_timing(const dsg_result *r);
+
+/* What the caller knows about a run and the library does not, for the report. */
+typedef struct dsg_report_info {
+  const char *command;             /* "segment" or "eigs"; NULL: "segment" when k > 0 */
+  const char *image;               /* the input's name, e.g. its path; NULL: null */
+  int input_width, input_height;   /* before the caller resampled it; 0: the image's size */
+  int resize_width, resize_height; /* the caller's resampling; 0: none */
+  long long max_pixels;            /* the caller's cap on pixels; 0: null */
+  double load_s, write_s, total_s; /* the caller's stages; total 0: the library's total */
+} dsg_report_info;
+
+/* The run's report as JSON text (docs/CLI.md, "report.json"): sizes, every parameter, matrix,
+ * components, eigenvalues, residuals, backend, segmentation, seconds per stage. info may be
+ * NULL. *json is malloc'd, NUL-terminated, *len bytes (free with dsg_free). */
+int dsg_result_report(const dsg_result *r, const dsg_report_info *info, char **json, size_t *len);
+
+/* The checks dsg_segment makes of an image's size against opt (at least 2 pixels, nev and ncv
+ * below the pixel count), for callers that want them before other work. */
+int dsg_check_size(const dsg_options *opt, int width, int height);
+
+/* ---- the recipe in two steps ----------------------------------------------------------------
+ * dsg_segment is dsg_problem_create + dsg_problem_solve. A caller that solves one image several
+ * ways (diaseg bench: every backend and kernel) builds the problem once. */
+typedef struct dsg_problem dsg_problem;
+
+/* Features, N, its connected components and specks, and the checks (options, size, enough
+ * linked pixels for nev). Free with dsg_problem_destroy. */
+int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem **out);
+void dsg_problem_destroy(dsg_problem *p);
+/* The backend opt asks for, the eigensolve with the speck carving rounds, and the grouping:
+ * what dsg_segment does after the problem. p is updated (carved specks) and may be solved again.
+ * Same returns as dsg_segment. */
+int dsg_problem_solve(dsg_problem *p, const dsg_options *opt, dsg_result **out);
+
+/* For measuring the backend itself (diaseg bench), with spmv.h: the problem's matrix N, a matvec
+ * on the backend opt asks for (made ready for opt's solver when `solve`), and the solve of
+ * dsg_problem_solve on that matvec (the caller destroys it). */
+struct spmv_dia;
+struct spmv_matvec;
+const struct spmv_dia *dsg_problem_dia(const dsg_problem *p);
+int dsg_problem_matvec(dsg_problem *p, const dsg_options *opt, int solve, struct spmv_matvec **mv);
+int dsg_problem_solve_on(dsg_problem *p, const dsg_options *opt, struct spmv_matvec *mv,
+                         dsg_result **out);
+
+/* ---- the affinity alone ---------------------------------------------------------------------*/
+typedef struct dsg_matrix dsg_matrix;
+
+/* N = D^-1/2 W D^-1/2 of img with opt's cue, radius and sigmas, as a DIA matrix:
+ * values[d * pitch + row] = N[row, row + offsets[d]], zero where the column is outside [0, n)
+ * and for rows >= n; offsets ascending. Free with dsg_matrix_destroy. */
+int dsg_affinity(const dsg_image *img, const dsg_options *opt, dsg_matrix **out);
+void dsg_matrix_destroy(dsg_matrix *m);
+int dsg_matrix_rows(const dsg_matrix *m);
+int dsg_matrix_ndiag(const dsg_matrix *m);
+size_t dsg_matrix_pitch(const dsg_matrix *m);
+const int *dsg_matrix_offsets(const dsg_matrix *m);
+const float *dsg_matrix_values(const dsg_matrix *m);
+const double *dsg_matrix_sqrt_degree(const dsg_matrix *m);
+
+/* ---- devices --------------------------------------------------------------------------------*/
+typedef struct dsg_device {
+  int index; /* across all platforms, in enumeration order: what cl_device takes */
+  char platform[96];
+  char name[96];
+  char version[64]; /* the device's OpenCL version string */
+  int gpu, cpu;     /* its type */
+  unsigned long long global_mem, max_alloc, local_mem; /* bytes */
+  int compute_units;
+  size_t max_work_group;
+  int image_support;
+  size_t image2d_max_width, image2d_max_height;
+  int fp64;
+} dsg_device;
+
+/* Every OpenCL device of every platform into *list (malloc'd: free with dsg_free). Returns
+ * DSG_OK, or DSG_ERR_NODEVICE with a message when there is no platform (no ICD) or no device. */
+int dsg_devices(dsg_device **list, int *count);
+/* The device `spec` names (an index, or a case-insensitive substring of "platform name"); NULL
+ * or "": the first GPU, else (unless gpu_only) the first device. DSG_OK or DSG_ERR_NODEVICE. */
+int dsg_device_pick(const dsg_device *list, int count, const char *spec, int gpu_only,
+                    int *index);
+/* The devices as JSON text, for programs: {"auto_device": the GPU that matvec "auto" takes (-1:
+ * the C path), "opencl_device": the device matvec "opencl" takes with `cl_device` (-1: none),
+ * "devices": [{index, platform, name, version, type, global_mem, max_alloc, local_mem,
+ * compute_units, image_support, image2d_max_width, image2d_max_height, fp64}]}. No OpenCL
+ * platform gives DSG_ERR_NODEVICE. *json is malloc'd (free with dsg_free). */
+int dsg_devices_json(const char *cl_device, char **json, size_t *len);
+
+/* ---- pictures -------------------------------------------------------------------------------
+ * RGB pictures (width * height * 3 bytes, malloc'd: free with dsg_free) of the results. */
+/* The colour of segment `label` (a fixed qualitative palette, then golden-ratio hues). */
+void dsg_label_color(int label, unsigned char rgb[3]);
+/* Viridis colour for t in [0, 1] (clamped). */
+void dsg_viridis(double t, unsigned char rgb[3]);
+/* One colour per segment. */
+int dsg_picture_labels(const int32_t *labels, int width, int height, unsigned char **rgb);
+/* The image (as RGB) lightly tinted by segment colour, with segment boundaries drawn. */
+int dsg_picture_overlay(const dsg_image *img, const int32_t *labels, unsigned char **rgb);
+/* Viridis picture of a scalar field, scaled from its 1st to its 99th percentile. */
+int dsg_picture_field(const float *field, int width, int height, unsigned char **rgb);
+
+/* Frees memory the library handed out (report and device texts, pictures). */
+void dsg_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DIASEG_H */

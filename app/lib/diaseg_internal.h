@@ -1,0 +1,206 @@
+/* The library's internals: the stages of the recipe as functions on arrays, for segment.c, the
+ * library's other units and the library's own tests (tests/lib). Not installed.
+ *
+ * cues.c       the cue table: per-pixel features
+ * affinity.c   the radius-r disc, W, D and N = D^-1/2 W D^-1/2 in DIA form; components, specks
+ * cluster.c    spectral embedding and k-means++
+ * picture.c    labels / overlay / eigenvector pictures (colour maps)
+ * backend.c    choosing the backend (C path or an OpenCL device) for a problem
+ * segment.c    the recipe: problem -> solve (speck rounds) -> grouping; the public API
+ * report.c     the report's JSON
+ * devices.c    the OpenCL device list for callers
+ * Formulas: docs/PIPELINE.md.
+ */
+#ifndef DIASEG_INTERNAL_H
+#define DIASEG_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "diaseg.h"
+#include "eigensolver.h"
+#include "spmv.h"
+
+/* ---- cues ------------------------------------------------------------------------------- */
+
+typedef struct app_cue {
+  const char *name;        /* "intensity", "color" */
+  const char *description; /* one line, for help texts */
+  int nfeat;               /* floats per pixel */
+  /* the features of one pixel p (c channels) into f (nfeat floats) */
+  void (*features)(const unsigned char *p, int c, float *f);
+} app_cue;
+
+/* The cue called `name`. Returns DSG_OK or DSG_ERR_INVALID with a message listing the names. */
+int app_cue_find(const char *name, const app_cue **out);
+/* Per-pixel features: *nfeat floats per pixel, row-major. Caller frees *out. */
+int app_features(const dsg_image *img, const app_cue *cue, float **out, int *nfeat);
+
+/* ---- affinity ---------------------------------------------------------------------------- */
+
+typedef struct app_affinity_params {
+  int radius;     /* disc radius r >= 1: offsets with dx^2 + dy^2 <= r^2 */
+  double sigma_i; /* feature scale, > 0 */
+  double sigma_x; /* spatial scale, > 0 */
+} app_affinity_params;
+
+#define APP_MAX_RADIUS DSG_MAX_RADIUS
+
+/* Number of offsets (dx, dy) in the disc of radius r, (0,0) included (81 for r = 5). */
+int app_disc_size(int radius);
+/* Fills dx, dy (capacity app_disc_size(radius)) with the disc offsets in row-major order. */
+void app_disc_offsets(int radius, int *dx, int *dy);
+
+/* Builds N = D^-1/2 W D^-1/2 of a width x height image with per-pixel features (nfeat floats
+ * each) as a DIA matrix: offsets dy * width + dx ascending; disc offsets that give the same
+ * diagonal (possible when width <= 2r) share it, since at most one of them is inside the image
+ * for any pixel; diagonals with no pixel pair inside the image are left out.
+ * *sqrt_degree (optional) receives D^1/2 (n doubles). Returns DSG_OK, DSG_ERR_INVALID (bad
+ * parameters, no neighbours) or DSG_ERR_NOMEM / DSG_ERR_LIMIT. */
+int app_affinity_build(int width, int height, const float *features, int nfeat,
+                       const app_affinity_params *p, spmv_dia **N, double **sqrt_degree);
+
+/* Entries N_ij at or below this count as no edge when finding connected components: couplings
+ * at float rounding level, which no float Lanczos can resolve into separate eigenvalues. */
+#define APP_COMPONENT_THRESHOLD 1e-7f
+/* A group of pixels smaller than a speck (below) that only edges N_ij <= APP_SPECK_THRESHOLD join
+ * to the rest is a speck too: a nearly isolated highlight whose eigenvector (eigenvalue within
+ * ~1e-6 of 1) would take the place of a segment's. */
+#define APP_SPECK_THRESHOLD 1e-4f
+
+/* Components smaller than max(APP_SPECK_PIXELS, n / APP_SPECK_FRACTION) pixels are specks (e.g.
+ * a specular highlight whose colour is far from all its neighbours): not segments. */
+#define APP_SPECK_PIXELS 32
+#define APP_SPECK_FRACTION 2000
+
+/* The connected components of N (edges N_ij > APP_COMPONENT_THRESHOLD) with the specks carved
+ * out of them, and their vectors D^1/2 1_C / |D^1/2 1_C| (eigenvalue 1 for a component; within
+ * the speck couplings of 1 otherwise): label[i] in [0, count), the `significant` components first
+ * (largest first, at least one), then the specks; values[i] is pixel i's entry in its group's
+ * vector. Passed to the eigensolver as known eigenvectors (disjoint supports): all are projected
+ * out of the Lanczos operator, the significant ones are returned as eigenpairs. */
+typedef struct app_components {
+  int count;
+  int significant;
+  size_t speck_pixels;
+  int *label;
+  float *values;
+  /* whole components, specks included: pixel i belongs to significant component whole_label[i]
+   * (-1: a component that is itself a speck); whole_values its D^1/2 1_C / |D^1/2 1_C| entry.
+   * These are exact eigenvectors (eigenvalue 1) and are what the solvers return. */
+  int *whole_label;
+  float *whole_values;
+} app_components;
+
+int app_components_find(const spmv_dia *N, const double *sqrt_degree, app_components *c);
+void app_components_free(app_components *c);
+/* Hands c to the eigensolver as its known vectors: opt's known_* fields point into c. */
+void app_components_to_options(const app_components *c, eig_options *opt);
+/* Makes the `count` pixels a new speck group, carving them out of their groups, and recomputes the
+ * vectors of the groups involved. */
+int app_components_carve(app_components *c, const double *sqrt_degree, int n, const int *pixels,
+                         int count);
+/* Pixels holding (1 - 1e-3) of eigenvector j's mass, largest entries first, if fewer than
+ * max_pixels do: writes them into pixels and returns their count; returns 0 when the vector is
+ * spread over more (not a speck). */
+int app_localised_support(const eig_result *res, int j, int max_pixels, int *pixels);
+
+/* ---- clustering -------------------------------------------------------------------------- */
+
+/* Spectral embedding for k segments from the eigenvectors U_k = [u_pick[0] .. u_pick[k-1]] (pick
+ * NULL: the top k): the k - 1
+ * directions of span(U_k) orthogonal to the trivial vector D^1/2 1 (for a connected image that is
+ * u_1 .. u_k-1: "without the trivial one"; for a disconnected one it keeps the directions that
+ * tell the components apart), as generalised vectors D^-1/2 q, each pixel's row scaled to unit
+ * length (zero rows stay zero). *emb receives n * (k - 1) floats (row-major), *dim = k - 1.
+ * Needs 2 <= k <= min(res->nconv, APP_MAX_EMBED). */
+#define APP_MAX_EMBED DSG_MAX_K
+int app_embedding(const eig_result *res, const double *sqrt_degree, const int *pick, int k,
+                  float **emb, int *dim);
+
+/* Smallest effective support of an eigenvector used for segmentation: a speck's size,
+ * max(APP_SPECK_PIXELS, n / APP_SPECK_FRACTION). */
+double app_min_support(size_t n);
+
+/* Effective support of eigenvector j: the participation ratio (sum u^2)^2 / sum u^4, between 1
+ * (one pixel) and n (spread evenly). */
+double app_support(const eig_result *res, int j);
+
+/* Chooses the k eigenvectors for the embedding: the first ones (in eigenvalue order) whose
+ * effective support is at least `min_support` pixels; eigenvectors localised on a speck (a nearly
+ * isolated highlight, cut off almost for free) carry no segmentation. Falls back to the first k
+ * if fewer qualify. Writes the indices into pick (k ints); returns how many were skipped. */
+int app_pick_vectors(const eig_result *res, int k, double min_support, int *pick);
+
+typedef struct app_kmeans_params {
+  int k;         /* clusters, >= 1 */
+  int restarts;  /* independent k-means++ runs; the lowest inertia wins */
+  int max_iter;  /* Lloyd iterations per run */
+  uint64_t seed; /* seeds the k-means++ draws */
+} app_kmeans_params;
+
+/* k-means with k-means++ seeding on n points of dimension dim. labels (n ints) receive 0..k-1,
+ * numbered in order of first appearance in the image (row-major) so results compare across runs.
+ * *inertia (optional) receives the sum of squared distances. */
+int app_kmeans(const float *points, size_t n, int dim, const app_kmeans_params *p, int *labels,
+               double *inertia);
+
+/* Gives the pixels of speck components (label >= comps->significant) the label of a 4-neighbour
+ * outside any speck, spreading inwards; labels of other pixels are unchanged. */
+void app_fill_specks(int *labels, const app_components *comps, int width, int height);
+
+/* Adjusted Rand index of two labelings (1 = identical up to renaming). */
+double app_adjusted_rand(const int *a, const int *b, size_t n);
+
+/* ---- backends ------------------------------------------------------------------------- */
+
+/* Sends a note to opt->log (printf-style; nothing without a log callback). */
+void app_log(const dsg_options *opt, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* DSG_OK when `name` is a backend ("auto", "cpu", "opencl"), else DSG_ERR_INVALID. */
+int app_backend_check(const char *name);
+/* The spmv_cl_options that opt asks for (DSG_ERR_INVALID for an unknown kernel name). */
+int app_cl_options(const dsg_options *opt, spmv_cl_options *cl);
+/* The eigensolver options opt asks for (nev, ncv, tol, max_iter; the rest at their defaults). */
+void app_eig_options(const dsg_options *opt, eig_options *eo);
+/* Creates the matvec opt->matvec asks for on N. "cpu": the C path. "opencl": opt's device and
+ * kernel; failures are errors. "auto": the named device, else the first OpenCL GPU, else the C
+ * path; if the OpenCL path fails it falls back to the C path. With a solver, the OpenCL path is
+ * made ready for it (solver->prepare). Notes which it took through opt->log. N must outlive the
+ * matvec. */
+int app_matvec_create(const dsg_options *opt, const spmv_dia *N, const eig_solver *solver,
+                      spmv_matvec **mv);
+
+/* ---- results -------------------------------------------------------------------------- */
+
+struct dsg_result {
+  int width, height, channels;
+  dsg_options opt;   /* the options of the run; strings point into `strings` */
+  char strings[6][256];
+  int n;
+  double *sqrt_degree;
+  int ndiag;
+  size_t pitch, matrix_bytes;
+  int *offsets;
+  int components, significant;
+  size_t speck_pixels;
+  eig_result eig;
+  int solve_status;
+  char note[512]; /* the eigensolver's message when it stopped at max_iter */
+  int solves;     /* eigensolves run (more than one when specks were carved out) */
+  long matvecs_all;
+  int carved, skipped;
+  int32_t *labels;
+  int pick[APP_MAX_EMBED]; /* eigenvectors used by the embedding */
+  double inertia;
+  char backend[16];
+  int has_cl;
+  spmv_cl_info cl;
+  dsg_timing timing;
+};
+
+/* The eigensolver's result inside r (tests). */
+const eig_result *app_result_eig(const dsg_result *r);
+
+#endif /* DIASEG_INTERNAL_H */

@@ -1,0 +1,13 @@
+# Merges the static libraries INPUTS ("a.a|b.a|...") into one archive OUT with ar's MRI script.
+string(REPLACE "|" ";" inputs "${INPUTS}")
+set(script "create ${OUT}\n")
+foreach(lib ${inputs})
+  string(APPEND script "addlib ${lib}\n")
+endforeach()
+string(APPEND script "save\nend\n")
+file(REMOVE ${OUT})
+file(WRITE ${OUT}.mri "${script}")
+execute_process(COMMAND ${AR} -M INPUT_FILE ${OUT}.mri RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "ar -M failed (${rc}) merging ${INPUTS}")
+endif()

@@ -1,0 +1,171 @@
+/* The report of a run (report.json; docs/CLI.md lists every field). */
+#include "diaseg_internal.h"
+#include "json.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void json_numbers(app_json *j, const char *key, const double *v, int n)
+{
+  app_json_begin_array(j, key);
+  for (int i = 0; i < n; i++)
+    app_json_number(j, NULL, v[i]);
+  app_json_end_array(j);
+}
+
+int dsg_result_report(const dsg_result *r, const dsg_report_info *info, char **json, size_t *len)
+{
+  static const dsg_report_info none = {0};
+  const dsg_options *opt = &r->opt;
+  const eig_result *e = &r->eig;
+  const char *command;
+  app_json j;
+  double max_res = 0.0;
+  int status;
+
+  *json = NULL;
+  *len = 0;
+  if (!info)
+    info = &none;
+  command = info->command ? info->command : opt->k > 0 ? "segment" : "eigs";
+  for (int i = 0; i < e->nconv; i++)
+    max_res = e->residuals[i] > max_res ? e->residuals[i] : max_res;
+
+  app_json_init(&j);
+  app_json_begin_object(&j, NULL);
+  app_json_string(&j, "diaseg_version", DIASEG_VERSION);
+  app_json_string(&j, "command", command);
+  app_json_string(&j, "image", info->image);
+  app_json_int(&j, "width", r->width);
+  app_json_int(&j, "height", r->height);
+  app_json_int(&j, "channels", r->channels);
+  app_json_int(&j, "n", (long long)r->width * r->height);
+  app_json_int(&j, "nev", opt->nev);
+  if (opt->k > 0)
+    app_json_int(&j, "k", opt->k);
+  else
+    app_json_null(&j, "k");
+  app_json_begin_object(&j, "parameters");
+  app_json_bool(&j, "keep_specks", opt->keep_specks);
+  app_json_int(&j, "radius", opt->radius);
+  app_json_number(&j, "sigma_i", opt->sigma_i);
+  app_json_number(&j, "sigma_x", opt->sigma_x);
+  app_json_string(&j, "affinity", opt->affinity);
+  app_json_number(&j, "tol", opt->tol);
+  app_json_int(&j, "max_iter", opt->max_iter);
+  app_json_int(&j, "ncv", e->ncv);
+  app_json_string(&j, "matvec", opt->matvec);
+  app_json_string(&j, "solver", e->solver ? e->solver : opt->solver);
+  app_json_int(&j, "seed", (long long)opt->seed);
+  app_json_int(&j, "restarts", opt->restarts);
+  if (info->max_pixels > 0)
+    app_json_int(&j, "max_pixels", info->max_pixels);
+  else
+    app_json_null(&j, "max_pixels");
+  /* the image's size before the caller resampled it */
+  app_json_int(&j, "input_width", info->input_width > 0 ? info->input_width : r->width);
+  app_json_int(&j, "input_height", info->input_height > 0 ? info->input_height : r->height);
+  if (info->resize_width > 0) {
+    app_json_begin_object(&j, "resize");
+    app_json_int(&j, "width", info->resize_width);
+    app_json_int(&j, "height", info->resize_height);
+    app_json_end_object(&j);
+  } else {
+    app_json_null(&j, "resize");
+  }
+  /* the OpenCL settings in effect */
+  app_json_string(&j, "cl_device", opt->cl_device && *opt->cl_device ? opt->cl_device : NULL);
+  app_json_string(&j, "kernel_dir", opt->kernel_dir && *opt->kernel_dir ? opt->kernel_dir : NULL);
+  if (opt->cl_max_alloc)
+    app_json_int(&j, "cl_max_alloc", (long long)opt->cl_max_alloc);
+  else
+    app_json_null(&j, "cl_max_alloc");
+  app_json_end_object(&j);
+  app_json_begin_object(&j, "matrix");
+  app_json_string(&j, "format", "dia");
+  app_json_int(&j, "ndiag", r->ndiag);
+  app_json_int(&j, "pitch", (long long)r->pitch);
+  app_json_int(&j, "bytes", (long long)r->matrix_bytes);
+  app_json_begin_array(&j, "offsets");
+  for (int d = 0; d < r->ndiag; d++)
+    app_json_int(&j, NULL, r->offsets[d]);
+  app_json_end_array(&j);
+  app_json_end_object(&j);
+  app_json_int(&j, "components", r->components);
+  app_json_int(&j, "significant_components", r->significant);
+  app_json_int(&j, "speck_pixels", (long long)r->speck_pixels);
+  app_json_int(&j, "specks_carved_from_eigenvectors", r->carved);
+  app_json_int(&j, "eigensolves", r->solves);
+  app_json_int(&j, "matvec_count_all_solves", r->matvecs_all);
+  app_json_bool(&j, "converged", e->converged);
+  app_json_int(&j, "converged_count", e->nconv);
+  app_json_string(&j, "solver_status",
+                  e->converged ? "converged" : "iteration limit reached: partial results");
+  json_numbers(&j, "eigenvalues", e->values, e->nconv);
+  json_numbers(&j, "residuals", e->residuals, e->nconv);
+  app_json_number(&j, "max_residual", max_res);
+  app_json_int(&j, "matvec_count", e->matvecs);
+  app_json_int(&j, "arpack_iterations", e->iterations); /* restarts, whichever solver */
+  app_json_int(&j, "iterations", e->iterations);
+  app_json_string(&j, "matvec_backend", r->backend);
+  if (r->has_cl) {
+    const spmv_cl_info *cl = &r->cl;
+    app_json_begin_object(&j, "opencl");
+    app_json_string(&j, "platform", cl->platform);
+    app_json_string(&j, "device", cl->device);
+    app_json_string(&j, "kernel", spmv_kernel_name(cl->kernel));
+    app_json_int(&j, "local_size", (long long)cl->local_size);
+    if (cl->kernel == SPMV_KERNEL_IMAGE) {
+      app_json_int(&j, "image_width", (long long)cl->image_width);
+      app_json_int(&j, "image_height", (long long)cl->image_height);
+    }
+    app_json_end_object(&j);
+  } else {
+    app_json_null(&j, "opencl");
+  }
+  app_json_begin_object(&j, "segmentation");
+  app_json_bool(&j, "written", r->labels != NULL);
+  if (r->labels) {
+    app_json_number(&j, "kmeans_inertia", r->inertia);
+    app_json_begin_array(&j, "embedding_vectors");
+    for (int q = 0; q < opt->k && opt->k > 1; q++)
+      app_json_int(&j, NULL, r->pick[q]);
+    app_json_end_array(&j);
+    app_json_int(&j, "localised_vectors_skipped", r->skipped);
+  }
+  app_json_end_object(&j);
+  app_json_begin_object(&j, "seconds");
+  app_json_number(&j, "load", info->load_s);
+  app_json_number(&j, "affinity", r->timing.affinity);
+  app_json_number(&j, "matvec_setup", r->timing.setup);
+  app_json_number(&j, "solve", r->timing.solve);
+  app_json_number(&j, "cluster", r->timing.cluster);
+  app_json_number(&j, "write", info->write_s);
+  app_json_number(&j, "total", info->total_s > 0 ? info->total_s : r->timing.total);
+  app_json_begin_object(&j, "solve_split");
+  app_json_number(&j, "matvec_total", e->matvec.total_s);
+  app_json_number(&j, "matvec_kernel", e->matvec.kernel_s);
+  app_json_number(&j, "matvec_transfer", e->matvec.transfer_s);
+  app_json_number(&j, "matvec_host", e->matvec.host_s);
+  app_json_number(&j, "eigensolver_host", e->host_s);
+  if (e->basis.steps > 0) {
+    app_json_int(&j, "lanczos_steps", e->basis.steps);
+    app_json_int(&j, "kernel_launches", e->basis.launches);
+    app_json_int(&j, "gram_schmidt_second_passes", e->basis.second_passes);
+    app_json_number(&j, "projection", e->basis.project_s);
+    app_json_number(&j, "orthogonalization", e->basis.orth_s);
+    app_json_number(&j, "normalization", e->basis.normalize_s);
+    app_json_number(&j, "restart", e->basis.restart_s);
+  }
+  app_json_end_object(&j);
+  app_json_end_object(&j);
+  app_json_end_object(&j);
+  status = app_json_finish(&j);
+  if (status == DSG_OK) {
+    *json = j.buf;
+    *len = j.len;
+    j.buf = NULL;
+  }
+  app_json_free(&j);
+  return status;
+}

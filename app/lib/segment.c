@@ -1,0 +1,455 @@
+/* The recipe behind dsg_segment: a problem (features -> affinity -> components), solved on a
+ * backend with the speck carving rounds, then grouped (embedding -> k-means). The command line,
+ * bench, the tests and the Python package all run it through these functions. */
+#include "diaseg_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define APP_SPECK_ROUNDS 3 /* solves at most: the first and two after carving specks */
+
+struct dsg_problem {
+  int width, height;
+  spmv_dia *N;
+  double *sqrt_degree;
+  app_components comps;
+  const app_cue *cue;
+  double t_affinity, t_components;
+};
+
+const char *dsg_version(void) { return DIASEG_VERSION; }
+
+void dsg_options_init(dsg_options *opt)
+{
+  memset(opt, 0, sizeof(*opt));
+  opt->k = 5;
+  opt->seed = 1;
+  opt->restarts = 8;
+  opt->affinity = "intensity";
+  opt->radius = 5;
+  opt->sigma_i = 0.1;
+  opt->sigma_x = 4.0;
+  opt->nev = 8;
+  opt->ncv = 0;
+  opt->tol = 1e-5;
+  opt->max_iter = 1000;
+  opt->solver = "lanczos";
+  opt->matvec = "auto";
+}
+
+int dsg_options_check(const dsg_options *opt)
+{
+  const app_cue *cue;
+  const eig_solver *solver;
+  spmv_kernel kernel;
+  int status = app_cue_find(opt->affinity, &cue);
+  if (status == DSG_OK)
+    status = eig_solver_find(opt->solver, &solver);
+  if (status == DSG_OK)
+    status = app_backend_check(opt->matvec);
+  if (status == DSG_OK && opt->kernel && *opt->kernel)
+    status = spmv_kernel_parse(opt->kernel, &kernel);
+  if (status != DSG_OK)
+    return status;
+  if (opt->k < 0 || opt->k > APP_MAX_EMBED)
+    return dsg_error_set(DSG_ERR_INVALID, DSG_PARAM("k") " %d is out of range: it must be in [0, %d] (0: no grouping)",
+                         opt->k, APP_MAX_EMBED);
+  if (opt->k > opt->nev)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("k") " %d needs k <= nev: raise " DSG_PARAM("nev") " to %d",
+                         opt->k, opt->k);
+  if (opt->restarts < 1)
+    return dsg_error_set(DSG_ERR_INVALID, DSG_PARAM("restarts") " %d is out of range: it must be >= 1",
+                         opt->restarts);
+  return DSG_OK;
+}
+
+int dsg_check_size(const dsg_options *opt, int width, int height)
+{
+  const size_t n = (size_t)(width > 0 ? width : 0) * (size_t)(height > 0 ? height : 0);
+  if (n < 2)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "the image is %d x %d = %zu pixel, too small: it needs at least 2 "
+                         "pixels (" DSG_PARAM("resize") " can enlarge it)",
+                         width, height, n);
+  if ((size_t)opt->nev >= n)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("nev") " %d is out of range for a %d x %d image: it must "
+                                          "satisfy 1 <= nev < %zu pixels",
+                         opt->nev, width, height, n);
+  if (opt->ncv > 0 && (size_t)opt->ncv > n)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("ncv") " %d is out of range: it must be <= %zu pixels", opt->ncv,
+                         n);
+  return DSG_OK;
+}
+
+static int check_cancel(const dsg_options *opt)
+{
+  if (opt->cancel && *opt->cancel)
+    return dsg_error_set(DSG_ERR_INTERRUPTED, "interrupted by signal %d; no output was written",
+                         (int)*opt->cancel);
+  return DSG_OK;
+}
+
+static int check_image(const dsg_image *img)
+{
+  if (!img || !img->pixels || img->width < 1 || img->height < 1 || img->channels < 1 ||
+      img->channels > 4)
+    return dsg_error_set(DSG_ERR_INVALID, "the image is %d x %d with %d channels: it needs "
+                                          "pixels, a positive size and 1 to 4 channels",
+                         img ? img->width : 0, img ? img->height : 0, img ? img->channels : 0);
+  return DSG_OK;
+}
+
+/* Features and N of img (the affinity alone: no components). */
+static int build_affinity(const dsg_image *img, const dsg_options *opt, const app_cue *cue,
+                          spmv_dia **N, double **sqrt_degree)
+{
+  app_affinity_params ap = {opt->radius, opt->sigma_i, opt->sigma_x};
+  float *features = NULL;
+  int nfeat = 0;
+  int status = app_features(img, cue, &features, &nfeat);
+  if (status == DSG_OK)
+    status = app_affinity_build(img->width, img->height, features, nfeat, &ap, N, sqrt_degree);
+  free(features);
+  if (status == DSG_OK)
+    status = check_cancel(opt);
+  return status;
+}
+
+void dsg_problem_destroy(dsg_problem *p)
+{
+  if (!p)
+    return;
+  spmv_dia_destroy(p->N);
+  free(p->sqrt_degree);
+  app_components_free(&p->comps);
+  free(p);
+}
+
+int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem **out)
+{
+  dsg_problem *p = NULL;
+  double t0 = dsg_seconds();
+  int status;
+
+  *out = NULL;
+  status = dsg_options_check(opt);
+  if (status == DSG_OK)
+    status = check_image(img);
+  if (status == DSG_OK)
+    status = dsg_check_size(opt, img->width, img->height);
+  if (status != DSG_OK)
+    return status;
+  p = calloc(1, sizeof(*p));
+  if (!p)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a problem");
+  p->width = img->width;
+  p->height = img->height;
+  app_cue_find(opt->affinity, &p->cue);
+  status = build_affinity(img, opt, p->cue, &p->N, &p->sqrt_degree);
+  if (status != DSG_OK)
+    goto fail;
+  p->t_affinity = dsg_seconds() - t0;
+  t0 = dsg_seconds();
+  status = app_components_find(p->N, p->sqrt_degree, &p->comps);
+  if (status == DSG_OK && !opt->keep_specks) {
+    /* the groups are deflated: the solve needs the eigenvectors it does not get from them in
+     * the space they leave */
+    const int n = p->N->rows,
+              from_groups = p->comps.significant < opt->nev ? p->comps.significant : opt->nev;
+    if (n - p->comps.count < opt->nev - from_groups)
+      status = dsg_error_set(
+          DSG_ERR_INVALID,
+          "the affinity links too few pixels for " DSG_PARAM("nev") " %d: %zu of the %d "
+          "pixels are specks (joined to the rest only by edges N_ij <= 1e-4 with " DSG_PARAM(
+              "sigma_i") " %g " DSG_PARAM("sigma_x") " %g); raise " DSG_PARAM("sigma_x") " or " DSG_PARAM("sigma_i") ", or "
+                                                                             "add " DSG_PARAM(
+                                                                                 "keep_specks"),
+          opt->nev, p->comps.speck_pixels, n, opt->sigma_i, opt->sigma_x);
+  }
+  if (status != DSG_OK)
+    goto fail;
+  p->t_components = dsg_seconds() - t0;
+  *out = p;
+  return DSG_OK;
+fail:
+  dsg_problem_destroy(p);
+  return status;
+}
+
+const struct spmv_dia *dsg_problem_dia(const dsg_problem *p) { return p->N; }
+
+int dsg_problem_matvec(dsg_problem *p, const dsg_options *opt, int solve, struct spmv_matvec **mv)
+{
+  const eig_solver *solver = NULL;
+  int status = solve ? eig_solver_find(opt->solver, &solver) : DSG_OK;
+  return status == DSG_OK ? app_matvec_create(opt, p->N, solver, mv) : status;
+}
+
+/* ---- results ---- */
+
+
+void dsg_result_destroy(dsg_result *r)
+{
+  if (!r)
+    return;
+  free(r->sqrt_degree);
+  free(r->offsets);
+  eig_result_free(&r->eig);
+  free(r->labels);
+  free(r);
+}
+
+/* Keeps the options, their strings copied (the caller's may not outlive the result). */
+static void keep_options(dsg_result *r, const dsg_options *opt)
+{
+  const char **fields[6] = {&r->opt.affinity,  &r->opt.solver,  &r->opt.matvec,
+                            &r->opt.cl_device, &r->opt.kernel, &r->opt.kernel_dir};
+  r->opt = *opt;
+  r->opt.cancel = NULL;
+  r->opt.progress = NULL;
+  r->opt.log = NULL;
+  for (int i = 0; i < 6; i++)
+    if (*fields[i]) {
+      snprintf(r->strings[i], sizeof(r->strings[i]), "%s", *fields[i]);
+      *fields[i] = r->strings[i];
+    }
+}
+
+/* Carves eigenvectors localised on fewer pixels than a speck out as speck groups. */
+static int carve_localised(dsg_problem *p, const eig_result *eig, int *carved)
+{
+  const int n = p->N->rows, max_pixels = (int)app_min_support((size_t)n);
+  int *pixels = malloc((size_t)max_pixels * sizeof(*pixels)), status = DSG_OK;
+  *carved = 0;
+  if (!pixels)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %d pixel indices", max_pixels);
+  for (int j = 0; j < eig->nconv && status == DSG_OK; j++) {
+    int count = app_localised_support(eig, j, max_pixels, pixels);
+    if (count > 0 && count < max_pixels) {
+      status = app_components_carve(&p->comps, p->sqrt_degree, n, pixels, count);
+      (*carved)++;
+    }
+  }
+  free(pixels);
+  return status;
+}
+
+static int solve(dsg_problem *p, const dsg_options *opt, const eig_solver *solver,
+                 spmv_matvec *mv, dsg_result *r)
+{
+  eig_options eo;
+  int status = DSG_OK, carved = 0;
+  double t0 = dsg_seconds();
+  for (int round = 0; round < APP_SPECK_ROUNDS; round++) {
+    app_eig_options(opt, &eo);
+    eo.cancel = opt->cancel;
+    eo.progress = opt->progress;
+    eo.progress_data = opt->progress_data;
+    if (!opt->keep_specks)
+      app_components_to_options(&p->comps, &eo);
+    eig_result_free(&r->eig);
+    status = solver->solve(mv, &eo, &r->eig);
+    r->solves++;
+    r->matvecs_all += r->eig.matvecs;
+    if (status != DSG_OK || opt->keep_specks || round + 1 == APP_SPECK_ROUNDS)
+      break;
+    status = carve_localised(p, &r->eig, &carved);
+    if (status != DSG_OK || carved == 0)
+      break;
+    r->carved += carved;
+  }
+  r->timing.solve = dsg_seconds() - t0;
+  if (status == DSG_ERR_INTERRUPTED && check_cancel(opt) != DSG_OK)
+    return DSG_ERR_INTERRUPTED; /* the message says which signal */
+  if (status == DSG_ERR_NOCONV) {
+    /* partial results: kept, flagged; the caller decides what to make of them */
+    snprintf(r->note, sizeof(r->note), "%s", dsg_error_raw());
+    r->solve_status = status;
+    return DSG_OK;
+  }
+  return status;
+}
+
+static int group(dsg_problem *p, const dsg_options *opt, dsg_result *r)
+{
+  const size_t n = (size_t)p->width * (size_t)p->height;
+  float *emb = NULL;
+  int dim = 0, status;
+  int *labels;
+  app_kmeans_params kp = {opt->k, opt->restarts, 300, opt->seed};
+  double t0 = dsg_seconds();
+
+  if (opt->k < 1 || r->eig.nconv < opt->k) /* no grouping, or --max-iter stopped the solve */
+    return DSG_OK;
+  labels = malloc(n * sizeof(*labels));
+  if (!labels)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %zu labels", n);
+  r->labels = (int32_t *)labels;
+  if (opt->k == 1) {
+    memset(labels, 0, n * sizeof(*labels));
+  } else {
+    r->skipped = app_pick_vectors(&r->eig, opt->k, app_min_support(n), r->pick);
+    status = app_embedding(&r->eig, p->sqrt_degree, r->pick, opt->k, &emb, &dim);
+    if (status != DSG_OK)
+      return status;
+    status = app_kmeans(emb, n, dim, &kp, labels, &r->inertia);
+    free(emb);
+    if (status != DSG_OK)
+      return status;
+    app_fill_specks(labels, &p->comps, p->width, p->height);
+  }
+  r->timing.cluster = dsg_seconds() - t0;
+  return check_cancel(opt);
+}
+
+int dsg_problem_solve_on(dsg_problem *p, const dsg_options *opt, struct spmv_matvec *mv,
+                         dsg_result **out)
+{
+  const eig_solver *solver;
+  dsg_result *r;
+  const spmv_cl_info *cl;
+  const size_t n = (size_t)p->N->rows;
+  int status = eig_solver_find(opt->solver, &solver);
+
+  *out = NULL;
+  if (status != DSG_OK)
+    return status;
+  r = calloc(1, sizeof(*r));
+  if (!r)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a result");
+  keep_options(r, opt);
+  r->width = p->width;
+  r->height = p->height;
+  r->n = p->N->rows;
+  r->ndiag = p->N->ndiag;
+  r->pitch = p->N->pitch;
+  r->matrix_bytes = spmv_dia_bytes(p->N);
+  r->offsets = malloc((size_t)p->N->ndiag * sizeof(*r->offsets));
+  r->sqrt_degree = malloc(n * sizeof(*r->sqrt_degree));
+  if (!r->offsets || !r->sqrt_degree) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a result of %zu pixels", n);
+    goto fail;
+  }
+  memcpy(r->offsets, p->N->offsets, (size_t)p->N->ndiag * sizeof(*r->offsets));
+  memcpy(r->sqrt_degree, p->sqrt_degree, n * sizeof(*r->sqrt_degree));
+  snprintf(r->backend, sizeof(r->backend), "%s", spmv_matvec_backend(mv));
+  if ((cl = spmv_matvec_cl_info(mv)) != NULL) {
+    r->has_cl = 1;
+    r->cl = *cl;
+  }
+  r->timing.affinity = p->t_affinity;
+  status = solve(p, opt, solver, mv, r);
+  /* the speck rounds may have carved new groups: the report counts them */
+  r->components = p->comps.count;
+  r->significant = p->comps.significant;
+  r->speck_pixels = p->comps.speck_pixels;
+  if (status == DSG_OK)
+    status = check_cancel(opt);
+  if (status == DSG_OK)
+    status = group(p, opt, r);
+  if (status != DSG_OK)
+    goto fail;
+  *out = r;
+  if (r->solve_status == DSG_ERR_NOCONV)
+    return dsg_error_set(DSG_ERR_NOCONV, "%s", r->note);
+  return DSG_OK;
+fail:
+  dsg_result_destroy(r);
+  return status;
+}
+
+int dsg_problem_solve(dsg_problem *p, const dsg_options *opt, dsg_result **out)
+{
+  spmv_matvec *mv = NULL;
+  double t0 = dsg_seconds(), setup;
+  int status = dsg_problem_matvec(p, opt, 1, &mv);
+  *out = NULL;
+  if (status != DSG_OK)
+    return status;
+  setup = p->t_components + (dsg_seconds() - t0); /* components, the device, program, upload */
+  status = dsg_problem_solve_on(p, opt, mv, out);
+  if (*out)
+    (*out)->timing.setup = setup;
+  spmv_matvec_destroy(mv);
+  return status;
+}
+
+int dsg_segment(const dsg_image *img, const dsg_options *opt, dsg_result **out)
+{
+  dsg_problem *p = NULL;
+  double t0 = dsg_seconds();
+  int status = dsg_problem_create(img, opt, &p);
+  *out = NULL;
+  if (status == DSG_OK)
+    status = dsg_problem_solve(p, opt, out);
+  if (*out) {
+    (*out)->channels = img->channels;
+    (*out)->timing.total = dsg_seconds() - t0;
+  }
+  dsg_problem_destroy(p);
+  return status;
+}
+
+int dsg_result_width(const dsg_result *r) { return r->width; }
+int dsg_result_height(const dsg_result *r) { return r->height; }
+const int32_t *dsg_result_labels(const dsg_result *r) { return r->labels; }
+int dsg_result_nconv(const dsg_result *r) { return r->eig.nconv; }
+const double *dsg_result_eigenvalues(const dsg_result *r) { return r->eig.values; }
+const float *dsg_result_eigenvectors(const dsg_result *r) { return r->eig.vectors; }
+const double *dsg_result_residuals(const dsg_result *r) { return r->eig.residuals; }
+const double *dsg_result_sqrt_degree(const dsg_result *r) { return r->sqrt_degree; }
+int dsg_result_converged(const dsg_result *r) { return r->eig.converged; }
+const char *dsg_result_note(const dsg_result *r) { return r->note; }
+dsg_timing dsg_result_timing(const dsg_result *r) { return r->timing; }
+long dsg_result_products(const dsg_result *r) { return r->eig.matvecs; }
+const eig_result *app_result_eig(const dsg_result *r) { return &r->eig; }
+
+/* ---- the affinity alone ---- */
+
+struct dsg_matrix {
+  spmv_dia *N;
+  double *sqrt_degree;
+};
+
+int dsg_affinity(const dsg_image *img, const dsg_options *opt, dsg_matrix **out)
+{
+  const app_cue *cue;
+  dsg_matrix *m;
+  int status = app_cue_find(opt->affinity, &cue);
+  *out = NULL;
+  if (status == DSG_OK)
+    status = check_image(img);
+  if (status != DSG_OK)
+    return status;
+  m = calloc(1, sizeof(*m));
+  if (!m)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a matrix");
+  status = build_affinity(img, opt, cue, &m->N, &m->sqrt_degree);
+  if (status != DSG_OK) {
+    dsg_matrix_destroy(m);
+    return status;
+  }
+  *out = m;
+  return DSG_OK;
+}
+
+void dsg_matrix_destroy(dsg_matrix *m)
+{
+  if (!m)
+    return;
+  spmv_dia_destroy(m->N);
+  free(m->sqrt_degree);
+  free(m);
+}
+
+int dsg_matrix_rows(const dsg_matrix *m) { return m->N->rows; }
+int dsg_matrix_ndiag(const dsg_matrix *m) { return m->N->ndiag; }
+size_t dsg_matrix_pitch(const dsg_matrix *m) { return m->N->pitch; }
+const int *dsg_matrix_offsets(const dsg_matrix *m) { return m->N->offsets; }
+const float *dsg_matrix_values(const dsg_matrix *m) { return m->N->values; }
+const double *dsg_matrix_sqrt_degree(const dsg_matrix *m) { return m->sqrt_degree; }
+
+void dsg_free(void *p) { free(p); }
