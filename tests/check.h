@@ -82,4 +82,14 @@ static inline spmv_dia *test_random_dia(int rows, int ndiag)
   return A;
 }
 
+/* The library's tests: a cue of the table by name (app/lib/cues.c). */
+#ifdef DIASEG_INTERNAL_H
+static inline const app_cue *test_cue(const char *name)
+{
+  const app_cue *c = NULL;
+  app_cue_find(name, &c);
+  return c;
+}
+#endif
+
 #endif

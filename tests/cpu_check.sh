@@ -28,7 +28,7 @@ for S in 481x321 1920x1080; do
       $D eigs data/coffee.png --resize $S --nev $1 --tol $2 --keep-specks --matvec cpu --solver $s \
         -o $O/e_${s}_$S -q --json $O/eigs_${s}_${S}_nev$1.json
     done
-    /usr/bin/python3 tests/peers.py $O/m_$S --nev $1 --tol $2 --report $O/eigs_arpack_${S}_nev$1.json \
+    /usr/bin/python3 tests/cli/peers.py $O/m_$S --nev $1 --tol $2 --report $O/eigs_arpack_${S}_nev$1.json \
       --repeat 1 --spmv-repeat 20 --json $O/peers_${S}_nev$1.json >> $O/peers.txt 2>&1
   done
   rm -rf $O/m_$S $O/e_*

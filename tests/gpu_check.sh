@@ -141,7 +141,7 @@ if step scipy; then
     "$D" affinity --resize "$S" --export "/tmp/m_$S" -q
     "$D" eigs "$ROOT/data/coffee.png" --resize "$S" --nev 16 --tol 1e-3 --keep-specks \
       --matvec cpu -o "/tmp/c_$S" -q
-    python3 "$ROOT/tests/peers.py" "/tmp/m_$S" --nev 16 --tol 1e-3 --repeat 1 \
+    python3 "$ROOT/tests/cli/peers.py" "/tmp/m_$S" --nev 16 --tol 1e-3 --repeat 1 \
       --report "/tmp/c_$S/report.json" --json "$OUT/scipy_$S.json" | tee -a "$OUT/scipy.txt"
     cp "/tmp/c_$S/report.json" "$OUT/scipy_diaseg_$S.json"
   done
@@ -152,7 +152,7 @@ if step peers; then
     "$D" affinity --resize "$S" --export "/tmp/m_$S" -q
     "$D" eigs "$ROOT/data/coffee.png" --resize "$S" --nev 16 --tol 1e-3 --keep-specks \
       --matvec opencl --cl-device "$GPU" --kernel aligned -o "/tmp/e_$S" -q
-    python3 "$ROOT/tests/peers.py" "/tmp/m_$S" --nev 16 --tol 1e-3 --no-scipy --cupy \
+    python3 "$ROOT/tests/cli/peers.py" "/tmp/m_$S" --nev 16 --tol 1e-3 --no-scipy --cupy \
       --report "/tmp/e_$S/report.json" --json "$OUT/peers_$S.json" | tee -a "$OUT/peers.txt"
     cp "/tmp/e_$S/report.json" "$OUT/peers_diaseg_$S.json"
   done

@@ -24,7 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app.h"
+#include "cli.h"
+#include "diaseg.h"
+#include "io.h"
 #include "spmv.h"
 
 /* Cap on width * height for the image target: large enough for every real header path, small
@@ -210,7 +212,7 @@ __attribute__((unused)) static int fuzz_image_one(const uint8_t *data, size_t si
   const char *name = size > 0 && (data[0] & 1) ? "fuzz.tga" : "fuzz.png";
   const unsigned char *file = size > 0 ? data + 1 : data;
   size_t len = size > 0 ? size - 1 : 0;
-  app_image img;
+  dsg_image img;
   int status, bad = 0;
 
   /* poison the output so that a path which forgets to set it shows */
@@ -258,7 +260,7 @@ __attribute__((unused)) static int fuzz_image_one(const uint8_t *data, size_t si
                dsg_error_message(), known ? "; known issue " : "", known ? known : "");
   }
   if (status == DSG_OK || !img.pixels)
-    app_image_free(&img); /* (a non-NULL pixels after a failure may be garbage: don't free it) */
+    dsg_image_free(&img); /* (a non-NULL pixels after a failure may be garbage: don't free it) */
   return bad;
 }
 
@@ -294,48 +296,53 @@ static size_t fuzz_strlen(const char *s) { return s ? strlen(s) : 0; }
  * text). The cross-option checks hold only when neither --help nor --version was given. */
 static int fuzz_cli_check_config(const app_config *c, char *why, size_t cap)
 {
-  size_t total = fuzz_strlen(c->image) + fuzz_strlen(c->out_dir) + fuzz_strlen(c->matvec) +
-                 fuzz_strlen(c->solver) + fuzz_strlen(c->cl_device) + fuzz_strlen(c->kernel_dir) +
+  size_t total = fuzz_strlen(c->image) + fuzz_strlen(c->out_dir) + fuzz_strlen(c->opt.matvec) +
+                 fuzz_strlen(c->opt.solver) + fuzz_strlen(c->opt.cl_device) +
+                 fuzz_strlen(c->opt.kernel_dir) + fuzz_strlen(c->opt.kernel) + fuzz_strlen(c->opt.affinity) +
                  fuzz_strlen(c->json) + fuzz_strlen(c->csv) + fuzz_strlen(c->chart);
   (void)total;
   if (c->command < APP_CMD_NONE || c->command > APP_CMD_DEVICES)
     return fuzz_fail(why, cap, "command %d", (int)c->command);
-  if (c->k < 1 || c->k > APP_MAX_EMBED)
-    return fuzz_fail(why, cap, "k = %d outside [1, %d]", c->k, APP_MAX_EMBED);
-  if (c->nev < 1 || c->nev > 1000)
-    return fuzz_fail(why, cap, "nev = %d outside [1, 1000]", c->nev);
-  if (c->ncv != 0 && (c->ncv < 2 || c->ncv > 4000))
-    return fuzz_fail(why, cap, "ncv = %d outside {0} u [2, 4000]", c->ncv);
-  if (!(c->tol > 0.0 && c->tol < 1.0))
-    return fuzz_fail(why, cap, "tol = %g outside (0, 1)", c->tol);
-  if (c->max_iter < 1)
-    return fuzz_fail(why, cap, "max_iter = %d", c->max_iter);
-  if (c->affinity.radius < 1 || c->affinity.radius > APP_MAX_RADIUS)
-    return fuzz_fail(why, cap, "radius = %d outside [1, %d]", c->affinity.radius, APP_MAX_RADIUS);
-  if (!(c->affinity.sigma_i > 0.0) || !isfinite(c->affinity.sigma_i) ||
-      !(c->affinity.sigma_x > 0.0) || !isfinite(c->affinity.sigma_x))
+  if (c->opt.k < 0 || c->opt.k > DSG_MAX_K)
+    return fuzz_fail(why, cap, "k = %d outside [0, %d]", c->opt.k, DSG_MAX_K);
+  if (c->opt.nev < 1 || c->opt.nev > 1000)
+    return fuzz_fail(why, cap, "nev = %d outside [1, 1000]", c->opt.nev);
+  if (c->opt.ncv != 0 && (c->opt.ncv < 2 || c->opt.ncv > 4000))
+    return fuzz_fail(why, cap, "ncv = %d outside {0} u [2, 4000]", c->opt.ncv);
+  if (!(c->opt.tol > 0.0 && c->opt.tol < 1.0))
+    return fuzz_fail(why, cap, "tol = %g outside (0, 1)", c->opt.tol);
+  if (c->opt.max_iter < 1)
+    return fuzz_fail(why, cap, "max_iter = %d", c->opt.max_iter);
+  if (c->opt.radius < 1 || c->opt.radius > DSG_MAX_RADIUS)
+    return fuzz_fail(why, cap, "radius = %d outside [1, %d]", c->opt.radius, DSG_MAX_RADIUS);
+  if (!(c->opt.sigma_i > 0.0) || !isfinite(c->opt.sigma_i) ||
+      !(c->opt.sigma_x > 0.0) || !isfinite(c->opt.sigma_x))
     return fuzz_fail(why, cap, "sigma_i = %g, sigma_x = %g: not finite and > 0",
-                     c->affinity.sigma_i, c->affinity.sigma_x);
-  if (c->feature != APP_FEATURE_INTENSITY && c->feature != APP_FEATURE_COLOR)
-    return fuzz_fail(why, cap, "feature = %d", (int)c->feature);
-  if (!c->matvec || (strcmp(c->matvec, "auto") != 0 && strcmp(c->matvec, "cpu") != 0 &&
-                     strcmp(c->matvec, "opencl") != 0 &&
-                     (c->command != APP_CMD_BENCH || strcmp(c->matvec, "all") != 0)))
-    return fuzz_fail(why, cap, "matvec = '%s'", c->matvec ? c->matvec : "(null)");
-  if (!c->solver || (strcmp(c->solver, "lanczos") != 0 && strcmp(c->solver, "arpack") != 0 &&
-                     (c->command != APP_CMD_BENCH || strcmp(c->solver, "all") != 0)))
-    return fuzz_fail(why, cap, "solver = '%s'", c->solver ? c->solver : "(null)");
-  if ((int)c->kernel < 0 || (int)c->kernel >= SPMV_KERNEL_COUNT)
-    return fuzz_fail(why, cap, "kernel = %d", (int)c->kernel);
+                     c->opt.sigma_i, c->opt.sigma_x);
+  if (!c->opt.affinity ||
+      (strcmp(c->opt.affinity, "intensity") != 0 && strcmp(c->opt.affinity, "color") != 0))
+    return fuzz_fail(why, cap, "affinity = '%s'", c->opt.affinity ? c->opt.affinity : "(null)");
+  if (!c->opt.matvec || (strcmp(c->opt.matvec, "auto") != 0 && strcmp(c->opt.matvec, "cpu") != 0 &&
+                     strcmp(c->opt.matvec, "opencl") != 0 &&
+                     (c->command != APP_CMD_BENCH || strcmp(c->opt.matvec, "all") != 0)))
+    return fuzz_fail(why, cap, "matvec = '%s'", c->opt.matvec ? c->opt.matvec : "(null)");
+  if (!c->opt.solver || (strcmp(c->opt.solver, "lanczos") != 0 && strcmp(c->opt.solver, "arpack") != 0 &&
+                     (c->command != APP_CMD_BENCH || strcmp(c->opt.solver, "all") != 0)))
+    return fuzz_fail(why, cap, "solver = '%s'", c->opt.solver ? c->opt.solver : "(null)");
+  if (c->opt.kernel) {
+    spmv_kernel k;
+    if (spmv_kernel_parse(c->opt.kernel, &k) != DSG_OK)
+      return fuzz_fail(why, cap, "kernel = '%s'", c->opt.kernel);
+  }
   if (c->kernel_mask & ~((((unsigned)1 << SPMV_KERNEL_COUNT) - 1) & ~(1u << SPMV_KERNEL_AUTO)))
     return fuzz_fail(why, cap, "kernel_mask = 0x%x: bits outside the named kernels",
                      c->kernel_mask);
   if (c->kernel_mask && c->command != APP_CMD_BENCH)
     return fuzz_fail(why, cap, "a kernel list accepted outside bench");
-  if (c->local_size > 4096)
-    return fuzz_fail(why, cap, "local_size = %zu", c->local_size);
-  if (c->restarts < 1 || c->restarts > 1000)
-    return fuzz_fail(why, cap, "restarts = %d", c->restarts);
+  if (c->opt.local_size > 4096)
+    return fuzz_fail(why, cap, "local_size = %zu", c->opt.local_size);
+  if (c->opt.restarts < 1 || c->opt.restarts > 1000)
+    return fuzz_fail(why, cap, "restarts = %d", c->opt.restarts);
   if (c->max_pixels < 1 || c->max_pixels > (size_t)(INT32_MAX / 2))
     return fuzz_fail(why, cap, "max_pixels = %zu", c->max_pixels);
   if (!((c->resize_w == 0 && c->resize_h == 0) ||
@@ -362,10 +369,14 @@ static int fuzz_cli_check_config(const app_config *c, char *why, size_t cap)
     return 0;
   if (c->command == APP_CMD_EIGS && !c->image)
     return fuzz_fail(why, cap, "eigs accepted without an IMAGE");
-  if (c->command == APP_CMD_SEGMENT && c->k > c->nev)
-    return fuzz_fail(why, cap, "segment accepted k = %d > nev = %d", c->k, c->nev);
-  if (c->ncv != 0 && c->ncv <= c->nev)
-    return fuzz_fail(why, cap, "accepted ncv = %d <= nev = %d", c->ncv, c->nev);
+  if (c->command == APP_CMD_SEGMENT && (c->opt.k < 1 || c->opt.k > c->opt.nev))
+    return fuzz_fail(why, cap, "segment accepted k = %d outside [1, nev = %d]", c->opt.k,
+                     c->opt.nev);
+  if (c->command != APP_CMD_SEGMENT && c->opt.k != 0)
+    return fuzz_fail(why, cap, "%s asks for k = %d segments", app_command_name(c->command),
+                     c->opt.k);
+  if (c->opt.ncv != 0 && c->opt.ncv <= c->opt.nev)
+    return fuzz_fail(why, cap, "accepted ncv = %d <= nev = %d", c->opt.ncv, c->opt.nev);
   return 0;
 }
 

@@ -2,7 +2,8 @@
  * noise come out as exactly those regions (adjusted Rand index >= 0.95), for intensity and for
  * colour features; k-means alone recovers well-separated blobs; the ARI itself is checked.
  * With an argument, writes the intensity test image there (data/synthetic_regions.png). */
-#include "app.h"
+#include "diaseg_internal.h"
+#include "io.h"
 #include "check.h"
 
 #include <dirent.h>
@@ -27,11 +28,11 @@ static int region_of(int x, int y)
 
 /* Intensity image: levels 0.15 / 0.75 / 0.45 / 0.95, uniform noise +-0.03. Colour image: equal
  * luminance for every region (only the hue differs), so only --affinity color can separate them. */
-static void make_image(app_image *img, int *truth, int color);
+static void make_image(dsg_image *img, int *truth, int color);
 
 /* Specks: isolated pixels far in intensity from every neighbour are components of their own with
  * eigenvalue 1. They must neither take eigenvector slots nor become segments. */
-static void add_specks(app_image *img, int count)
+static void add_specks(dsg_image *img, int count)
 {
   for (int s = 0; s < count; s++) {
     int x = 3 + (int)(test_uniform() * (W - 6)), y = 3 + (int)(test_uniform() * (H - 6));
@@ -40,7 +41,7 @@ static void add_specks(app_image *img, int count)
   }
 }
 
-static void make_image(app_image *img, int *truth, int color)
+static void make_image(dsg_image *img, int *truth, int color)
 {
   static const double level[4] = {0.15, 0.75, 0.45, 0.95};
   static const unsigned char rgb[4][3] = {
@@ -59,11 +60,11 @@ static void make_image(app_image *img, int *truth, int color)
           px[3 * i + c] = (unsigned char)(rgb[r][c] + (int)(12 * (test_uniform() - 0.5)));
       }
     }
-  app_image_from_pixels(img, W, H, color ? 3 : 1, px);
+  dsg_image_from_pixels(img, W, H, color ? 3 : 1, px);
   free(px);
 }
 
-static double segment(const app_image *img, app_feature feature, int k, int *labels)
+static double segment(const dsg_image *img, const app_cue *feature, int k, int *labels)
 {
   float *f = NULL;
   int nf = 0, dim = 0;
@@ -282,7 +283,7 @@ static void out_commit_tests(void)
 int main(int argc, char **argv)
 {
   int *truth = malloc(sizeof(int) * W * H), *labels = malloc(sizeof(int) * W * H);
-  app_image img;
+  dsg_image img;
 
   if (argc > 1) { /* regenerate data/synthetic_regions.png */
     app_out *o = NULL;
@@ -309,18 +310,18 @@ int main(int argc, char **argv)
   }
 
   make_image(&img, truth, 0);
-  segment(&img, APP_FEATURE_INTENSITY, 4, labels);
+  segment(&img, test_cue("intensity"), 4, labels);
   double ari = app_adjusted_rand(truth, labels, (size_t)W * H);
   CHECK(ari >= 0.95, "intensity regions: adjusted Rand index %.4f < 0.95", ari);
   printf("intensity: ARI %.4f\n", ari);
   /* labels are numbered by first appearance: pixel 0 is label 0 */
   CHECK(labels[0] == 0, "labels not canonical");
-  app_image_free(&img);
+  dsg_image_free(&img);
 
   /* with 12 specks: same segmentation (speck pixels count with the region around them) */
   make_image(&img, truth, 0);
   add_specks(&img, 12);
-  segment(&img, APP_FEATURE_INTENSITY, 4, labels);
+  segment(&img, test_cue("intensity"), 4, labels);
   ari = app_adjusted_rand(truth, labels, (size_t)W * H);
   CHECK(ari >= 0.95, "regions with specks: adjusted Rand index %.4f < 0.95", ari);
   printf("intensity with specks: ARI %.4f\n", ari);
@@ -328,14 +329,14 @@ int main(int argc, char **argv)
     for (int y = 0; y < H; y += 2, putchar('\n'))
       for (int x = 0; x < W; x += 1)
         putchar('0' + labels[y * W + x]);
-  app_image_free(&img);
+  dsg_image_free(&img);
 
   make_image(&img, truth, 1);
-  segment(&img, APP_FEATURE_COLOR, 4, labels);
+  segment(&img, test_cue("color"), 4, labels);
   ari = app_adjusted_rand(truth, labels, (size_t)W * H);
   CHECK(ari >= 0.95, "colour regions: adjusted Rand index %.4f < 0.95", ari);
   printf("color: ARI %.4f\n", ari);
-  app_image_free(&img);
+  dsg_image_free(&img);
 
   /* localised eigenvectors and carving them out as specks */
   {

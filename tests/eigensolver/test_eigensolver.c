@@ -1,7 +1,8 @@
 /* The ARPACK driver on matrices with known spectra (path-graph and grid Laplacians), on a real
  * image's normalised affinity (residuals, the trivial pair, orthonormality), and its error paths:
  * bad options, the iteration limit, cancellation, determinism. */
-#include "app.h"
+#include "diaseg_internal.h"
+#include "io.h"
 #include "check.h"
 #include "eigensolver.h"
 
@@ -196,7 +197,7 @@ static int run_all(void)
   disconnected_components();
 
   /* a real image: coffee.png resampled to 96 x 64 */
-  app_image img, small;
+  dsg_image img, small;
   float *feat = NULL;
   int nfeat = 0;
   spmv_dia *N = NULL;
@@ -205,8 +206,8 @@ static int run_all(void)
   CHECK(status == DSG_OK, "load coffee.png: %s", dsg_error_message());
   if (status != DSG_OK)
     return 1;
-  app_image_resize(&img, 96, 64, &small);
-  app_features(&small, APP_FEATURE_INTENSITY, &feat, &nfeat);
+  dsg_image_resize(&img, 96, 64, &small);
+  app_features(&small, test_cue("intensity"), &feat, &nfeat);
   app_affinity_params ap = {5, 0.1, 4.0};
   CHECK(app_affinity_build(96, 64, feat, nfeat, &ap, &N, &sd) == DSG_OK, "affinity");
   const int n = N->rows;
@@ -303,7 +304,7 @@ static int run_all(void)
   spmv_dia_destroy(N);
   free(sd);
   free(feat);
-  app_image_free(&img);
-  app_image_free(&small);
+  dsg_image_free(&img);
+  dsg_image_free(&small);
   return 0;
 }

@@ -8,7 +8,8 @@
 #else
 #define MEASURE_RSS 1
 #endif
-#include "app.h"
+#include "diaseg_internal.h"
+#include "io.h"
 #include "check.h"
 
 #include <malloc.h>
@@ -28,7 +29,7 @@ static double rss_mib(void)
   return (double)resident * (double)sysconf(_SC_PAGESIZE) / 1048576.0;
 }
 
-static int one_solve(const app_image *img, int opencl, int lanczos)
+static int one_solve(const dsg_image *img, int opencl, int lanczos)
 {
   float *f = NULL;
   int nf, status;
@@ -41,7 +42,7 @@ static int one_solve(const app_image *img, int opencl, int lanczos)
   app_affinity_params ap = {5, 0.1, 4.0};
   memset(&comps, 0, sizeof(comps));
   memset(&res, 0, sizeof(res));
-  status = app_features(img, APP_FEATURE_INTENSITY, &f, &nf);
+  status = app_features(img, test_cue("intensity"), &f, &nf);
   if (status == DSG_OK)
     status = app_affinity_build(img->width, img->height, f, nf, &ap, &N, &sd);
   if (status == DSG_OK)
@@ -73,11 +74,11 @@ static int one_solve(const app_image *img, int opencl, int lanczos)
 
 int main(void)
 {
-  app_image full, img;
+  dsg_image full, img;
   double warm = 0, end;
   CHECK(app_image_load(TEST_DATA_DIR "/coffee.png", APP_DEFAULT_MAX_PIXELS, &full) == DSG_OK,
         "load");
-  app_image_resize(&full, 64, 48, &img);
+  dsg_image_resize(&full, 64, 48, &img);
   for (int i = 0; i < 100; i++) {
     int status = one_solve(&img, 0, i % 2);
     CHECK(status == DSG_OK, "C path solve %d: %s", i, dsg_error_message());
@@ -99,7 +100,7 @@ int main(void)
   printf("OpenCL: resident %.1f MiB after 5 solves, %.1f MiB after 20\n", warm, end);
   if (MEASURE_RSS)
     CHECK(end - warm < 8.0, "OpenCL: memory grew by %.2f MiB over 15 solves", end - warm);
-  app_image_free(&img);
-  app_image_free(&full);
+  dsg_image_free(&img);
+  dsg_image_free(&full);
   return check_report("test_load");
 }

@@ -7,7 +7,8 @@
  *  - clustered eigenvalues near 1 (a smooth image) with nev close to ncv converge, or stop at the
  *    iteration limit with only converged pairs: never garbage.
  * The device: $DIASEG_CL_DEVICE, else the first OpenCL device (PoCL in CI). */
-#include "app.h"
+#include "diaseg_internal.h"
+#include "io.h"
 #include "check.h"
 
 #include <stdlib.h>
@@ -29,19 +30,19 @@ typedef struct problem {
   app_components comps;
 } problem;
 
-static void problem_make(problem *p, const app_image *src, int w, int h, app_feature feat)
+static void problem_make(problem *p, const dsg_image *src, int w, int h, const app_cue *feat)
 {
-  app_image img;
+  dsg_image img;
   float *f = NULL;
   int nf;
   app_affinity_params ap = {5, 0.1, 4.0};
   memset(p, 0, sizeof(*p));
-  app_image_resize(src, w, h, &img);
+  dsg_image_resize(src, w, h, &img);
   app_features(&img, feat, &f, &nf);
   CHECK(app_affinity_build(w, h, f, nf, &ap, &p->N, &p->sd) == DSG_OK, "affinity");
   CHECK(app_components_find(p->N, p->sd, &p->comps) == DSG_OK, "components");
   free(f);
-  app_image_free(&img);
+  dsg_image_free(&img);
 }
 
 static void problem_free(problem *p)
@@ -253,7 +254,7 @@ out:
 
 int main(void)
 {
-  app_image img;
+  dsg_image img;
   problem p;
   eig_options o;
   eig_result ref;
@@ -265,7 +266,7 @@ int main(void)
   /* intensity, 120 x 80, and colour (specks), 97 x 65 */
   for (int pass = 0; pass < 2; pass++) {
     problem_make(&p, &img, pass ? 97 : 120, pass ? 65 : 80,
-                 pass ? APP_FEATURE_COLOR : APP_FEATURE_INTENSITY);
+                 pass ? test_cue("color") : test_cue("intensity"));
     spmv_matvec_create_cpu(&cpu, p.N);
     options(&o, &p, 8, 1e-6);
     CHECK(eig_arpack_solve(cpu, &o, &ref) == DSG_OK, "ARPACK: %s", dsg_error_message());
@@ -304,7 +305,7 @@ int main(void)
 
   /* clustered eigenvalues near 1 (a smooth image: coffee squeezed to 64 x 48, intensity), nev
    * close to ncv: converge, or stop at the limit with converged pairs only */
-  problem_make(&p, &img, 64, 48, APP_FEATURE_INTENSITY);
+  problem_make(&p, &img, 64, 48, test_cue("intensity"));
   spmv_matvec_create_cpu(&cpu, p.N);
   {
     static const struct {
@@ -338,6 +339,6 @@ int main(void)
   }
   spmv_matvec_destroy(cpu);
   problem_free(&p);
-  app_image_free(&img);
+  dsg_image_free(&img);
   return check_report("test_lanczos");
 }

@@ -3,7 +3,8 @@
  * PNM P5 and P6), every truncation and the stb_image defects of tests/fuzz/regressions are
  * refused with DSG_ERR_FORMAT and a message, and absurd sizes with DSG_ERR_LIMIT. Also the
  * features of docs/PIPELINE.md section 1. */
-#include "app.h"
+#include "diaseg_internal.h"
+#include "io.h"
 #include "check.h"
 
 #include <dirent.h>
@@ -115,7 +116,7 @@ static buf pnm(int channels, const unsigned char *pix)
   return b;
 }
 
-static int decode(const buf *b, const char *name, app_image *img)
+static int decode(const buf *b, const char *name, dsg_image *img)
 {
   return app_image_decode(b->p, b->len, name, 1 << 22, img);
 }
@@ -124,7 +125,7 @@ static int decode(const buf *b, const char *name, app_image *img)
 static void expect_pixels(const buf *b, const char *name, int channels, int src,
                           const unsigned char *pix, int tolerance)
 {
-  app_image img;
+  dsg_image img;
   int status = decode(b, name, &img);
   CHECK(status == DSG_OK, "%s: %s", name, dsg_error_message());
   if (status != DSG_OK)
@@ -141,13 +142,13 @@ static void expect_pixels(const buf *b, const char *name, int channels, int src,
   CHECK(worst <= tolerance, "%s: pixels differ by up to %d", name, worst);
   /* every truncation is refused */
   for (size_t cut = 1; cut < b->len; cut += (b->len / 23) + 1) {
-    app_image t;
+    dsg_image t;
     int st = app_image_decode(b->p, cut, name, 1 << 22, &t);
     CHECK(st == DSG_ERR_FORMAT && !t.pixels && strlen(dsg_error_message()) > 10,
           "%s truncated to %zu of %zu bytes: status %d", name, cut, b->len, st);
-    app_image_free(&t);
+    dsg_image_free(&t);
   }
-  app_image_free(&img);
+  dsg_image_free(&img);
 }
 
 int main(void)
@@ -224,13 +225,13 @@ int main(void)
       unsigned char data[1 << 16];
       size_t n = fread(data, 1, sizeof(data), f);
       fclose(f);
-      app_image img;
+      dsg_image img;
       /* the harness: byte 0 picks the name */
       int st =
           app_image_decode(data + 1, n - 1, data[0] & 1 ? "fuzz.tga" : "fuzz.png", 1 << 22, &img);
       CHECK(st == DSG_ERR_FORMAT || st == DSG_ERR_LIMIT, "%s: status %d (%s)", e->d_name, st,
             dsg_error_message());
-      app_image_free(&img);
+      dsg_image_free(&img);
       count++;
     }
     if (d)
@@ -250,7 +251,7 @@ int main(void)
     png_chunk(&big, "IHDR", ihdr, 13);
     png_chunk(&big, "IDAT", z, 8);
     png_chunk(&big, "IEND", NULL, 0);
-    app_image img;
+    dsg_image img;
     CHECK(decode(&big, "big.png", &img) == DSG_ERR_LIMIT &&
               strstr(dsg_error_message(), "--max-pixels"),
           "60000 x 60000: %s", dsg_error_message());
@@ -271,33 +272,33 @@ int main(void)
     png_chunk(&bad, "IHDR", ihdr, 13);
     png_chunk(&bad, "IDAT", z, sizeof(z));
     png_chunk(&bad, "IEND", NULL, 0);
-    app_image img;
+    dsg_image img;
     const int st = decode(&bad, "reserved-block.png", &img);
     const char *msg = dsg_error_message();
     CHECK(st == DSG_ERR_FORMAT && !img.pixels && strstr(msg, "corrupt PNG") &&
               !strstr(msg, "SOI") && !strstr(msg, "()"),
           "PNG with a reserved deflate block: status %d, '%s'", st, msg);
-    app_image_free(&img);
+    dsg_image_free(&img);
     free(bad.p);
   }
 
   /* features */
   {
     unsigned char px[6] = {255, 0, 0, 10, 20, 30};
-    app_image img;
+    dsg_image img;
     float *f = NULL;
     int nf = 0;
-    app_image_from_pixels(&img, 2, 1, 3, px);
-    CHECK(app_features(&img, APP_FEATURE_INTENSITY, &f, &nf) == DSG_OK && nf == 1 &&
+    dsg_image_from_pixels(&img, 2, 1, 3, px);
+    CHECK(app_features(&img, test_cue("intensity"), &f, &nf) == DSG_OK && nf == 1 &&
               CLOSE(f[0], 0.299, 1e-6, 0) &&
               CLOSE(f[1], (0.299 * 10 + 0.587 * 20 + 0.114 * 30) / 255, 1e-6, 0),
           "intensity %g %g", f[0], f[1]);
     free(f);
-    CHECK(app_features(&img, APP_FEATURE_COLOR, &f, &nf) == DSG_OK && nf == 3 && f[0] == 1.0f &&
+    CHECK(app_features(&img, test_cue("color"), &f, &nf) == DSG_OK && nf == 3 && f[0] == 1.0f &&
               f[1] == 0.0f && CLOSE(f[5], 30 / 255.0, 1e-6, 0),
           "color");
     free(f);
-    app_image_free(&img);
+    dsg_image_free(&img);
   }
   return check_report("test_image");
 }

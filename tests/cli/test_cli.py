@@ -368,7 +368,7 @@ def opencl_runs(tmp, data):
     # the Lanczos kernels come from --kernel-dir too, and are built before the solve: a broken
     # lanczos.cl is the build log and an error with opencl, a fallback with auto; ARPACK, which
     # does not need it, runs
-    kernels = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernels")
+    kernels = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "kernels")
     ldir = os.path.join(tmp, "badlanczos")
     os.mkdir(ldir)
     shutil.copy(os.path.join(kernels, "dia_spmv.cl"), ldir)
@@ -542,7 +542,7 @@ def audit_cases(tmp, data):
     check(code == 0, f"the advertised --sigma-x 0.2491 (--keep-specks): {code} {err!r}")
 
     # the report's parameters: --resize and the input's size, the OpenCL settings
-    kdir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernels")
+    kdir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "kernels")
     out = os.path.join(tmp, "out_params")
     code, _, err = run(["eigs", image, "--resize", "40x30", "--nev", "3", "--matvec", "cpu", "-q",
                         "--cl-device", "0", "--kernel-dir", kdir, "--cl-max-alloc", "123456789",
