@@ -73,3 +73,19 @@ sanitized_cli build-asan
 echo "== 3. Bounded fuzzing (30 s per target)"
 (unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
  SEED=20261121 FORK=0 tests/fuzz/run_fuzz.sh 30 "$ROOT/build-fuzz")
+
+# 4. The Python package: `pip install .` into a fresh venv (PyPI for scikit-build-core, NumPy,
+# SciPy, pytest; Debian's python3-venv), then tests/python against the installed package.
+python_package() {
+  venv=$(mktemp -d "${TMPDIR:-/tmp}/diaseg-venv.XXXXXX")
+  python3 -m venv "$venv"
+  rc=0
+  "$venv/bin/pip" install -q "$ROOT" pytest &&
+    (cd "$ROOT" && unset DIASEG_LIBRARY PYTHONPATH &&
+     "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/python --diaseg build/app/diaseg \
+       --data data) || rc=$?
+  rm -rf "$venv"
+  return $rc
+}
+echo "== 4. The Python package: pip install . into a fresh venv, then its tests against the installed package"
+(unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS; python_package)

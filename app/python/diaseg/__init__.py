@@ -1,0 +1,505 @@
+"""diaseg: spectral image segmentation (normalized cuts) in Python.
+
+A thin layer over the C library libdiaseg (``app/lib/diaseg.h``): the same recipe, options,
+defaults and messages as the ``diaseg`` command line.
+
+>>> import numpy as np, diaseg
+>>> r = diaseg.segment(np.random.rand(40, 60), k=3, nev=4)
+>>> r.labels.shape, r.labels.dtype
+((40, 60), dtype('int32'))
+
+Functions
+---------
+segment(image, k=None, **options)
+    Segments an image; returns a :class:`Segmentation`.
+affinity(image, return_degree=False, **options)
+    The normalised affinity N = D^-1/2 W D^-1/2 as a ``scipy.sparse.dia_matrix``.
+defaults()
+    The default of every option (from the library's ``dsg_options_init``).
+devices()
+    The OpenCL devices, as a list of dicts.
+
+Options are keyword arguments named exactly as the fields of ``dsg_options`` (and as the command
+line's flags, with ``_`` for ``-``): k, nev, ncv, tol, max_iter, radius, sigma_i, sigma_x,
+affinity, keep_specks, seed, restarts, solver, matvec, cl_device, kernel, local_size,
+kernel_dir, cl_max_alloc. An unknown keyword is a TypeError.
+
+Why ctypes
+----------
+The package reaches the library through :mod:`ctypes`, not a compiled extension module: nothing
+is compiled against Python's headers, so one ``libdiaseg.so`` (the one ``pip install .`` builds
+with the project's own CMake, or a build tree's via ``DIASEG_LIBRARY``) serves every Python
+version, and the package is plain Python. ctypes releases the GIL around every call into a
+``CDLL``, so the GIL is released during a solve: other Python threads run while diaseg
+computes (the library's callbacks take the GIL back only for their few lines of Python).
+
+Errors
+------
+Bad input (arrays, option values the library refuses) raises ValueError with the library's
+message, which names parameters as Python spells them (``sigma_x 0.01 is too small ...``);
+other failures (OpenCL, memory, the solver) raise RuntimeError. A solve that stops at
+``max_iter`` is not an error: the result comes back with ``converged`` False and a
+RuntimeWarning. The library's warnings (a fallback, e.g. from OpenCL to the C path) become
+RuntimeWarnings; its other notes go to the ``logging`` logger "diaseg" at debug level. Ctrl-C
+during a call from the main thread stops the run and raises KeyboardInterrupt.
+"""
+
+import ctypes
+import json
+import logging
+import numbers
+import operator
+import os
+import signal
+import threading
+import warnings
+
+import numpy as np
+
+from . import _lib
+from ._lib import lib
+
+__all__ = ["segment", "affinity", "defaults", "devices", "Segmentation", "__version__"]
+
+__version__ = _lib.decode(lib.dsg_version())
+
+_log = logging.getLogger("diaseg")
+
+_INT_MIN, _INT_MAX = -(2 ** 31), 2 ** 31 - 1
+
+# The options Python takes: dsg_options' fields but the callbacks and the bench-only tuning
+# knobs (basis_groups, basis_row_groups, lanczos_unfused). name -> kind
+_OPTIONS = {
+    "k": "int", "nev": "int", "ncv": "int", "tol": "float", "max_iter": "int",
+    "radius": "int", "sigma_i": "float", "sigma_x": "float", "affinity": "str",
+    "keep_specks": "bool", "seed": "uint64", "restarts": "int", "solver": "str",
+    "matvec": "str", "cl_device": "str", "kernel": "str", "local_size": "size",
+    "kernel_dir": "path", "cl_max_alloc": "size",
+}
+
+_VALUE_ERRORS = (_lib.DSG_ERR_INVALID, _lib.DSG_ERR_FORMAT, _lib.DSG_ERR_LIMIT)
+
+
+def defaults():
+    """The default value of every option, as the library sets them (``dsg_options_init``).
+
+    Returns
+    -------
+    dict
+        option name -> default (the command line's defaults); a string option without a
+        default (cl_device, kernel, kernel_dir) is None.
+    """
+    opt = _lib.DsgOptions()
+    lib.dsg_options_init(ctypes.byref(opt))
+    out = {}
+    for name, kind in _OPTIONS.items():
+        value = getattr(opt, name)
+        if kind in ("str", "path"):
+            value = _lib.decode(value)
+        elif kind == "bool":
+            value = bool(value)
+        out[name] = value
+    return out
+
+
+def _convert(name, kind, value):
+    """An option's Python value as what its dsg_options field takes."""
+    if kind in ("str", "path"):
+        if value is None:
+            return None
+        if kind == "path" and isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if name == "cl_device" and isinstance(value, numbers.Integral) and \
+                not isinstance(value, bool):
+            value = str(int(value))
+        if isinstance(value, bytes):
+            raw = value
+        elif isinstance(value, str):
+            raw = value.encode("utf-8")
+        else:
+            raise TypeError(f"option {name!r} must be a string or None, "
+                            f"not {type(value).__name__}")
+        if b"\0" in raw:
+            raise ValueError(f"option {name!r} contains a NUL character")
+        return raw
+    if kind == "float":
+        if not isinstance(value, numbers.Real) or isinstance(value, bool):
+            raise TypeError(f"option {name!r} must be a real number, "
+                            f"not {type(value).__name__}")
+        return float(value)
+    if kind == "bool":
+        if isinstance(value, (bool, np.bool_)):
+            return int(bool(value))
+        if isinstance(value, numbers.Integral) and int(value) in (0, 1):
+            return int(value)
+        raise TypeError(f"option {name!r} must be a bool, not {value!r}")
+    # integers
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"option {name!r} must be an integer, not bool")
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError(f"option {name!r} must be an integer, "
+                        f"not {type(value).__name__}") from None
+    if kind == "int":
+        lo, hi = _INT_MIN, _INT_MAX
+    else:  # uint64, size (size_t, unsigned long long)
+        lo, hi = 0, 2 ** 64 - 1
+    if not lo <= value <= hi:
+        raise ValueError(f"option {name} {value} is out of range: it must be in "
+                         f"[{lo}, {hi}]")
+    return value
+
+
+def _options(options, func):
+    """A dsg_options from dsg_options_init and the keyword arguments (None: the default)."""
+    opt = _lib.DsgOptions()
+    lib.dsg_options_init(ctypes.byref(opt))
+    keep = []  # the encoded strings, alive for the call (the Structure keeps them too)
+    for name, value in options.items():
+        kind = _OPTIONS.get(name)
+        if kind is None:
+            raise TypeError(f"{func}() got an unexpected keyword argument {name!r} (the options "
+                            f"are: {', '.join(_OPTIONS)})")
+        if value is None and kind not in ("str", "path"):
+            continue  # the default
+        value = _convert(name, kind, value)
+        if isinstance(value, bytes):
+            keep.append(value)
+        setattr(opt, name, value)
+    return opt, keep
+
+
+def _image(image):
+    """A C-contiguous uint8 H x W x C copy of image (or the array itself) and its dsg_image."""
+    a = np.asarray(image)
+    if a.dtype == object or a.dtype.kind not in "uif":
+        raise ValueError(f"the image's dtype {a.dtype} is not supported: it must be "
+                         f"uint8, or float in [0, 1]")
+    if a.ndim == 2:
+        channels = 1
+    elif a.ndim == 3 and 1 <= a.shape[2] <= 4:
+        channels = a.shape[2]
+    else:
+        raise ValueError(f"the image has shape {a.shape}: it must be H x W (gray) or "
+                         f"H x W x C with C = 1 (gray), 2 (gray, alpha), 3 (RGB) or 4 (RGBA)")
+    if a.size == 0:
+        raise ValueError(f"the image of shape {a.shape} is empty")
+    height, width = a.shape[0], a.shape[1]
+    if height > _INT_MAX or width > _INT_MAX:
+        raise ValueError(f"the image of shape {a.shape} is too large")
+    if a.dtype.kind == "f":
+        if not np.isfinite(a).all():
+            raise ValueError("the float image holds NaN or infinite values: it must lie "
+                             "in [0, 1]")
+        # round(255 v) of the clipped value, as diaseg.h asks (halves away from zero, like C)
+        a = np.floor(np.clip(a.astype(np.float64), 0.0, 1.0) * 255.0 + 0.5).astype(np.uint8)
+    elif a.dtype != np.uint8:
+        lo, hi = a.min(), a.max()
+        if lo < 0 or hi > 255:
+            raise ValueError(f"the {a.dtype} image has values in [{lo}, {hi}]: an "
+                             f"integer image must be uint8 (0 .. 255); scale a float image to "
+                             f"[0, 1]")
+        a = a.astype(np.uint8)
+    a = np.ascontiguousarray(a, dtype=np.uint8)
+    img = _lib.DsgImage(width, height, channels,
+                        a.ctypes.data_as(ctypes.POINTER(ctypes.c_ubyte)))
+    return a, img
+
+
+def _raise(status, message):
+    if status in _VALUE_ERRORS:
+        raise ValueError(message)
+    raise RuntimeError(message)
+
+
+class _Call:
+    """The callbacks of one library call: notes collected (and shown after the call, so that
+    nothing is raised inside a callback), and Ctrl-C turned into the library's cancel flag."""
+
+    def __init__(self, opt):
+        self.notes = []
+        self.cancel = ctypes.c_int(0)
+        self.log_fn = _lib.LOG_FN(self._log)
+        self.progress_fn = _lib.PROGRESS_FN(self._progress)
+        opt.cancel = ctypes.pointer(self.cancel)
+        opt.log = self.log_fn
+        opt.progress = self.progress_fn
+        self.previous = None
+
+    def _log(self, data, level, message):
+        self.notes.append((level, _lib.strip_marks(_lib.decode(message) or "")))
+
+    def _progress(self, data, products, converged, elapsed):
+        # Nothing to do: running Python code here lets a pending SIGINT handler run.
+        pass
+
+    def _on_sigint(self, signum, frame):
+        self.cancel.value = signum
+
+    def __enter__(self):
+        # Only the main thread gets signals, and a handler the program set stays in place.
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            try:
+                self.previous = signal.signal(signal.SIGINT, self._on_sigint)
+            except ValueError:  # not the main interpreter
+                self.previous = None
+        return self
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+        for level, message in self.notes:
+            if level == _lib.DSG_LOG_WARNING:
+                warnings.warn(f"diaseg: {message}", RuntimeWarning, stacklevel=3)
+            else:
+                _log.debug("%s", message)
+        return False
+
+    @property
+    def cancelled(self):
+        return bool(self.cancel.value)
+
+
+def _array(ptr, dtype, count):
+    """A copy of count items at ptr (a NULL ptr or count 0: an empty array)."""
+    if count <= 0 or not ptr:
+        return np.empty(0, dtype)
+    return np.ctypeslib.as_array(ptr, shape=(count,)).astype(dtype, copy=True)
+
+
+class Segmentation:
+    """The result of :func:`segment`.
+
+    Attributes
+    ----------
+    labels : ndarray of int32, shape (H, W), or None
+        Segment labels 0 .. k-1, numbered in order of first appearance; None when there is no
+        grouping (k=0, or fewer than k eigenpairs converged).
+    eigenvalues : ndarray of float64, shape (nconv,)
+        The converged eigenvalues of N = D^-1/2 W D^-1/2, descending (the first is 1).
+    eigenvectors : ndarray of float32, shape (nconv, H, W)
+        The unit eigenvectors u of N; the generalised ones are u / sqrt_degree.
+    residuals : ndarray of float64, shape (nconv,)
+        |N u_i - lambda_i u_i|, measured with one product each.
+    sqrt_degree : ndarray of float64, shape (H, W)
+        D^1/2 per pixel.
+    converged : bool
+        True when all nev eigenpairs converged.
+    note : str
+        The solver's words when it did not converge ("" otherwise).
+    report : dict
+        The run's report (the command line's report.json: parameters, matrix, components,
+        eigenvalues, backend, segmentation, seconds per stage).
+    timing : dict
+        Seconds per stage: affinity, setup, solve, cluster, total.
+    """
+
+    def __init__(self, labels, eigenvalues, eigenvectors, residuals, sqrt_degree, converged,
+                 note, report, timing):
+        self.labels = labels
+        self.eigenvalues = eigenvalues
+        self.eigenvectors = eigenvectors
+        self.residuals = residuals
+        self.sqrt_degree = sqrt_degree
+        self.converged = converged
+        self.note = note
+        self.report = report
+        self.timing = timing
+
+    def __repr__(self):
+        h, w = self.sqrt_degree.shape
+        k = "no grouping" if self.labels is None else f"k={int(self.labels.max()) + 1}"
+        return (f"<diaseg.Segmentation {w}x{h}, {k}, {len(self.eigenvalues)} eigenpairs, "
+                f"converged={self.converged}>")
+
+
+def _result(r):
+    """A Segmentation from a dsg_result (which the caller destroys)."""
+    w, h = lib.dsg_result_width(r), lib.dsg_result_height(r)
+    n = w * h
+    nconv = lib.dsg_result_nconv(r)
+    labels_ptr = lib.dsg_result_labels(r)
+    labels = _array(labels_ptr, np.int32, n).reshape(h, w) if labels_ptr else None
+    vectors = _array(lib.dsg_result_eigenvectors(r), np.float32, nconv * n).reshape(nconv, h, w)
+    json_ptr, json_len = ctypes.c_void_p(), ctypes.c_size_t()
+    status = lib.dsg_result_report(r, None, ctypes.byref(json_ptr), ctypes.byref(json_len))
+    if status != _lib.DSG_OK:
+        _raise(status, _lib.error_message())
+    report = json.loads(_lib.take_text(json_ptr, json_len.value))
+    t = lib.dsg_result_timing(r)
+    return Segmentation(
+        labels=labels,
+        eigenvalues=_array(lib.dsg_result_eigenvalues(r), np.float64, nconv),
+        eigenvectors=vectors,
+        residuals=_array(lib.dsg_result_residuals(r), np.float64, nconv),
+        sqrt_degree=_array(lib.dsg_result_sqrt_degree(r), np.float64, n).reshape(h, w),
+        converged=bool(lib.dsg_result_converged(r)),
+        note=_lib.strip_marks(_lib.decode(lib.dsg_result_note(r)) or ""),
+        report=report,
+        timing={name: getattr(t, name) for name, _ in _lib.DsgTiming._fields_})
+
+
+def segment(image, k=None, **options):
+    """Segments an image with normalized cuts.
+
+    Parameters
+    ----------
+    image : array_like, shape (H, W) or (H, W, C)
+        uint8, or float in [0, 1] (clipped, then quantised as round(255 v)); C = 1 gray,
+        2 gray and alpha, 3 RGB (use ``affinity='color'``), 4 RGBA. At least 2 pixels.
+    k : int, optional
+        The number of segments (default: the library's, 5); 0 computes the eigenpairs only.
+        1 <= k <= nev.
+    **options
+        Any option by its dsg_options name (see :func:`defaults` for all of them and their
+        defaults): nev, ncv, tol, max_iter, radius, sigma_i, sigma_x, affinity, keep_specks,
+        seed, restarts, solver, matvec ('auto', 'cpu', 'opencl'), cl_device, kernel,
+        local_size, kernel_dir, cl_max_alloc. None means the default.
+
+    Returns
+    -------
+    Segmentation
+        labels, eigenvalues, eigenvectors, residuals, converged, report, timing.
+
+    Raises
+    ------
+    TypeError
+        An unknown option, or an option of the wrong type.
+    ValueError
+        A bad array (dimensions, dtype, empty, NaN) or an option value the library refuses
+        (the message is the library's).
+    RuntimeError
+        Any other failure (OpenCL, memory, the eigensolver).
+    KeyboardInterrupt
+        Ctrl-C stopped the run.
+
+    Warns
+    -----
+    RuntimeWarning
+        The solver stopped at max_iter (``converged`` is False), or the library fell back
+        (e.g. from OpenCL to the C path).
+
+    Notes
+    -----
+    The GIL is released while the library works (ctypes releases it around every call).
+
+    Examples
+    --------
+    >>> import numpy as np, diaseg
+    >>> img = np.zeros((64, 96)); img[:, 48:] = 1.0
+    >>> r = diaseg.segment(img, k=2, matvec="cpu")
+    >>> np.unique(r.labels).tolist()
+    [0, 1]
+    """
+    if k is not None:
+        options["k"] = k
+    opt, keep = _options(options, "segment")
+    pixels, img = _image(image)
+    out = ctypes.c_void_p()
+    with _Call(opt) as call:
+        status = lib.dsg_segment(ctypes.byref(img), ctypes.byref(opt), ctypes.byref(out))
+        message = _lib.error_message() if status != _lib.DSG_OK else ""
+    # pixels and keep stay referenced up to here: the library borrowed them for the call
+    del pixels, keep
+    if out:
+        try:
+            result = _result(out)
+        finally:
+            lib.dsg_result_destroy(out)
+    if call.cancelled or status == _lib.DSG_ERR_INTERRUPTED:
+        raise KeyboardInterrupt(message)
+    if not out:
+        _raise(status, message or _lib.status_name(status))
+    if status == _lib.DSG_ERR_NOCONV or not result.converged:
+        warnings.warn(f"diaseg: {message or result.note or 'the solver did not converge'}",
+                      RuntimeWarning, stacklevel=2)
+    elif status != _lib.DSG_OK:
+        _raise(status, message)
+    return result
+
+
+def affinity(image, return_degree=False, **options):
+    """The normalised affinity N = D^-1/2 W D^-1/2 of an image.
+
+    The same matrix as the command line's ``diaseg affinity IMAGE --export DIR``, in SciPy's
+    layout: pixel i is row ``y * W + x``.
+
+    Parameters
+    ----------
+    image : array_like, shape (H, W) or (H, W, C)
+        As for :func:`segment`.
+    return_degree : bool, optional
+        Also return D^1/2 (default False).
+    **options
+        As for :func:`segment`; only affinity, radius, sigma_i and sigma_x shape N, the
+        others are checked for their names and types only.
+
+    Returns
+    -------
+    N : scipy.sparse.dia_matrix of float32, shape (n, n), n = H * W
+        Symmetric, with one diagonal per distinct disc offset ``dy * W + dx``. SciPy indexes
+        ``N.data[d, col] = N[col - N.offsets[d], col]`` (by column); the library and the
+        command line's diagonals.npy index ``diagonals[d, row] = N[row, row + offsets[d]]``.
+    sqrt_degree : ndarray of float64, shape (n,)
+        D^1/2 per pixel (only with ``return_degree=True``); N @ sqrt_degree == sqrt_degree.
+
+    Raises
+    ------
+    TypeError, ValueError, RuntimeError
+        As for :func:`segment`.
+    """
+    import scipy.sparse
+
+    opt, keep = _options(options, "affinity")
+    pixels, img = _image(image)
+    out = ctypes.c_void_p()
+    with _Call(opt) as call:
+        status = lib.dsg_affinity(ctypes.byref(img), ctypes.byref(opt), ctypes.byref(out))
+        message = _lib.error_message() if status != _lib.DSG_OK else ""
+    del pixels, keep
+    if status != _lib.DSG_OK or not out or call.cancelled:
+        lib.dsg_matrix_destroy(out)  # NULL is allowed
+        if call.cancelled or status == _lib.DSG_ERR_INTERRUPTED:
+            raise KeyboardInterrupt(message)
+        _raise(status, message or _lib.status_name(status))
+    try:
+        n = lib.dsg_matrix_rows(out)
+        ndiag = lib.dsg_matrix_ndiag(out)
+        pitch = lib.dsg_matrix_pitch(out)
+        offsets = _array(lib.dsg_matrix_offsets(out), np.int32, ndiag)
+        values = _array(lib.dsg_matrix_values(out), np.float32, ndiag * pitch)
+        sqrt_degree = _array(lib.dsg_matrix_sqrt_degree(out), np.float64, n)
+    finally:
+        lib.dsg_matrix_destroy(out)
+    values = values.reshape(ndiag, pitch)[:, :n]
+    # by row (diaseg) -> by column (SciPy): N[row, row + off] moves to data[d, row + off]
+    data = np.zeros((ndiag, n), np.float32)
+    for d, off in enumerate(offsets.tolist()):
+        if off >= 0:
+            data[d, off:] = values[d, :n - off]
+        else:
+            data[d, :n + off] = values[d, -off:]
+    N = scipy.sparse.dia_matrix((data, offsets), shape=(n, n))
+    return (N, sqrt_degree) if return_degree else N
+
+
+def devices():
+    """The OpenCL devices of every platform.
+
+    Returns
+    -------
+    list of dict
+        One dict per device: index (what ``cl_device`` takes), platform, name, version, type
+        ('GPU', 'CPU' or 'other'), global_mem, max_alloc, local_mem, compute_units,
+        image_support, image2d_max_width, image2d_max_height, fp64. Empty when there is no
+        OpenCL platform or device.
+    """
+    ptr, length = ctypes.c_void_p(), ctypes.c_size_t()
+    status = lib.dsg_devices_json(None, ctypes.byref(ptr), ctypes.byref(length))
+    if status == _lib.DSG_ERR_NODEVICE:
+        return []
+    if status != _lib.DSG_OK:
+        _raise(status, _lib.error_message())
+    return json.loads(_lib.take_text(ptr, length.value))["devices"]

@@ -1,0 +1,320 @@
+"""The Python package (app/python/diaseg) over libdiaseg.so: numbers, errors, the GIL, OpenCL.
+
+Run as ctest does (tests/CMakeLists.txt, test_python):
+  DIASEG_LIBRARY=build/app/libdiaseg.so PYTHONPATH=app/python \
+    python3 -m pytest -q -p no:cacheprovider tests/python --diaseg build/app/diaseg --data data
+or against an installed package (tests/run_all.sh, step 4): without DIASEG_LIBRARY/PYTHONPATH.
+"""
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import diaseg
+
+
+# ---- helpers -----------------------------------------------------------------------------------
+
+def regions(h=64, w=96, seed=0):
+    """A 4-region image (flat levels in quadrants + mild noise) as uint8, and its truth."""
+    truth = np.zeros((h, w), np.int32)
+    truth[: h // 2, w // 2:] = 1
+    truth[h // 2:, : w // 2] = 2
+    truth[h // 2:, w // 2:] = 3
+    levels = np.array([0.15, 0.4, 0.65, 0.9])
+    rng = np.random.default_rng(seed)
+    img = levels[truth] + rng.normal(0.0, 0.02, truth.shape)
+    return np.clip(np.round(img * 255), 0, 255).astype(np.uint8), truth
+
+
+def adjusted_rand_index(a, b):
+    """Hubert and Arabie's adjusted Rand index of two labelings."""
+    _, a = np.unique(np.ravel(a), return_inverse=True)
+    _, b = np.unique(np.ravel(b), return_inverse=True)
+    table = np.zeros((a.max() + 1, b.max() + 1))
+    np.add.at(table, (a, b), 1)
+    pairs = lambda x: float((x * (x - 1) / 2).sum())  # noqa: E731
+    index, rows, cols = pairs(table), pairs(table.sum(1)), pairs(table.sum(0))
+    expected = rows * cols / pairs(np.array([a.size]))
+    return (index - expected) / ((rows + cols) / 2 - expected)
+
+
+def write_pgm(path, img):
+    h, w = img.shape
+    with open(path, "wb") as f:
+        f.write(b"P5\n%d %d\n255\n" % (w, h))
+        f.write(np.ascontiguousarray(img, np.uint8).tobytes())
+
+
+def dia_rows_to_csr(offsets, diagonals, n):
+    """diaseg's layout (diagonals[d, row] = N[row, row + offsets[d]]) as CSR (tests/cli/peers.py)."""
+    rows, cols, vals = [], [], []
+    r = np.arange(n)
+    for d, off in enumerate(offsets):
+        c = r + int(off)
+        inside = (c >= 0) & (c < n)
+        rows.append(r[inside])
+        cols.append(c[inside])
+        vals.append(diagonals[d, :n][inside])
+    return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                         shape=(n, n))
+
+
+@pytest.fixture(scope="module")
+def four():
+    img, truth = regions()
+    return img, truth, diaseg.segment(img, k=4, matvec="cpu")
+
+
+# ---- (1) a 4-region image ----------------------------------------------------------------------
+
+def test_four_regions(four):
+    img, truth, r = four
+    h, w = img.shape
+    assert r.labels.dtype == np.int32 and r.labels.shape == (h, w)
+    assert adjusted_rand_index(r.labels, truth) >= 0.95
+    nev = diaseg.defaults()["nev"]
+    assert r.converged
+    assert r.eigenvectors.dtype == np.float32 and r.eigenvectors.shape == (nev, h, w)
+    assert r.eigenvalues.dtype == np.float64 and r.eigenvalues.shape == (nev,)
+    norms = np.linalg.norm(r.eigenvectors.reshape(nev, -1).astype(np.float64), axis=1)
+    assert np.all(np.abs(norms - 1.0) <= 1e-4), norms
+    assert np.all(r.residuals <= 1e-4 * np.abs(r.eigenvalues) + 1e-6), r.residuals
+    assert np.all(np.diff(r.eigenvalues) <= 0), r.eigenvalues
+    assert abs(r.eigenvalues[0] - 1.0) <= 1e-5
+    assert r.sqrt_degree.shape == (h, w) and np.all(r.sqrt_degree > 0)
+    assert set(r.timing) == {"affinity", "setup", "solve", "cluster", "total"}
+
+
+# ---- (2) float input is quantised as round(255 v) ----------------------------------------------
+
+def test_float_equals_uint8(four):
+    img, _, r = four
+    f = diaseg.segment(img / 255.0, k=4, matvec="cpu")
+    np.testing.assert_array_equal(f.labels, r.labels)
+    np.testing.assert_array_equal(f.eigenvalues, r.eigenvalues)
+    # float32 too, and values outside [0, 1] are clipped
+    g = diaseg.segment(np.where(img == 255, 1.5, img / 255.0).astype(np.float32), k=4,
+                       matvec="cpu")
+    np.testing.assert_array_equal(g.labels, r.labels)
+
+
+# ---- (3) RGB with the colour cue ---------------------------------------------------------------
+
+def test_rgb_color():
+    _, truth = regions(48, 64)
+    colours = np.array([[200, 30, 30], [30, 200, 30], [30, 30, 200], [220, 220, 40]], np.uint8)
+    rng = np.random.default_rng(3)
+    img = np.clip(colours[truth] + rng.normal(0, 4, truth.shape + (3,)), 0, 255).astype(np.uint8)
+    r = diaseg.segment(img, k=4, affinity="color", matvec="cpu")
+    assert r.labels.shape == truth.shape
+    assert adjusted_rand_index(r.labels, truth) >= 0.95
+    assert r.report["channels"] == 3 and r.report["parameters"]["affinity"] == "color"
+    # RGBA and gray + alpha are taken too
+    rgba = np.dstack([img, np.full(truth.shape, 255, np.uint8)])
+    assert diaseg.segment(rgba, k=4, affinity="color", matvec="cpu").report["channels"] == 4
+    assert diaseg.segment(np.dstack([img[..., 0], img[..., 1]]), k=2, nev=4,
+                          matvec="cpu").report["channels"] == 2
+
+
+# ---- (4) the affinity equals the command line's export -----------------------------------------
+
+def test_affinity_matches_cli(diaseg_cli, tmp_path):
+    img, _ = regions(32, 48, seed=5)
+    h, w = img.shape
+    n = h * w
+    N, sqrt_degree = diaseg.affinity(img, return_degree=True)
+    assert isinstance(N, sp.dia_matrix) and N.shape == (n, n) and N.dtype == np.float32
+    assert sqrt_degree.shape == (n,) and sqrt_degree.dtype == np.float64
+    A = N.tocsr()
+    # symmetric, and N D^1/2 1 = D^1/2 1 (the trivial eigenpair)
+    assert abs(A - A.T).max() == 0
+    np.testing.assert_allclose(A @ sqrt_degree, sqrt_degree, rtol=1e-4)
+    assert N.offsets.size == 81  # radius 5
+    if diaseg_cli is None:
+        pytest.skip("no --diaseg: the comparison with the command line needs it")
+    write_pgm(tmp_path / "img.pgm", img)
+    out = tmp_path / "matrix"
+    subprocess.run([diaseg_cli, "affinity", str(tmp_path / "img.pgm"), "--export", str(out),
+                    "-q"], check=True, timeout=120)
+    offsets = np.load(out / "offsets.npy")
+    diagonals = np.load(out / "diagonals.npy")
+    cli_degree = np.load(out / "sqrt_degree.npy")
+    meta = json.loads((out / "matrix.json").read_text())
+    assert meta["n"] == n and meta["width"] == w and meta["height"] == h
+    np.testing.assert_array_equal(offsets, N.offsets)
+    B = dia_rows_to_csr(offsets, diagonals, n)
+    assert (A != B).nnz == 0  # entrywise equal: the same code computed both
+    np.testing.assert_array_equal(cli_degree, sqrt_degree)
+    # and the SciPy layout itself: data[d, col] = N[col - offsets[d], col]
+    dense = B.toarray()
+    for d, off in enumerate(N.offsets):
+        cols = np.arange(max(off, 0), n + min(off, 0))
+        np.testing.assert_array_equal(N.data[d, cols], dense[cols - off, cols])
+
+
+# ---- (5) the report ----------------------------------------------------------------------------
+
+def test_report():
+    img, _ = regions(40, 60, seed=2)
+    r = diaseg.segment(img, k=3, nev=6, sigma_i=0.12, sigma_x=3.5, radius=4, seed=7,
+                       restarts=4, matvec="cpu")
+    rep = r.report
+    assert rep["command"] == "segment" and rep["converged"] is True
+    assert rep["k"] == 3 and rep["nev"] == 6
+    p = rep["parameters"]
+    assert p["sigma_i"] == 0.12 and p["sigma_x"] == 3.5 and p["radius"] == 4
+    assert p["seed"] == 7 and p["restarts"] == 4 and p["matvec"] == "cpu"
+    assert p["affinity"] == "intensity" and p["solver"] == "lanczos"
+    assert rep["width"] == 60 and rep["height"] == 40 and rep["channels"] == 1
+    np.testing.assert_allclose(rep["eigenvalues"], r.eigenvalues, rtol=1e-12)
+    # k = 0: eigenpairs only
+    e = diaseg.segment(img, k=0, nev=4, matvec="cpu")
+    assert e.labels is None and e.report["command"] == "eigs" and e.eigenvalues.shape == (4,)
+
+
+# ---- (6) bad input raises ----------------------------------------------------------------------
+
+def test_bad_input():
+    img, _ = regions(16, 24)
+    with pytest.raises(ValueError):
+        diaseg.segment(np.zeros(10, np.uint8))
+    with pytest.raises(ValueError):
+        diaseg.segment(img.astype(np.complex128))
+    with pytest.raises(ValueError):
+        diaseg.segment(np.array([["a", "b"], ["c", "d"]], dtype=object))
+    with pytest.raises(ValueError):
+        diaseg.segment(np.zeros((0, 5), np.uint8))
+    with pytest.raises(ValueError):
+        diaseg.segment(np.zeros((4, 5, 6), np.uint8))
+    with pytest.raises(ValueError, match="at least 2 pixels"):
+        diaseg.segment(np.zeros((1, 1), np.uint8))
+    with pytest.raises(ValueError, match="nev"):
+        diaseg.segment(img, k=9, nev=8)
+    with pytest.raises(ValueError, match="texture"):
+        diaseg.segment(img, affinity="texture")
+    with pytest.raises(ValueError, match="texture"):
+        diaseg.affinity(img, affinity="texture")
+    with pytest.raises(TypeError, match="sigma_z"):
+        diaseg.segment(img, sigma_z=1.0)
+    with pytest.raises(TypeError, match="nev"):
+        diaseg.segment(img, nev="8")
+    with pytest.raises(ValueError) as e:
+        diaseg.segment(img, sigma_x=0.01)
+    assert "sigma_x" in str(e.value) and "--" not in str(e.value), str(e.value)
+    assert "\x01" not in str(e.value) and "\x02" not in str(e.value)
+    bad = img / 255.0
+    bad[3, 4] = np.nan
+    with pytest.raises(ValueError):
+        diaseg.segment(bad)
+    with pytest.raises(ValueError):
+        diaseg.segment(img, matvec="gpu")
+    with pytest.raises(ValueError):
+        diaseg.segment(img, k=2**40)  # would wrap in a C int
+
+
+# ---- (7) the GIL is released during a solve ----------------------------------------------------
+
+def test_gil_released():
+    img = np.random.default_rng(1).random((120, 160))
+    done = {}
+
+    def work():
+        done["result"] = diaseg.segment(img, k=0, tol=1e-6, matvec="cpu")
+
+    t = threading.Thread(target=work)
+    count = 0
+    t.start()
+    while t.is_alive():
+        count += 1
+    t.join()
+    assert done["result"].converged
+    assert count > 1000, count
+
+
+# ---- (8) OpenCL devices ------------------------------------------------------------------------
+
+def test_devices_and_opencl():
+    devs = diaseg.devices()
+    assert isinstance(devs, list)
+    for d in devs:
+        assert isinstance(d["name"], str) and d["type"] in ("GPU", "CPU", "other")
+        assert isinstance(d["index"], int)
+    if not devs:
+        pytest.skip("no OpenCL device")
+    img, truth = regions(32, 48)
+    r = diaseg.segment(img, k=4, matvec="opencl")
+    assert r.report["matvec_backend"] == "opencl" and r.converged
+    assert adjusted_rand_index(r.labels, truth) >= 0.95
+    # the library's log warning (OpenCL failed, "auto" falls back to the C path) -> RuntimeWarning
+    with pytest.warns(RuntimeWarning, match="falling back to the C path"):
+        r = diaseg.segment(img, k=4, matvec="auto", cl_device=devs[0]["index"], cl_max_alloc=1000)
+    assert r.report["matvec_backend"] == "cpu" and r.converged
+
+
+# ---- (9) the defaults are the library's (and the CLI's) ----------------------------------------
+
+def test_defaults():
+    d = diaseg.defaults()
+    expected = {"k": 5, "nev": 8, "tol": 1e-5, "radius": 5, "sigma_i": 0.1, "sigma_x": 4.0,
+                "affinity": "intensity", "solver": "lanczos", "matvec": "auto",
+                "max_iter": 1000, "seed": 1, "restarts": 8, "ncv": 0, "keep_specks": False}
+    for name, value in expected.items():
+        assert d[name] == value, name
+    assert set(d) == {"k", "nev", "ncv", "tol", "max_iter", "radius", "sigma_i", "sigma_x",
+                      "affinity", "keep_specks", "seed", "restarts", "solver", "matvec",
+                      "cl_device", "kernel", "local_size", "kernel_dir", "cl_max_alloc"}
+    assert isinstance(diaseg.__version__, str) and diaseg.__version__.count(".") == 2
+
+
+# ---- (10) max_iter stops the solve: a warning, not an exception --------------------------------
+
+def test_not_converged_warns():
+    img, _ = regions(32, 48)
+    with pytest.warns(RuntimeWarning, match="iteration limit"):
+        r = diaseg.segment(img, k=4, max_iter=1, matvec="cpu")
+    assert r.converged is False
+    assert r.report["converged"] is False
+    assert len(r.eigenvalues) < diaseg.defaults()["nev"]
+    assert r.eigenvectors.shape[0] == len(r.eigenvalues) == len(r.residuals)
+
+
+# ---- (11) Ctrl-C stops a solve -----------------------------------------------------------------
+
+def test_keyboard_interrupt():
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        pytest.skip("needs the main thread and Python's own SIGINT handler")
+    # a solve of ~1.5 s on an idle 2-core machine: the library calls progress (where Python's
+    # handler gets to run and sets the cancel flag) at most every 0.2 s
+    img = np.random.default_rng(1).random((240, 320))
+    stop = threading.Event()
+
+    def interrupt():
+        # as soon as segment() has put its handler in place
+        while signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            if stop.wait(0.001):
+                return
+        os.kill(os.getpid(), signal.SIGINT)
+
+    sender = threading.Thread(target=interrupt)
+    sender.start()
+    t0 = time.monotonic()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            with pytest.raises(KeyboardInterrupt) as e:
+                diaseg.segment(img, k=0, nev=16, tol=1e-13, max_iter=100, matvec="cpu")
+    finally:
+        stop.set()
+        sender.join()
+    # the library's message: the run was cancelled through the flag, not after it ended
+    assert "interrupted" in str(e.value), (str(e.value), time.monotonic() - t0)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
