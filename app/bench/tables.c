@@ -39,41 +39,6 @@ int bench_file_open(bench_file *f, const char *path)
   return status;
 }
 
-/* The bytes of a file bench staged (its own output, so no size cap), malloc'd into *data. */
-static int read_staged(const char *path, unsigned char **data, size_t *len)
-{
-  struct stat st;
-  FILE *f = NULL;
-  unsigned char *buf = NULL;
-  int status = DSG_OK;
-
-  *data = NULL;
-  *len = 0;
-  if (stat(path, &st) != 0)
-    return dsg_error_set(DSG_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    return dsg_error_set(DSG_ERR_IO, "'%s' is not a regular file", path);
-  f = fopen(path, "rb");
-  if (!f)
-    return dsg_error_set(DSG_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-  buf = malloc(st.st_size > 0 ? (size_t)st.st_size : 1);
-  if (!buf) {
-    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %lld bytes to read '%s'",
-                           (long long)st.st_size, path);
-    goto out_close;
-  }
-  if (fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
-    status = dsg_error_set(DSG_ERR_IO, "cannot read '%s': %s", path,
-                           ferror(f) ? strerror(errno) : "the file shrank while reading");
-    free(buf);
-    goto out_close;
-  }
-  *data = buf;
-  *len = (size_t)st.st_size;
-out_close:
-  fclose(f);
-  return status;
-}
 
 int bench_file_commit(bench_file *f, int status)
 {
@@ -90,7 +55,7 @@ int bench_file_commit(bench_file *f, int status)
     if (status == DSG_OK) {
       unsigned char *buf = NULL;
       size_t len = 0;
-      status = read_staged(staged, &buf, &len);
+      status = app_read_file(staged, &buf, &len);
       if (status == DSG_OK)
         status = app_write_direct(f->direct, (const char *)buf, len);
       free(buf);

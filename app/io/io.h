@@ -33,6 +33,11 @@ int app_image_load(const char *path, size_t max_pixels, dsg_image *img);
 int app_image_decode(const unsigned char *file, size_t len, const char *name, size_t max_pixels,
                      dsg_image *img);
 
+/* A regular file's bytes into *data (malloc'd, caller frees) and *len, up to
+ * APP_MAX_FILE_BYTES. Returns DSG_OK, or DSG_ERR_IO / _FORMAT (empty) / _LIMIT / _NOMEM with a
+ * message. */
+int app_read_file(const char *path, unsigned char **data, size_t *len);
+
 /* ---- output files ------------------------------------------------------------------------ */
 
 /* A set of output files written atomically: each is staged as a hidden temporary file in the

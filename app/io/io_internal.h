@@ -21,10 +21,6 @@ app_image_format app_image_sniff(const unsigned char *b, size_t len, const char 
 int app_image_check(app_image_format fmt, const unsigned char *b, size_t len, const char *name,
                     long *w, long *h);
 
-/* A regular file's bytes into *data (malloc'd, caller frees) and *len, up to
- * APP_MAX_FILE_BYTES. Returns DSG_OK, or DSG_ERR_IO / _FORMAT (empty) / _LIMIT / _NOMEM with a
- * message. */
-int app_read_file(const char *path, unsigned char **data, size_t *len);
 
 
 #endif

@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-/* The library's version, e.g. "0.2.0". */
+/* The library's version, e.g. "0.1.0". */
 const char *dsg_version(void);
 
 /* ---- images ---------------------------------------------------------------------------------
