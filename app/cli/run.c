@@ -149,7 +149,7 @@ static int stage_write(run *r)
   return check_cancel();
 }
 
-/* affinity --export: the matrix in diaseg's own layout, for other solvers (tests/peers.py). */
+/* affinity --export: the matrix in diaseg's own layout, for other solvers (tests/cli/peers.py). */
 static int stage_export(run *r)
 {
   const dsg_matrix *N = r->matrix;

@@ -4,7 +4,7 @@ cuSPARSE CSR SpMV where CuPy finds a GPU. Checks that their eigenvalues agree wi
 
     diaseg affinity IMAGE --export M            # the matrix (DIA, .npy)
     diaseg eigs IMAGE --nev 16 --tol 1e-3 -o R  # diaseg's own solve (R/report.json)
-    python3 tests/peers.py M --nev 16 --tol 1e-3 --report R/report.json [--cupy] [--json OUT]
+    python3 tests/cli/peers.py M --nev 16 --tol 1e-3 --report R/report.json [--cupy] [--json OUT]
 
 Timings are wall seconds of the solve call (SciPy) or device-synchronised (CuPy), the median of
 --repeat runs; SpMV is the median of --spmv-repeat products. Exit 1 if a peer fails or its

@@ -13,7 +13,7 @@
 
 #include <stb_image_write.h>
 
-/* stb_image_write's deflate, compiled into diaseg_app (app/stb_impl.c) */
+/* stb_image_write's deflate, compiled into diaseg_app (app/io/stb_impl.c) */
 unsigned char *stbi_zlib_compress(unsigned char *data, int data_len, int *out_len, int quality);
 
 static unsigned long crc32_png(unsigned long crc, const unsigned char *p, size_t n)
