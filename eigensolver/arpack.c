@@ -2,8 +2,6 @@
  * spmv_matvec (float), ARPACK's vectors in double. */
 #include "eigensolver_internal.h"
 
-#include <arpack.h>
-#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -20,17 +18,15 @@ static pthread_mutex_t arpack_lock = PTHREAD_MUTEX_INITIALIZER;
  * pay. Its OpenMP build shares the OpenMP pool and is left alone. Called under arpack_lock. */
 #define EIG_BLAS_THREADED_ROWS (1 << 20)
 
-static void tame_blas_threads(int n)
+static void tame_blas_threads(const eig_fortran *f, int n)
 {
   static int all = -1;
-  int (*get_parallel)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "openblas_get_parallel");
-  void (*set_threads)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
-  int (*get_threads)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
-  if (!get_parallel || !set_threads || !get_threads || get_parallel() != 1) /* 1: pthreads */
+  if (!f->openblas_get_parallel || !f->openblas_set_num_threads ||
+      !f->openblas_get_num_threads || f->openblas_get_parallel() != 1) /* 1: pthreads */
     return;
   if (all < 0)
-    all = get_threads();
-  set_threads(n < EIG_BLAS_THREADED_ROWS ? 1 : all);
+    all = f->openblas_get_num_threads();
+  f->openblas_set_num_threads(n < EIG_BLAS_THREADED_ROWS ? 1 : all);
 }
 
 static const char *dsaupd_message(int info)
@@ -89,8 +85,8 @@ static void timing_since(eig_result *res, spmv_matvec *mv, spmv_timing before, d
 }
 
 /* ARPACK on P A P (P projects out the known vectors) for nev_a pairs, stored in res from `at`. */
-static int run_arpack(spmv_matvec *mv, const eig_options *opt, int nev_a, int ncv, int at,
-                      eig_result *res, int *info_out, double t0)
+static int run_arpack(const eig_fortran *f, spmv_matvec *mv, const eig_options *opt, int nev_a,
+                      int ncv, int at, eig_result *res, int *info_out, double t0)
 {
   const int n = res->n;
   int status = DSG_OK, ido = 0, info = 1, lworkl = ncv * (ncv + 8);
@@ -123,7 +119,7 @@ static int run_arpack(spmv_matvec *mv, const eig_options *opt, int nev_a, int nc
   iparam[6] = 1;             /* mode 1: standard problem A x = lambda x */
 
   for (;;) {
-    dsaupd_c(&ido, "I", n, "LA", nev_a, opt->tol, resid, ncv, v, n, iparam, ipntr, workd, workl,
+    f->dsaupd(&ido, "I", n, "LA", nev_a, opt->tol, resid, ncv, v, n, iparam, ipntr, workd, workl,
              lworkl, &info);
     if (ido != 1 && ido != -1)
       break;
@@ -161,7 +157,7 @@ static int run_arpack(spmv_matvec *mv, const eig_options *opt, int nev_a, int nc
   const int nget = nret < nev_a ? nret : nev_a;
   if (nget > 0) {
     int einfo = 0;
-    dseupd_c(1, "A", select, d, v, n, 0.0, "I", n, "LA", nev_a, opt->tol, resid, ncv, v, n, iparam,
+    f->dseupd(1, "A", select, d, v, n, 0.0, "I", n, "LA", nev_a, opt->tol, resid, ncv, v, n, iparam,
              ipntr, workd, workl, lworkl, &einfo);
     if (einfo != 0) {
       status = dsg_error_set(DSG_ERR_SOLVER, "ARPACK dseupd failed (info %d): %s", einfo,
@@ -189,11 +185,14 @@ int eig_arpack_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
 {
   const int n = spmv_matvec_rows(mv);
   int ncv = 0, status, info = 0, nknown, nev_a;
+  const eig_fortran *f = NULL;
   spmv_timing before;
   double t0;
 
   memset(res, 0, sizeof(*res));
   status = eig_check_options(opt, n, &ncv);
+  if (status == DSG_OK)
+    status = eig_fortran_load(&f);
   if (status != DSG_OK)
     return status;
   res->n = n;
@@ -209,14 +208,14 @@ int eig_arpack_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
   nev_a = opt->nev - nknown;
 
   pthread_mutex_lock(&arpack_lock);
-  tame_blas_threads(n);
+  tame_blas_threads(f, n);
   before = spmv_matvec_timing(mv);
   t0 = dsg_seconds();
   if (nknown > 0)
     status = eig_known_pairs(mv, opt, res->values, res->vectors, nknown);
   res->nconv = nknown;
   if (status == DSG_OK && nev_a > 0)
-    status = run_arpack(mv, opt, nev_a, ncv, nknown, res, &info, t0);
+    status = run_arpack(f, mv, opt, nev_a, ncv, nknown, res, &info, t0);
   timing_since(res, mv, before, t0);
   pthread_mutex_unlock(&arpack_lock);
   if (status != DSG_OK)

@@ -16,20 +16,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
-                   double *w, double *work, const int *lwork, int *info);
-
 /* Eigenpairs of the leading mcur x mcur block of T (leading dimension ld): values descending into
  * theta, vectors as the columns of Y (ld = mcur), same order. */
-static int small_eigen(const double *T, int ld, int mcur, double *theta, double *Y, double *work,
-                       int lwork)
+static int small_eigen(const eig_fortran *f, const double *T, int ld, int mcur, double *theta,
+                       double *Y, double *work, int lwork)
 {
   double *A = Y; /* dsyev overwrites A with the vectors */
   int info = 0;
   for (int c = 0; c < mcur; c++)
     for (int r = 0; r < mcur; r++)
       A[r + c * mcur] = T[r + c * ld];
-  dsyev_("V", "U", &mcur, A, &mcur, theta, work, &lwork, &info);
+  f->dsyev("V", "U", &mcur, A, &mcur, theta, work, &lwork, &info);
   if (info != 0)
     return dsg_error_set(DSG_ERR_SOLVER,
                          "LAPACK dsyev failed on the %d x %d projected matrix "
@@ -62,6 +59,9 @@ void eig_lanczos_default_keep(int m, int nev, int nconv, int *keep)
 int eig_lanczos_prepare(spmv_matvec *mv, const eig_options *opt)
 {
   int m = 0, status = eig_check_options(opt, spmv_matvec_rows(mv), &m);
+  const eig_fortran *f;
+  if (status == DSG_OK) /* LAPACK loaded before the solve's clock starts */
+    status = eig_fortran_load(&f);
   return status == DSG_OK ? spmv_matvec_prepare_basis(mv, m) : status;
 }
 
@@ -74,10 +74,13 @@ int eig_lanczos_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
   spmv_basis *b = NULL;
   spmv_timing before;
   spmv_known known = {opt->known_count, opt->known_label, opt->known_values};
+  const eig_fortran *f = NULL;
   double t0, beta_m = 0.0, next_report;
 
   memset(res, 0, sizeof(*res));
   status = eig_check_options(opt, n, &m);
+  if (status == DSG_OK)
+    status = eig_fortran_load(&f);
   if (status != DSG_OK)
     return status;
   res->n = n;
@@ -162,7 +165,7 @@ int eig_lanczos_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
     }
     mcur = breakdown >= 0 ? breakdown + 1 : m;
 
-    status = small_eigen(T, m + 1, mcur, theta, Y, work, lwork);
+    status = small_eigen(f, T, m + 1, mcur, theta, Y, work, lwork);
     if (status != DSG_OK)
       goto out_timing;
     for (int i = 0; i < nev_a && i < mcur; i++) {
