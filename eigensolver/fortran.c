@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
+
+#include <omp.h>
 
 /* Debian's sonames (libblas.so.3 and liblapack.so.3 are alternatives: reference BLAS, OpenBLAS,
  * BLIS; the run path prefers OpenBLAS's OpenMP build, see CMakeLists.txt) */
@@ -19,10 +22,12 @@
 #define EIG_LAPACK_SONAME "liblapack.so.3"
 #define EIG_ARPACK_SONAME "libarpack.so.2"
 /* Free address space the BLAS needs to start: OpenBLAS maps its libraries (about 60 MiB with
- * libgfortran) and then, in its constructor, a 128 MiB buffer region. Measured on the 2-core
- * machine: with a 512 MiB probe every limit either starts or fails at once; with 256 MiB a
- * 300 MB limit passed the probe and OpenBLAS still hung. */
-#define EIG_BLAS_ADDRESS_SPACE ((size_t)512 << 20)
+ * libgfortran) and then, in its constructor, a 128 MiB buffer per thread (one per core, or per
+ * OpenMP thread in its OpenMP build), plus the threads' stacks. Measured: on the 2-core machine a
+ * 256 MiB probe let a 300 MB limit through and OpenBLAS hung, 2 x 128 + 256 MiB starts or fails at
+ * once at every limit; on the 16-core GPU machine a 2 GB limit hung OpenBLAS. */
+#define EIG_BLAS_BUFFER ((size_t)128 << 20)
+#define EIG_BLAS_MARGIN ((size_t)256 << 20)
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static eig_fortran loaded;
@@ -34,19 +39,21 @@ static char load_message[512];
 static int probe_address_space(void)
 {
   struct rlimit rl;
-  void *p = mmap(NULL, EIG_BLAS_ADDRESS_SPACE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const int threads = omp_get_max_threads() > cores ? omp_get_max_threads() : (int)cores;
+  const size_t need = (size_t)(threads > 1 ? threads : 1) * EIG_BLAS_BUFFER + EIG_BLAS_MARGIN;
+  void *p = mmap(NULL, need, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p != MAP_FAILED) {
-    munmap(p, EIG_BLAS_ADDRESS_SPACE);
+    munmap(p, need);
     return DSG_OK;
   }
   if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
     return dsg_error_set(DSG_ERR_LIMIT,
                          "the address-space limit of %llu MiB (ulimit -v) leaves less than the "
-                         "%zu MiB the BLAS library needs to start; raise the limit",
-                         (unsigned long long)(rl.rlim_cur >> 20), EIG_BLAS_ADDRESS_SPACE >> 20);
+                         "%zu MiB the BLAS library needs to start with %d threads; raise the limit",
+                         (unsigned long long)(rl.rlim_cur >> 20), need >> 20, threads);
   return dsg_error_set(DSG_ERR_NOMEM, "cannot map %zu MiB of address space for the BLAS library",
-                       EIG_BLAS_ADDRESS_SPACE >> 20);
+                       need >> 20);
 }
 
 static void *open_library(const char *soname, int *status)

@@ -14,7 +14,8 @@ for h in diaseg.h dsg_base.h; do
 done
 cc -std=c11 -Wall -Werror "$src/tests/install/example.c" -o "$prefix/example" \
   $(pkg-config --cflags --libs diaseg)
-LD_LIBRARY_PATH="$(pkg-config --variable=libdir diaseg)" "$prefix/example"
+LD_LIBRARY_PATH="$(pkg-config --variable=libdir diaseg)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  "$prefix/example"
 cc -std=c11 -Wall -Werror "$src/tests/install/example.c" -o "$prefix/example_static" \
   $(pkg-config --cflags diaseg) "$(pkg-config --variable=libdir diaseg)/libdiaseg.a" \
   $(pkg-config --static --libs diaseg | sed 's/-ldiaseg\b//')
