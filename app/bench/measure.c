@@ -18,6 +18,7 @@
  * transfer and host time, the Lanczos basis operations), which diaseg.h does not give */
 #include "diaseg_internal.h"
 
+#include <errno.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -629,8 +630,12 @@ int app_bench(const app_config *cfg)
                                              "--matvec, --cl-device and --kernel)");
   if (status == DSG_OK) {
     /* the table goes to stdout unless the JSON does */
-    bench_print_table(&b, cfg->json && strcmp(cfg->json, "-") == 0 ? stderr : stdout);
-    if (cfg->json)
+    FILE *table = cfg->json && strcmp(cfg->json, "-") == 0 ? stderr : stdout;
+    bench_print_table(&b, table);
+    if (table == stdout && (fflush(stdout) != 0 || ferror(stdout)))
+      status = dsg_error_set(DSG_ERR_IO, "cannot write the table to standard output: %s",
+                             strerror(errno));
+    if (status == DSG_OK && cfg->json)
       status = bench_write_json(&b, cfg->json);
     if (status == DSG_OK && cfg->csv)
       status = bench_write_csv(&b, cfg->csv);

@@ -197,7 +197,7 @@ int bench_write_json(const bench *b, const char *path)
   status = app_json_finish(&j);
   if (status == DSG_OK) {
     if (strcmp(path, "-") == 0) {
-      fwrite(j.buf, 1, j.len, stdout);
+      status = app_write_direct("-", j.buf, j.len); /* every write checked: a full disk, a pipe */
     } else {
       bench_file f;
       status = bench_file_open(&f, path);

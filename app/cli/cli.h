@@ -3,7 +3,8 @@
  *
  * main.c     the entry point: parse, dispatch, print the one error line, exit code
  * options.c  the option table: parsing, --help, and how each library parameter is spelled
- * signals.c  SIGINT/SIGTERM: cancel the run, a second signal removes staged outputs
+ * signals.c  SIGINT, SIGTERM, SIGHUP, ...: cancel the run, a second signal removes staged
+ *            outputs; the commit runs whole; exit codes
  * run.c      segment, eigs, affinity: load -> library -> outputs -> report
  * devices.c  diaseg devices
  * The bench command is its own module (app/bench, bench.h).
@@ -47,8 +48,8 @@ typedef struct app_config {
   int quiet;              /* --quiet: no progress or summary on stderr */
   int cl_device_from_env; /* opt.cl_device is $DIASEG_CL_DEVICE, not --cl-device */
   /* bench */
-  int all_kernels;        /* --kernel all (the default there) */
-  unsigned kernel_mask;   /* --kernel a,b,...: bit k for spmv_kernel k (0: see above) */
+  int all_kernels;                    /* --kernel all (the default there) */
+  unsigned kernel_mask;               /* --kernel a,b,...: bit k for spmv_kernel k (0: see above) */
   const char *inputs[APP_MAX_INPUTS]; /* IMAGE ... */
   int ninputs;
   int sizes[APP_MAX_INPUTS][2]; /* --size WxH ... (the sample image resampled) */
@@ -81,13 +82,25 @@ void app_cli_log(void *data, int level, const char *message);
  * executable) and writes its path into buf. Returns DSG_OK or DSG_ERR_IO. */
 int app_find_sample(char *buf, size_t cap);
 
-/* Set by the signal handlers; the run checks it between stages and in the solver. */
+/* Set by the signal handlers to the first signal's number; the run checks it between stages and
+ * in the solver. */
 extern volatile sig_atomic_t app_cancel;
-/* Installs SIGINT/SIGTERM handlers: the first signal sets app_cancel, a second one removes the
- * staged outputs at once and exits 128 + signal. */
+/* Installs the handlers of SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
+ * SIGVTALRM, SIGXCPU and SIGPWR (one ignored on entry, as under nohup, stays ignored): the first
+ * signal sets app_cancel, a second one removes the staged outputs at once and exits 128 + signal.
+ * Ignores SIGPIPE and SIGXFSZ: a closed pipe or a file-size limit fails the write (EPIPE, EFBIG).
+ */
 void app_signals_install(void);
-/* The output set a second signal removes (NULL: none). */
+/* The output set a second signal removes (NULL: none). Clear it, and destroy the set, between
+ * app_signals_hold and app_signals_release. */
 void app_signals_guard(app_out *out);
+/* Around the commit (and nothing that can block for long): app_signals_hold blocks the handled
+ * signals in the calling thread and makes a second signal that another thread takes wait;
+ * app_signals_release(committed) lets them run. After a successful commit (committed 1) a signal
+ * changes nothing, the run is complete; otherwise a second signal that came meanwhile removes the
+ * staged files and exits now. */
+void app_signals_hold(void);
+void app_signals_release(int committed);
 
 /* Exit codes of the diaseg command (docs/CLI.md). */
 enum app_exit {

@@ -2,13 +2,53 @@
 #include "bench.h"
 #include "cli.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A standard descriptor closed on entry (`>&-`) is reopened on /dev/null, so that no file diaseg
+ * opens gets its number (and messages or the --json - report into an output file): standard input
+ * and output read-only, so that writing to a closed standard output still fails (EBADF). */
+static void open_standard_fds(void)
+{
+  for (int fd = 0; fd <= 2; fd++)
+    if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+      int got = open("/dev/null", fd == 2 ? O_WRONLY : O_RDONLY);
+      if (got >= 0 && got != fd) {
+        dup2(got, fd);
+        close(got);
+      }
+    }
+}
+
+/* Standard output, flushed and closed, every step checked: a full disk or device, a closed pipe
+ * (SIGPIPE is ignored: EPIPE), a write error at any earlier point. A closed descriptor that was
+ * never written to is no error. Returns DSG_OK or DSG_ERR_IO with the reason. */
+static int close_stdout(void)
+{
+  int bad = ferror(stdout), e = bad ? errno : 0;
+  if (fflush(stdout) != 0) {
+    bad = 1;
+    e = errno;
+  }
+  if (fclose(stdout) != 0 && !bad && errno != EBADF) {
+    bad = 1;
+    e = errno;
+  }
+  if (bad)
+    return dsg_error_set(DSG_ERR_IO, "cannot write to standard output: %s",
+                         e ? strerror(e) : "write error");
+  return DSG_OK;
+}
 
 int main(int argc, char **argv)
 {
   app_config cfg;
   int status;
 
+  open_standard_fds();
   app_config_init(&cfg);
   status = app_cli_parse(argc, argv, &cfg);
   if (status != DSG_OK) {
@@ -17,19 +57,22 @@ int main(int argc, char **argv)
   }
   if (cfg.version) {
     printf("diaseg %s\n", dsg_version());
-    return APP_EXIT_OK;
-  }
-  if (cfg.help || cfg.command == APP_CMD_NONE) {
+  } else if (cfg.help || cfg.command == APP_CMD_NONE) {
     app_cli_usage(cfg.help ? stdout : stderr, cfg.command);
-    return cfg.help ? APP_EXIT_OK : APP_EXIT_USAGE;
+    if (!cfg.help)
+      return APP_EXIT_USAGE;
+  } else {
+    app_signals_install();
+    if (cfg.command == APP_CMD_DEVICES)
+      status = app_devices(&cfg);
+    else if (cfg.command == APP_CMD_BENCH)
+      status = app_bench(&cfg);
+    else
+      status = app_run(&cfg);
   }
-  app_signals_install();
-  if (cfg.command == APP_CMD_DEVICES)
-    status = app_devices(&cfg);
-  else if (cfg.command == APP_CMD_BENCH)
-    status = app_bench(&cfg);
-  else
-    status = app_run(&cfg);
+  /* what went to standard output must have arrived: else the results are lost (exit 1) */
+  if (status == DSG_OK)
+    status = close_stdout();
   if (status != DSG_OK)
     app_cli_say(status == DSG_ERR_NOCONV ? "warning" : "error", dsg_error_raw());
   return app_exit_code(status);

@@ -4,9 +4,12 @@
 #include "json.h"
 
 #include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef DIASEG_SOURCE_DATA_DIR
@@ -16,6 +19,22 @@
 #define DIASEG_INSTALL_DATA_DIR ""
 #endif
 #define SAMPLE_IMAGE "coffee.png"
+
+/* The files segment and eigs write into the output folder, and remove there when an earlier run
+ * left them and this one does not write them (eigvec_%02d.png: two digits, more from --nev 100
+ * on; nothing else of the user's): the folder holds one run. */
+static const char *const run_outputs[] = {"eigvec_[0-9][0-9].png",
+                                          "eigvec_[0-9][0-9][0-9].png",
+                                          "eigvec_[0-9][0-9][0-9][0-9].png",
+                                          "eigenvectors.npy",
+                                          "labels.npy",
+                                          "labels.png",
+                                          "overlay.png",
+                                          "report.json",
+                                          NULL};
+/* affinity --export's files */
+static const char *const export_outputs[] = {"offsets.npy", "diagonals.npy", "sqrt_degree.npy",
+                                             "matrix.json", NULL};
 
 static int file_exists(const char *path) { return access(path, R_OK) == 0; }
 
@@ -56,7 +75,7 @@ typedef struct run {
   char image_path[4096];
   dsg_image img;
   dsg_result *res;
-  dsg_matrix *matrix;   /* affinity --export */
+  dsg_matrix *matrix; /* affinity --export */
   int solve_status;
   app_out *out;
   FILE *json_fp;        /* --json FILE, staged with the outputs */
@@ -159,8 +178,8 @@ static int stage_export(run *r)
   size_t shape_off[1] = {(size_t)ndiag}, shape_val[2] = {(size_t)ndiag, pitch};
   size_t shape_deg[1] = {(size_t)rows};
   app_json j;
-  int status = app_out_npy_i32(r->out, "offsets.npy", (const int32_t *)dsg_matrix_offsets(N), 1,
-                               shape_off);
+  int status =
+      app_out_npy_i32(r->out, "offsets.npy", (const int32_t *)dsg_matrix_offsets(N), 1, shape_off);
   if (status == DSG_OK)
     status = app_out_npy_f32(r->out, "diagonals.npy", dsg_matrix_values(N), 2, shape_val);
   if (status == DSG_OK)
@@ -193,8 +212,11 @@ static int stage_export(run *r)
 
 static void run_free(run *r)
 {
-  app_out_destroy(r->out);
+  /* the staged files go whole: a second signal meanwhile waits, then exits with nothing left */
+  app_signals_hold();
   app_signals_guard(NULL);
+  app_out_destroy(r->out);
+  app_signals_release(0);
   dsg_image_free(&r->img);
   dsg_result_destroy(r->res);
   dsg_matrix_destroy(r->matrix);
@@ -283,6 +305,88 @@ static void summary(const run *r, double t_start)
           cfg->out_dir, dsg_seconds() - t_start);
 }
 
+/* Puts the outputs in place, whole: a signal that comes now is handled once the commit is done
+ * (the run is then complete), and one that came before it stops it. */
+static int commit(run *r, const char *const *stale)
+{
+  int status;
+  app_signals_hold();
+  status = check_cancel();
+  if (status == DSG_OK)
+    status = app_out_commit(r->out, stale);
+  app_signals_release(status == DSG_OK);
+  return status;
+}
+
+/* path made absolute with its links resolved, where its last components (up to 8) do not exist
+ * yet: the existing part resolved, the rest appended. Returns 0, or -1 where it cannot tell. */
+static int resolve(const char *path, char *buf, int depth)
+{
+  char parent[PATH_MAX], *slash;
+  const char *dir = ".", *base;
+  size_t len = strlen(path), used;
+  if (realpath(path, buf))
+    return 0;
+  if (errno != ENOENT || depth >= 8 || len == 0 || len >= sizeof(parent))
+    return -1;
+  while (len > 1 && path[len - 1] == '/')
+    len--;
+  memcpy(parent, path, len);
+  parent[len] = '\0';
+  slash = strrchr(parent, '/');
+  base = slash ? slash + 1 : parent;
+  if (slash == parent)
+    dir = "/";
+  else if (slash) {
+    *slash = '\0';
+    dir = parent;
+  }
+  if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0 || resolve(dir, buf, depth + 1) != 0)
+    return -1;
+  used = strlen(buf);
+  if (used + 1 + strlen(base) + 1 > PATH_MAX)
+    return -1;
+  snprintf(buf + used, PATH_MAX - used, "%s%s", used > 0 && buf[used - 1] == '/' ? "" : "/", base);
+  return 0;
+}
+
+/* --json FILE must be neither the input image (an existing file: the same device and inode) nor
+ * the output folder or one of the run's outputs in it (by the resolved path: the folder may not
+ * exist yet), which would overwrite or remove it. report.json is allowed: it is the same report.
+ * Checked before anything is created. */
+static int check_json(const run *r, const char *const *outputs)
+{
+  const char *json = r->cfg->json, *out_dir = r->cfg->out_dir, *base;
+  char jpath[PATH_MAX], opath[PATH_MAX], *slash;
+  struct stat js, is;
+  if (!json || strcmp(json, "-") == 0)
+    return DSG_OK;
+  if (stat(json, &js) == 0 && stat(r->image_path, &is) == 0 && js.st_dev == is.st_dev &&
+      js.st_ino == is.st_ino)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "--json '%s' is the input image '%s': writing the report there would "
+                         "overwrite it; name another file",
+                         json, r->image_path);
+  if (resolve(json, jpath, 0) != 0 || resolve(out_dir, opath, 0) != 0)
+    return DSG_OK; /* a path that cannot be reached: staging it says why */
+  if (strcmp(jpath, opath) == 0)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "--json '%s' is the output folder '%s'; name a file outside it", json,
+                         out_dir);
+  slash = strrchr(jpath, '/');
+  base = slash + 1;
+  *slash = '\0';
+  if (strcmp(jpath[0] ? jpath : "/", opath) != 0 || strcmp(base, "report.json") == 0)
+    return DSG_OK;
+  for (int i = 0; outputs[i]; i++)
+    if (fnmatch(outputs[i], base, 0) == 0)
+      return dsg_error_set(DSG_ERR_INVALID,
+                           "--json '%s' is the output %s of this run in '%s', which would "
+                           "replace or remove the report; name another file",
+                           json, base, out_dir);
+  return DSG_OK;
+}
+
 int app_run(const app_config *cfg)
 {
   run r;
@@ -307,6 +411,8 @@ int app_run(const app_config *cfg)
   if (status == DSG_OK && cfg->command != APP_CMD_AFFINITY)
     status = dsg_check_size(&opt, r.img.width, r.img.height);
   if (status == DSG_OK)
+    status = check_json(&r, cfg->command == APP_CMD_AFFINITY ? export_outputs : run_outputs);
+  if (status == DSG_OK)
     status = app_out_begin(&r.out, cfg->out_dir);
   if (status != DSG_OK)
     goto out;
@@ -318,13 +424,11 @@ int app_run(const app_config *cfg)
     goto out;
 
   if (cfg->command == APP_CMD_AFFINITY) {
-    static const char *const exported[] = {"offsets.npy", "diagonals.npy", "sqrt_degree.npy",
-                                           "matrix.json", NULL};
     status = dsg_affinity(&r.img, &opt, &r.matrix);
     if (status == DSG_OK)
       status = stage_export(&r);
     if (status == DSG_OK)
-      status = app_out_commit(r.out, exported);
+      status = commit(&r, export_outputs);
     if (status == DSG_OK && !cfg->quiet)
       fprintf(stderr, "diaseg: %s %dx%d: N with %d diagonals (%.1f MiB) exported to %s/\n",
               r.image_path, r.img.width, r.img.height, dsg_matrix_ndiag(r.matrix),
@@ -347,21 +451,7 @@ int app_run(const app_config *cfg)
   if (status == DSG_OK)
     status = write_report(&r, t_start);
   if (status == DSG_OK)
-    status = check_cancel();
-  if (status == DSG_OK) {
-    /* the folder holds one run: an earlier run's outputs that this one did not write go
-     * (eigvec_%02d.png: two digits, more from --nev 100 on; nothing else of the user's) */
-    static const char *const outputs[] = {"eigvec_[0-9][0-9].png",
-                                          "eigvec_[0-9][0-9][0-9].png",
-                                          "eigvec_[0-9][0-9][0-9][0-9].png",
-                                          "eigenvectors.npy",
-                                          "labels.npy",
-                                          "labels.png",
-                                          "overlay.png",
-                                          "report.json",
-                                          NULL};
-    status = app_out_commit(r.out, outputs);
-  }
+    status = commit(&r, run_outputs);
   if (status != DSG_OK)
     goto out;
   r.nfiles++;

@@ -310,6 +310,133 @@ static void roll_back(app_out *o)
   }
 }
 
+/* Whether `entry` is a name diaseg stages or keeps: ".NAME.tmp-PID" (a file of the output
+ * folder), ".NAME.tmp-PID-I" (--json FILE) or ".NAME.old-PID-I" (a backup during a commit). Puts
+ * NAME's length in *namelen, the PID in *pid and whether it is a backup in *backup. */
+static int leftover_name(const char *entry, size_t *namelen, long *pid, int *backup)
+{
+  const size_t len = strlen(entry);
+  const char *mark = NULL, *num;
+  char *end;
+  size_t i;
+  if (entry[0] != '.' || len < 8)
+    return 0;
+  for (i = len - 6; i >= 2 && !mark; i--)
+    if (memcmp(entry + i, ".tmp-", 5) == 0 || memcmp(entry + i, ".old-", 5) == 0)
+      mark = entry + i;
+  if (!mark)
+    return 0;
+  *namelen = (size_t)(mark - entry) - 1;
+  *backup = mark[1] == 'o';
+  num = mark + 5;
+  if (*num < '0' || *num > '9')
+    return 0;
+  errno = 0;
+  *pid = strtol(num, &end, 10);
+  if (errno != 0 || *pid <= 0)
+    return 0;
+  if (*end == '\0')
+    return !*backup; /* a backup always has its index */
+  if (*end != '-' || end[1] < '0' || end[1] > '9')
+    return 0;
+  strtol(end + 1, &end, 10);
+  return *end == '\0';
+}
+
+/* Whether the name `name` (namelen bytes) in folder `dir` is one of this set's: a staged file's
+ * final name there, or (in the output folder) a match of `stale`. */
+static int is_ours(const app_out *o, const char *dir, const char *name, size_t namelen,
+                   const char *const *stale)
+{
+  char buf[NAME_MAX + 1];
+  if (namelen > NAME_MAX)
+    return 0;
+  memcpy(buf, name, namelen);
+  buf[namelen] = '\0';
+  for (int i = 0; i < o->nfiles; i++) {
+    const char *final = o->files[i].final, *slash = strrchr(final, '/');
+    int here;
+    if (!slash)
+      here = strcmp(dir, ".") == 0;
+    else if (slash == final)
+      here = strcmp(dir, "/") == 0;
+    else
+      here = strlen(dir) == (size_t)(slash - final) && strncmp(dir, final, strlen(dir)) == 0;
+    if (here && strcmp(slash ? slash + 1 : final, buf) == 0)
+      return 1;
+  }
+  if (stale && strcmp(dir, o->dir) == 0)
+    for (int p = 0; stale[p]; p++)
+      if (fnmatch(stale[p], buf, 0) == 0)
+        return 1;
+  return 0;
+}
+
+/* Removes from `dir` what diaseg processes that are gone left behind (SIGKILL, a crash, a power
+ * cut: what no handler could remove): the staged files and backups of this set's names, and the
+ * output folder's write probes, whose PID is no live process (kill(pid, 0) fails with ESRCH). A
+ * backup whose final name is missing is the earlier file itself, moved away by a rename: it is
+ * put back. */
+static void sweep(const app_out *o, const char *dir, const char *const *stale)
+{
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  const long self = (long)getpid();
+  if (!d)
+    return;
+  while ((e = readdir(d))) {
+    size_t namelen;
+    long pid;
+    int backup;
+    char *path, *final;
+    if (strncmp(e->d_name, ".diaseg-probe.", 14) == 0 && strcmp(dir, o->dir) == 0) {
+      char *end;
+      pid = strtol(e->d_name + 14, &end, 10);
+      if (*end != '\0' || pid <= 0)
+        continue;
+      namelen = 0;
+      backup = 0;
+    } else if (!leftover_name(e->d_name, &namelen, &pid, &backup) ||
+               !is_ours(o, dir, e->d_name + 1, namelen, stale)) {
+      continue;
+    }
+    if (pid == self || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+      continue; /* alive (or not ours to signal): its files are its own */
+    path = join(dir, "", e->d_name, "");
+    final = backup ? strndup(e->d_name + 1, namelen) : NULL;
+    if (final) {
+      char *to = join(dir, "", final, "");
+      struct stat st;
+      if (to && lstat(to, &st) != 0 && errno == ENOENT)
+        rename(path, to); /* the only copy of the earlier file */
+      free(to);
+      free(final);
+    }
+    if (path)
+      unlink(path); /* fails harmlessly where it was put back */
+    free(path);
+  }
+  closedir(d);
+}
+
+/* Sweeps the output folder and every other folder a file of the set goes to (--json FILE). */
+static void sweep_all(const app_out *o, const char *const *stale)
+{
+  sweep(o, o->dir, stale);
+  for (int i = 0; i < o->nfiles; i++) {
+    const char *final = o->files[i].final, *slash = strrchr(final, '/');
+    char *dir;
+    if (!o->files[i].outside)
+      continue;
+    dir = !slash           ? strdup(".")
+          : slash == final ? strdup("/")
+                           : strndup(final, (size_t)(slash - final));
+    if (dir && strcmp(dir, o->dir) != 0)
+      sweep(o, dir, NULL);
+    free(dir);
+  }
+}
+
 int app_out_commit(app_out *o, const char *const *stale)
 {
   struct stat st;
@@ -317,6 +444,8 @@ int app_out_commit(app_out *o, const char *const *stale)
   for (i = 0; i < o->nfiles; i++)
     if (o->files[i].done != 1)
       return dsg_error_set(DSG_ERR_IO, "'%s' was not completely written", o->files[i].final);
+  /* 0. what killed runs left behind goes (or comes back, for an earlier file) */
+  sweep_all(o, stale);
   /* 1. every target is free or a regular file: anything else in the way fails before a rename */
   for (i = 0; i < o->nfiles; i++) {
     const char *final = o->files[i].final;
