@@ -11,6 +11,8 @@
 #include <string.h>
 
 #define CMD_BIT(c) (1u << (c))
+#define APP_STR_(x) #x
+#define APP_STR(x) APP_STR_(x) /* a number's macro as the help text spells it */
 #define SOLVE_CMDS (CMD_BIT(APP_CMD_SEGMENT) | CMD_BIT(APP_CMD_EIGS))
 #define IMAGE_CMDS (SOLVE_CMDS | CMD_BIT(APP_CMD_AFFINITY))
 #define BENCH_CMD CMD_BIT(APP_CMD_BENCH)
@@ -69,7 +71,7 @@ static const opt_def options[] = {
     {"ncv", 0, "M", OPT_NCV, (SOLVE_CMDS | BENCH_CMD),
      "Lanczos basis size, nev < M <= pixels (default max(2 nev + 1, 32))"},
     {"tol", 0, "T", OPT_TOL, (SOLVE_CMDS | BENCH_CMD),
-     "relative residual tolerance, 0 < T < 1 (default 1e-5)"},
+     "relative residual tolerance, " APP_STR(DSG_MIN_TOL) " <= T < 1 (default 1e-5)"},
     {"max-iter", 0, "M", OPT_MAX_ITER, (SOLVE_CMDS | BENCH_CMD),
      "Lanczos restart limit (default 1000)"},
     {"radius", 0, "R", OPT_RADIUS, (IMAGE_CMDS | BENCH_CMD),
@@ -156,28 +158,54 @@ void app_config_init(app_config *cfg)
   cfg->repeat = 20;
 }
 
-static int parse_long(const char *opt, const char *s, long long lo, long long hi, long long *out)
+/* A number as the user wrote it: strtoll and strtod skip leading white space and take a '+', which
+ * would accept " 5" and "+5" where "5 " is refused; diaseg takes the digits alone. */
+static int plain_number(const char *s) { return *s && !isspace((unsigned char)*s) && *s != '+'; }
+
+/* An integer in [lo, hi]; `what` names it in the message (a flag or an environment variable),
+ * `note` ends the out-of-range message ("" for none). */
+static int parse_range(const char *what, const char *s, long long lo, long long hi,
+                       const char *note, long long *out)
 {
   char *end;
+  long long v;
+  if (!plain_number(s))
+    return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not an integer%s", what, s,
+                         *s ? " (write the digits alone: no leading space or '+')" : "");
   errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (!*s || *end || errno == ERANGE)
-    return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not an integer", opt, s);
-  if (v < lo || v > hi)
-    return dsg_error_set(DSG_ERR_INVALID, "%s: %lld is out of range [%lld, %lld]", opt, v, lo, hi);
+  v = strtoll(s, &end, 10);
+  if (end == s || *end)
+    return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not an integer", what, s);
+  if (errno == ERANGE || v < lo || v > hi)
+    return dsg_error_set(DSG_ERR_INVALID, "%s: %s is out of range [%lld, %lld]%s", what, s, lo, hi,
+                         note);
   *out = v;
   return DSG_OK;
 }
 
-static int parse_double(const char *opt, const char *s, double *out)
+static int parse_long(const char *what, const char *s, long long lo, long long hi, long long *out)
+{
+  return parse_range(what, s, lo, hi, "", out);
+}
+
+/* A finite double, neither overflowing nor underflowing (1e-400, 1e-320). */
+static int parse_double(const char *what, const char *s, double *out)
 {
   char *end;
+  double v;
+  if (!plain_number(s))
+    return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not a number%s", what, s,
+                         *s ? " (write the number alone: no leading space or '+')" : "");
   errno = 0;
-  double v = strtod(s, &end);
-  if (!*s || *end)
-    return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not a number", opt, s);
+  v = strtod(s, &end);
+  if (end == s || *end)
+    return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not a number", what, s);
+  if (errno == ERANGE)
+    return dsg_error_set(DSG_ERR_INVALID, "%s: %s is %s", what, s,
+                         fabs(v) > 1.0 ? "out of the range of a double"
+                                       : "too small for a double (it underflows)");
   if (!isfinite(v))
-    return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not finite", opt, s);
+    return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not finite", what, s);
   *out = v;
   return DSG_OK;
 }
@@ -188,11 +216,12 @@ static int parse_size(const char *flag, const char *v, int *w_out, int *h_out)
   long w, h;
   errno = 0;
   w = strtol(v, &end, 10);
-  if (end == v || (*end != 'x' && *end != 'X'))
+  if (!isdigit((unsigned char)v[0]) || (*end != 'x' && *end != 'X'))
     return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not WIDTHxHEIGHT", flag, v);
   const char *hs = end + 1;
   h = strtol(hs, &end, 10);
-  if (end == hs || *end || errno == ERANGE || w < 1 || h < 1 || w > 65536 || h > 65536)
+  if (!isdigit((unsigned char)hs[0]) || *end || errno == ERANGE || w < 1 || h < 1 || w > 65536 ||
+      h > 65536)
     return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not WIDTHxHEIGHT with sides in [1, 65536]",
                          flag, v);
   *w_out = (int)w;
@@ -224,21 +253,19 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
     break;
   case OPT_TOL:
     status = parse_double(flag, v, &cfg->opt.tol);
-    if (status == DSG_OK && !(cfg->opt.tol > 0.0 && cfg->opt.tol < 1.0))
-      return dsg_error_set(DSG_ERR_INVALID, "%s: %g is out of range: it must be in (0, 1)", flag,
-                           cfg->opt.tol);
+    if (status == DSG_OK) { /* the range is the library's: [DSG_MIN_TOL, 1), its own message */
+      dsg_options probe;
+      dsg_options_init(&probe);
+      probe.tol = cfg->opt.tol;
+      status = dsg_options_check(&probe);
+    }
     break;
   case OPT_MAX_ITER:
     status = parse_long(flag, v, 1, INT_MAX, &iv);
     cfg->opt.max_iter = (int)iv;
     break;
   case OPT_RADIUS:
-    status = parse_long(flag, v, LLONG_MIN, LLONG_MAX, &iv);
-    if (status == DSG_OK && (iv < 1 || iv > DSG_MAX_RADIUS))
-      return dsg_error_set(DSG_ERR_INVALID,
-                           "%s: %lld is out of range: the disc needs a radius in "
-                           "[1, %d] (radius 0 gives no neighbours)",
-                           flag, iv, DSG_MAX_RADIUS);
+    status = parse_range(flag, v, 1, DSG_MAX_RADIUS, " (radius 0 gives no neighbours)", &iv);
     cfg->opt.radius = (int)iv;
     break;
   case OPT_SIGMA_I:
@@ -246,7 +273,7 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
     double *dst = o->id == OPT_SIGMA_I ? &cfg->opt.sigma_i : &cfg->opt.sigma_x;
     status = parse_double(flag, v, dst);
     if (status == DSG_OK && !(*dst > 0.0))
-      return dsg_error_set(DSG_ERR_INVALID, "%s: %g is invalid: it must be > 0", flag, *dst);
+      return dsg_error_set(DSG_ERR_INVALID, "%s: %s is invalid: it must be > 0", flag, v);
     break;
   }
   case OPT_AFFINITY:
@@ -404,28 +431,48 @@ static int add_positional(app_config *cfg, const char *arg, int *positional)
   return DSG_OK;
 }
 
-/* The environment, read here and nowhere else: a variable sets what no option did. */
+/* The environment, read here and nowhere else: a variable sets what no option did, parsed as
+ * strictly as the option (an empty variable is no setting); a message names the variable. */
 static int take_environment(app_config *cfg)
 {
   const char *v;
-  if ((!cfg->opt.cl_device || !*cfg->opt.cl_device) && (v = getenv("DIASEG_CL_DEVICE")) && *v)
-  {
+  long long iv = 0;
+  int status = DSG_OK;
+  if ((!cfg->opt.cl_device || !*cfg->opt.cl_device) && (v = getenv("DIASEG_CL_DEVICE")) && *v) {
     cfg->opt.cl_device = v;
     cfg->cl_device_from_env = 1;
   }
   if ((!cfg->opt.kernel_dir || !*cfg->opt.kernel_dir) && (v = getenv("DIASEG_KERNEL_DIR")) && *v)
     cfg->opt.kernel_dir = v;
-  if (!cfg->opt.cl_max_alloc && (v = getenv("DIASEG_CL_MAX_ALLOC")) && *v)
-    cfg->opt.cl_max_alloc = strtoull(v, NULL, 10);
-  if ((v = getenv("DIASEG_LANCZOS_GROUPS")) != NULL) { /* for tuning: G,T */
-    long g = 0, t = 0;
-    if (sscanf(v, "%ld,%ld", &g, &t) == 2 && g > 0 && t > 0 && g <= 65536 && t <= 65536) {
-      cfg->opt.basis_groups = (size_t)g;
-      cfg->opt.basis_row_groups = (size_t)t;
-    }
+  if (!cfg->opt.cl_max_alloc && (v = getenv("DIASEG_CL_MAX_ALLOC")) && *v) { /* --cl-max-alloc */
+    status = parse_long("DIASEG_CL_MAX_ALLOC", v, 1, LLONG_MAX, &iv);
+    if (status != DSG_OK)
+      return status;
+    cfg->opt.cl_max_alloc = (unsigned long long)iv;
   }
-  if ((v = getenv("DIASEG_LANCZOS_UNFUSED")) != NULL) /* for measuring the fusion */
-    cfg->opt.lanczos_unfused = *v && strcmp(v, "0") != 0;
+  if ((v = getenv("DIASEG_LANCZOS_GROUPS")) && *v) { /* for tuning: G,T, each in [1, 65536] */
+    char g[32];
+    long long groups = 0, rows = 0;
+    const size_t len = strcspn(v, ",");
+    if (!v[len] || len >= sizeof(g))
+      return dsg_error_set(DSG_ERR_INVALID,
+                           "DIASEG_LANCZOS_GROUPS: '%s' is not G,T (two integers in [1, 65536])",
+                           v);
+    memcpy(g, v, len);
+    g[len] = '\0';
+    status = parse_long("DIASEG_LANCZOS_GROUPS (G of G,T)", g, 1, 65536, &groups);
+    if (status == DSG_OK)
+      status = parse_long("DIASEG_LANCZOS_GROUPS (T of G,T)", v + len + 1, 1, 65536, &rows);
+    if (status != DSG_OK)
+      return status;
+    cfg->opt.basis_groups = (size_t)groups;
+    cfg->opt.basis_row_groups = (size_t)rows;
+  }
+  if ((v = getenv("DIASEG_LANCZOS_UNFUSED")) && *v) { /* for measuring the fusion */
+    if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+      return dsg_error_set(DSG_ERR_INVALID, "DIASEG_LANCZOS_UNFUSED: '%s' is not 0 or 1", v);
+    cfg->opt.lanczos_unfused = v[0] == '1';
+  }
   return DSG_OK;
 }
 
@@ -448,31 +495,40 @@ const char *app_cli_spell(const char *param, void *data)
   return flag;
 }
 
-void app_cli_say(const char *prefix, const char *raw)
+/* Prints "diaseg: PREFIX: text" (prefix NULL: "diaseg: text") on one line: a message may quote
+ * a file name or an argument holding control characters (a newline, an escape sequence), which
+ * are written as \n, \t, \r or \xNN. */
+static void print_line(const char *prefix, const char *raw)
 {
-  char text[2048];
+  char text[2048], line[4 * sizeof(text) + 64];
+  size_t len;
   dsg_error_render(raw, text, sizeof(text), app_cli_spell, NULL);
-  fprintf(stderr, "diaseg: %s: %s\n", prefix, text);
+  len = (size_t)snprintf(line, sizeof(line), "diaseg: %s%s", prefix ? prefix : "",
+                         prefix ? ": " : "");
+  for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+    if (*c >= 0x20 && *c != 0x7f)
+      line[len++] = (char)*c;
+    else if (*c == '\n' || *c == '\t' || *c == '\r')
+      len += (size_t)snprintf(line + len, 3, "\\%c", *c == '\n' ? 'n' : *c == '\t' ? 't' : 'r');
+    else
+      len += (size_t)snprintf(line + len, 5, "\\x%02x", *c);
+  }
+  line[len++] = '\n';
+  fwrite(line, 1, len, stderr);
 }
+
+void app_cli_say(const char *prefix, const char *raw) { print_line(prefix, raw); }
 
 void app_cli_log(void *data, int level, const char *message)
 {
   const app_config *cfg = data;
-  if (level == DSG_LOG_DETAIL) {
+  if (level == DSG_LOG_DETAIL) { /* several lines on purpose: an OpenCL build log */
     fprintf(stderr, "%s\n", message);
     return;
   }
   if (level == DSG_LOG_INFO && cfg && cfg->quiet)
     return;
-  if (level == DSG_LOG_WARNING) {
-    app_cli_say("warning", message);
-    return;
-  }
-  {
-    char text[2048];
-    dsg_error_render(message, text, sizeof(text), app_cli_spell, NULL);
-    fprintf(stderr, "diaseg: %s\n", text);
-  }
+  print_line(level == DSG_LOG_WARNING ? "warning" : NULL, message);
 }
 
 int app_cli_parse(int argc, char **argv, app_config *cfg)

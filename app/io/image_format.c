@@ -155,6 +155,16 @@ static int check_jpeg(const unsigned char *b, size_t len, const char *name, long
       *w = (long)be16(p + 3);
       frame = 1;
       progressive = m == 0xc2;
+    } else if (m >= 0xc3 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc) {
+      /* the other frames (SOF3, SOF5..7, SOF9..11, SOF13..15): valid JPEG that stb (baseline and
+       * progressive Huffman only) does not decode; 0xc4 is DHT, 0xc8 reserved, 0xcc DAC */
+      return BAD("'%s' is %s JPEG (SOF%u), which diaseg does not decode: convert it to a "
+                 "baseline JPEG or a PNG",
+                 name,
+                 m >= 0xc9   ? "an arithmetic-coded"
+                 : m == 0xc3 ? "a lossless"
+                             : "a hierarchical",
+                 m - 0xc0);
     } else if (m == 0xda) { /* SOS */
       const int ns = slen >= 3 ? p[0] : 0;
       if (!frame || ns < 1 || ns > 4 || slen != 6 + 2u * (unsigned)ns)
@@ -286,7 +296,11 @@ static int check_bmp(const unsigned char *b, size_t len, const char *name, long 
     bpp = le16(b + 28);
     compression = le32(b + 30);
   }
-  *w = bw < 0 ? -bw : bw;
+  if (bw < 0) /* stb takes the sign for a size and fails later: say what is wrong */
+    return BAD("'%s' is a corrupt BMP: its width %ld is negative (only the height may be: rows "
+               "top-down)",
+               name, bw);
+  *w = bw;
   *h = bh < 0 ? -bh : bh; /* negative height: rows top-down */
   if (declared > len)
     return BAD("'%s' is a truncated BMP: %zu of %lu bytes", name, len, declared);

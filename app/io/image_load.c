@@ -2,51 +2,106 @@
 #include "io_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <stb_image.h>
 
+const char *app_short_name(const char *name, char buf[APP_SHORT_NAME])
+{
+  const size_t len = strlen(name);
+  if (len < APP_SHORT_NAME - 8)
+    return name;
+  snprintf(buf, APP_SHORT_NAME, "%.100s...%s", name, name + len - 100);
+  return buf;
+}
+
+/* What a file that is not a regular file or a folder is, for a message. */
+static const char *file_kind(mode_t mode)
+{
+  if (S_ISFIFO(mode))
+    return "a FIFO (named pipe)";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "a special file";
+}
+
+/* The file is opened without blocking (a FIFO with no writer would wait forever) and checked
+ * again once open, so that something put in the place of the regular file stat saw is refused
+ * too, not read. */
 int app_read_file(const char *path, unsigned char **data, size_t *len)
 {
+  char shown[APP_SHORT_NAME];
+  const char *name = app_short_name(path, shown);
   struct stat st;
-  FILE *f = NULL;
   unsigned char *buf = NULL;
-  int status = DSG_OK;
+  size_t got = 0;
+  int fd = -1, status = DSG_OK;
 
   *data = NULL;
   if (stat(path, &st) != 0)
-    return dsg_error_set(DSG_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
-  if (S_ISDIR(st.st_mode))
-    return dsg_error_set(DSG_ERR_IO, "'%s' is a directory, not an image", path);
-  if (!S_ISREG(st.st_mode))
-    return dsg_error_set(DSG_ERR_IO, "'%s' is not a regular file", path);
-  if (st.st_size == 0)
-    return dsg_error_set(DSG_ERR_FORMAT, "'%s' is empty, not an image", path);
-  if ((unsigned long long)st.st_size > APP_MAX_FILE_BYTES)
-    return dsg_error_set(DSG_ERR_LIMIT, "'%s' has %lld bytes, over diaseg's %zu-byte file limit",
-                         path, (long long)st.st_size, APP_MAX_FILE_BYTES);
-  f = fopen(path, "rb");
-  if (!f)
-    return dsg_error_set(DSG_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    return dsg_error_set(DSG_ERR_IO, "cannot read '%s': %s", name, strerror(errno));
+  if (S_ISREG(st.st_mode)) {
+    fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+      return dsg_error_set(DSG_ERR_IO, "cannot open '%s': %s", name, strerror(errno));
+    if (fstat(fd, &st) != 0) {
+      status = dsg_error_set(DSG_ERR_IO, "cannot read '%s': %s", name, strerror(errno));
+      goto out_close;
+    }
+  }
+  if (S_ISDIR(st.st_mode)) {
+    status = dsg_error_set(DSG_ERR_IO, "'%s' is a directory, not an image", name);
+    goto out_close;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    status =
+        dsg_error_set(DSG_ERR_IO, "'%s' is %s, not a regular file", name, file_kind(st.st_mode));
+    goto out_close;
+  }
+  if (st.st_size == 0) { /* files of /proc and /sys say 0 whatever they hold */
+    status = dsg_error_set(DSG_ERR_FORMAT,
+                           "'%s' has a size of 0 bytes: it is empty (or a file of /proc or /sys, "
+                           "whose size is not known), not an image",
+                           name);
+    goto out_close;
+  }
+  if ((unsigned long long)st.st_size > APP_MAX_FILE_BYTES) {
+    status = dsg_error_set(DSG_ERR_LIMIT, "'%s' has %lld bytes, over diaseg's %zu-byte file limit",
+                           name, (long long)st.st_size, APP_MAX_FILE_BYTES);
+    goto out_close;
+  }
   buf = malloc((size_t)st.st_size);
   if (!buf) {
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %lld bytes to read '%s'",
-                           (long long)st.st_size, path);
+                           (long long)st.st_size, name);
     goto out_close;
   }
-  if (fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
-    status = dsg_error_set(DSG_ERR_IO, "cannot read '%s': %s", path,
-                           ferror(f) ? strerror(errno) : "the file shrank while reading");
-    free(buf);
-    goto out_close;
+  while (got < (size_t)st.st_size) {
+    const ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      status = dsg_error_set(DSG_ERR_IO, "cannot read '%s': %s", name,
+                             n < 0 ? strerror(errno) : "the file shrank while reading");
+      free(buf);
+      goto out_close;
+    }
+    got += (size_t)n;
   }
   *data = buf;
-  *len = (size_t)st.st_size;
+  *len = got;
 out_close:
-  fclose(f);
+  if (fd >= 0)
+    close(fd);
   return status;
 }
 
@@ -82,13 +137,15 @@ int app_image_decode(const unsigned char *file, size_t len, const char *name, si
   long dw = -1, dh = -1;
   app_image_format fmt;
   const char *why, *stale;
+  char shown[APP_SHORT_NAME];
 
   memset(img, 0, sizeof(*img));
+  fmt = app_image_sniff(file, len, name); /* the whole name: TGA is known by its extension */
+  name = app_short_name(name, shown);
   if (len == 0)
     return dsg_error_set(DSG_ERR_FORMAT, "'%s' is empty, not an image", name);
   if (len > (size_t)INT32_MAX)
     return dsg_error_set(DSG_ERR_LIMIT, "'%s' is too large for the image decoder", name);
-  fmt = app_image_sniff(file, len, name);
   /* the container first: no stb decoder sees a file whose structure is broken */
   status = app_image_check(fmt, file, len, name, &dw, &dh);
   if (status != DSG_OK)
@@ -147,4 +204,3 @@ int app_image_load(const char *path, size_t max_pixels, dsg_image *img)
   free(file);
   return status;
 }
-

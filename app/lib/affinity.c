@@ -4,8 +4,13 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 int app_disc_size(int radius)
 {
@@ -47,25 +52,29 @@ static int check_params(int width, int height, int nfeat, const app_affinity_par
   if (p->radius < 1 || p->radius > APP_MAX_RADIUS)
     return dsg_error_set(DSG_ERR_INVALID,
                          DSG_PARAM("radius") " %d is out of range: it must be in [1, %d] "
-                         "(radius 0 gives no neighbours)",
+                                             "(radius 0 gives no neighbours)",
                          p->radius, APP_MAX_RADIUS);
   if (!isfinite(p->sigma_i) || !(p->sigma_i > 0.0))
-    return dsg_error_set(DSG_ERR_INVALID, DSG_PARAM("sigma_i") " %g is invalid: it must be finite and > 0",
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("sigma_i") " %g is invalid: it must be finite and > 0",
                          p->sigma_i);
   if (!isfinite(p->sigma_x) || !(p->sigma_x > 0.0))
-    return dsg_error_set(DSG_ERR_INVALID, DSG_PARAM("sigma_x") " %g is invalid: it must be finite and > 0",
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("sigma_x") " %g is invalid: it must be finite and > 0",
                          p->sigma_x);
   /* the weights divide by sigma^2: it must be a normal double (not 0, not subnormal, not inf) */
   if (!isnormal(p->sigma_i * p->sigma_i))
-    return dsg_error_set(DSG_ERR_INVALID,
-                         DSG_PARAM("sigma_i") " %g is out of range: sigma_i^2 = %g is not a normal positive "
-                         "double (it must lie in [%g, %g])",
-                         p->sigma_i, p->sigma_i * p->sigma_i, sqrt(DBL_MIN), sqrt(DBL_MAX));
+    return dsg_error_set(
+        DSG_ERR_INVALID,
+        DSG_PARAM("sigma_i") " %g is out of range: sigma_i^2 = %g is not a normal positive "
+                             "double (it must lie in [%g, %g])",
+        p->sigma_i, p->sigma_i * p->sigma_i, sqrt(DBL_MIN), sqrt(DBL_MAX));
   if (!isnormal(p->sigma_x * p->sigma_x))
-    return dsg_error_set(DSG_ERR_INVALID,
-                         DSG_PARAM("sigma_x") " %g is out of range: sigma_x^2 = %g is not a normal positive "
-                         "double (it must lie in [%g, %g])",
-                         p->sigma_x, p->sigma_x * p->sigma_x, sqrt(DBL_MIN), sqrt(DBL_MAX));
+    return dsg_error_set(
+        DSG_ERR_INVALID,
+        DSG_PARAM("sigma_x") " %g is out of range: sigma_x^2 = %g is not a normal positive "
+                             "double (it must lie in [%g, %g])",
+        p->sigma_x, p->sigma_x * p->sigma_x, sqrt(DBL_MIN), sqrt(DBL_MAX));
   /* The nearest neighbour's weight exp(-1 / sigma_x^2) bounds every edge: at or below
    * APP_COMPONENT_THRESHOLD (float resolution; below FLT_MIN it underflows to 0) no pixel has a
    * neighbour and N is the identity. */
@@ -74,21 +83,47 @@ static int check_params(int width, int height, int nfeat, const app_affinity_par
     /* the smallest usable value, rounded up to 4 significant digits */
     const double min_sx = 1.0 / sqrt(-log((double)APP_COMPONENT_THRESHOLD));
     const double scale = pow(10.0, 3 - floor(log10(min_sx)));
-    return dsg_error_set(DSG_ERR_INVALID,
-                         DSG_PARAM("sigma_x") " %g is too small: the weight of a pixel's nearest neighbour, "
-                         "exp(-1 / sigma_x^2) = %.3g, %s, so no pixel has a neighbour; the "
-                         "smallest usable " DSG_PARAM("sigma_x") " is %.4g",
-                         p->sigma_x, (double)nearest,
-                         nearest == 0.0f ? "underflows to 0 in float"
-                                         : "is below float resolution (diaseg counts weights "
-                                           "<= 1e-7 as no edge)",
-                         ceil(min_sx * scale) / scale);
+    return dsg_error_set(
+        DSG_ERR_INVALID,
+        DSG_PARAM("sigma_x") " %g is too small: the weight of a pixel's nearest neighbour, "
+                             "exp(-1 / sigma_x^2) = %.3g, %s, so no pixel has a neighbour; the "
+                             "smallest usable " DSG_PARAM("sigma_x") " is %.4g",
+        p->sigma_x, (double)nearest,
+        nearest == 0.0f ? "underflows to 0 in float"
+                        : "is below float resolution (diaseg counts weights "
+                          "<= 1e-7 as no edge)",
+        ceil(min_sx * scale) / scale);
   }
   return DSG_OK;
 }
 
-int app_affinity_build(int width, int height, const float *features, int nfeat,
-                       const app_affinity_params *p, spmv_dia **N_out, double **sqrt_degree)
+/* Pixels each thread handles between two looks at the cancel flag: ~20 ms of pass 1 on one core,
+ * so that a signal is seen at once and the look costs nothing. */
+#define CANCEL_PIXELS_PER_THREAD 65536
+
+/* Pixels per band of the passes below: the loops run band by band, the cancel flag looked at in
+ * between (by the calling thread, outside the parallel loops). Each pixel's arithmetic is the
+ * same in any band, so N does not depend on the band size. */
+static long long band_pixels(void)
+{
+#ifdef _OPENMP
+  return (long long)CANCEL_PIXELS_PER_THREAD * omp_get_max_threads();
+#else
+  return CANCEL_PIXELS_PER_THREAD;
+#endif
+}
+
+static int check_cancel(const volatile sig_atomic_t *cancel)
+{
+  if (cancel && *cancel)
+    return dsg_error_set(DSG_ERR_INTERRUPTED, "interrupted by signal %d; no output was written",
+                         (int)*cancel);
+  return DSG_OK;
+}
+
+int app_affinity_build_cancel(int width, int height, const float *features, int nfeat,
+                              const app_affinity_params *p, const volatile sig_atomic_t *cancel,
+                              spmv_dia **N_out, double **sqrt_degree)
 {
   int status, ndisc, nvalid = 0, ndiag = 0;
   int *dx = NULL, *dy = NULL, *diag_of = NULL, *offsets = NULL;
@@ -126,7 +161,7 @@ int app_affinity_build(int width, int height, const float *features, int nfeat,
   if (nvalid < 2) {
     status = dsg_error_set(DSG_ERR_INVALID,
                            DSG_PARAM("radius") " %d gives the pixels of a %d x %d image no "
-                           "neighbours",
+                                               "neighbours",
                            p->radius, width, height);
     goto out_free;
   }
@@ -147,35 +182,43 @@ int app_affinity_build(int width, int height, const float *features, int nfeat,
    * sigma_i that lifts the weight of a pair at or below APP_COMPONENT_THRESHOLD above it (for the
    * message when no pixel has a neighbour). */
   const double log_thr = -log((double)APP_COMPONENT_THRESHOLD);
+  const long long band = band_pixels();
+  const int band_rows = band / width > height ? height : band / width > 0 ? (int)(band / width) : 1;
   double need = HUGE_VAL;
+  for (int y0 = 0; y0 < height && status == DSG_OK; y0 += band_rows) {
+    const int y1 = height - y0 > band_rows ? y0 + band_rows : height;
 #pragma omp parallel for schedule(static) reduction(min : need)
-  for (int y = 0; y < height; y++) {
-    for (int x = 0; x < width; x++) {
-      const int i = y * width + x;
-      const float *fi = features + (size_t)i * (size_t)nfeat;
-      double sum = 0.0;
-      for (int k = 0; k < ndisc; k++) {
-        const int xj = x + dx[k], yj = y + dy[k];
-        if (diag_of[k] < 0 || xj < 0 || xj >= width || yj < 0 || yj >= height)
-          continue;
-        const float *fj = features + ((size_t)yj * (size_t)width + (size_t)xj) * (size_t)nfeat;
-        double dist2 = 0.0;
-        for (int c = 0; c < nfeat; c++) {
-          double diff = (double)fi[c] - (double)fj[c];
-          dist2 += diff * diff;
+    for (int y = y0; y < y1; y++) {
+      for (int x = 0; x < width; x++) {
+        const int i = y * width + x;
+        const float *fi = features + (size_t)i * (size_t)nfeat;
+        double sum = 0.0;
+        for (int k = 0; k < ndisc; k++) {
+          const int xj = x + dx[k], yj = y + dy[k];
+          if (diag_of[k] < 0 || xj < 0 || xj >= width || yj < 0 || yj >= height)
+            continue;
+          const float *fj = features + ((size_t)yj * (size_t)width + (size_t)xj) * (size_t)nfeat;
+          double dist2 = 0.0;
+          for (int c = 0; c < nfeat; c++) {
+            double diff = (double)fi[c] - (double)fj[c];
+            dist2 += diff * diff;
+          }
+          const double w = exp(-dist2 * inv_si2) * spatial[k];
+          A->values[(size_t)diag_of[k] * A->pitch + (size_t)i] = (float)w;
+          if (!((float)w > APP_COMPONENT_THRESHOLD) && dist2 > 0.0) {
+            const double room = log_thr - (double)(dx[k] * dx[k] + dy[k] * dy[k]) * inv_sx2;
+            if (room > 0.0 && sqrt(dist2 / room) < need)
+              need = sqrt(dist2 / room);
+          }
+          sum += w;
         }
-        const double w = exp(-dist2 * inv_si2) * spatial[k];
-        A->values[(size_t)diag_of[k] * A->pitch + (size_t)i] = (float)w;
-        if (!((float)w > APP_COMPONENT_THRESHOLD) && dist2 > 0.0) {
-          const double room = log_thr - (double)(dx[k] * dx[k] + dy[k] * dy[k]) * inv_sx2;
-          if (room > 0.0 && sqrt(dist2 / room) < need)
-            need = sqrt(dist2 / room);
-        }
-        sum += w;
+        degree[i] = sum;
       }
-      degree[i] = sum;
     }
+    status = check_cancel(cancel);
   }
+  if (status != DSG_OK)
+    goto out_free;
   /* Pass 2: N_ij = W_ij * (s_i * s_j), s = D^-1/2; the product s_i * s_j keeps N exactly
    * symmetric. degree becomes D^1/2. linked: some pixel has a neighbour, an edge N_ij above
    * APP_COMPONENT_THRESHOLD (what app_components_find counts). */
@@ -183,26 +226,35 @@ int app_affinity_build(int width, int height, const float *features, int nfeat,
 #pragma omp parallel for schedule(static)
   for (int i = 0; i < n; i++)
     degree[i] = sqrt(degree[i]);
+  for (int i0 = 0; i0 < n && status == DSG_OK; i0 += (int)(band < n ? band : n)) {
+    const int i1 = n - i0 > band ? i0 + (int)band : n;
 #pragma omp parallel for schedule(static) reduction(| : linked)
-  for (int i = 0; i < n; i++) {
-    for (int d = 0; d < ndiag; d++) {
-      const long long j = (long long)i + offsets[d];
-      float *a = A->values + (size_t)d * A->pitch + (size_t)i;
-      if (j >= 0 && j < n && *a != 0.0f) {
-        *a = (float)((double)*a * (1.0 / (degree[i] * degree[j])));
-        linked |= offsets[d] != 0 && *a > APP_COMPONENT_THRESHOLD;
+    for (int i = i0; i < i1; i++) {
+      for (int d = 0; d < ndiag; d++) {
+        const long long j = (long long)i + offsets[d];
+        float *a = A->values + (size_t)d * A->pitch + (size_t)i;
+        if (j >= 0 && j < n && *a != 0.0f) {
+          *a = (float)((double)*a * (1.0 / (degree[i] * degree[j])));
+          linked |= offsets[d] != 0 && *a > APP_COMPONENT_THRESHOLD;
+        }
       }
     }
+    status = check_cancel(cancel);
   }
+  if (status != DSG_OK)
+    goto out_free;
   if (!linked) {
     /* 1% over the bound, rounded up to 3 significant digits */
     const double scale = isfinite(need) ? pow(10.0, 2 - floor(log10(need * 1.01))) : 1.0;
-    status = dsg_error_set(DSG_ERR_INVALID,
-                           "no pixel has a neighbour: with " DSG_PARAM("sigma_i") " %g every weight "
-                           "exp(-|F_i - F_j|^2 / sigma_i^2 - |X_i - X_j|^2 / sigma_x^2) of "
-                           "this image is 0 or below float resolution (1e-7); raise " DSG_PARAM("sigma_i") " "
-                           "to at least %.3g",
-                           p->sigma_i, isfinite(need) ? ceil(need * 1.01 * scale) / scale : 1.0);
+    status = dsg_error_set(
+        DSG_ERR_INVALID,
+        "no pixel has a neighbour: with " DSG_PARAM(
+            "sigma_i") " %g every weight "
+                       "exp(-|F_i - F_j|^2 / sigma_i^2 - |X_i - X_j|^2 / sigma_x^2) of "
+                       "this image is 0 or below float resolution (1e-7); raise " DSG_PARAM(
+                           "sigma_i") " "
+                                      "to at least %.3g",
+        p->sigma_i, isfinite(need) ? ceil(need * 1.01 * scale) / scale : 1.0);
     goto out_free;
   }
   *N_out = A;
@@ -221,6 +273,12 @@ out_free:
   free(spatial);
   free(degree);
   return status;
+}
+
+int app_affinity_build(int width, int height, const float *features, int nfeat,
+                       const app_affinity_params *p, spmv_dia **N_out, double **sqrt_degree)
+{
+  return app_affinity_build_cancel(width, height, features, nfeat, p, NULL, N_out, sqrt_degree);
 }
 
 typedef struct comp_size {

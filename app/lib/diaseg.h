@@ -82,7 +82,7 @@ typedef struct dsg_options {
   /* eigensolver */
   int nev;            /* eigenpairs, 1 <= nev < pixels */
   int ncv;            /* basis size; 0: automatic */
-  double tol;         /* |N u - lambda u| <= tol |lambda| */
+  double tol;         /* |N u - lambda u| <= tol |lambda|; DSG_MIN_TOL <= tol < 1 */
   int max_iter;       /* restart limit */
   const char *solver; /* "lanczos" (default) or "arpack" */
   /* backend */
@@ -104,11 +104,19 @@ typedef struct dsg_options {
 
 #define DSG_MAX_K 64      /* segments at most */
 #define DSG_MAX_RADIUS 30 /* disc radius at most */
+/* The smallest tol diaseg honours. The eigenvectors are float32: |N u - lambda u| of a float32
+ * vector, measured with a float32 product, comes out at 1e-7 to 3e-7 |lambda| however far the
+ * solver went, so below this a solver would call pairs converged that miss tol many times over
+ * (at tol 1e-12: residuals 1e5 tol). At 1e-6 the measured residuals of the solver's pairs meet
+ * tol |lambda| up to that rounding (at most 1.0004 tol |lambda| on the sample images, both solvers,
+ * C path and OpenCL: docs/RELIABILITY.md); dsg_options_check refuses a smaller tol. */
+#define DSG_MIN_TOL 1e-6
 
 /* The defaults: k 5, seed 1, restarts 8, intensity, radius 5, sigma_i 0.1, sigma_x 4, nev 8,
  * tol 1e-5, max_iter 1000, lanczos, auto; no callbacks. */
 void dsg_options_init(dsg_options *opt);
-/* Checks opt on its own (names, ranges), before any work. Returns DSG_OK or DSG_ERR_INVALID. */
+/* Checks opt on its own (names, ranges, tol against DSG_MIN_TOL), before any work. Returns DSG_OK
+ * or DSG_ERR_INVALID. */
 int dsg_options_check(const dsg_options *opt);
 
 /* The cue table: cue i's name for i in [0, dsg_cue_count()), NULL past the end. */

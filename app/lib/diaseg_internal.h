@@ -60,6 +60,11 @@ void app_disc_offsets(int radius, int *dx, int *dy);
  * parameters, no neighbours) or DSG_ERR_NOMEM / DSG_ERR_LIMIT. */
 int app_affinity_build(int width, int height, const float *features, int nfeat,
                        const app_affinity_params *p, spmv_dia **N, double **sqrt_degree);
+/* The same, stopping between bands of pixels with DSG_ERR_INTERRUPTED when *cancel (NULL: never)
+ * is nonzero; the matrix is the same. */
+int app_affinity_build_cancel(int width, int height, const float *features, int nfeat,
+                              const app_affinity_params *p, const volatile sig_atomic_t *cancel,
+                              spmv_dia **N_out, double **sqrt_degree);
 
 /* Entries N_ij at or below this count as no edge when finding connected components: couplings
  * at float rounding level, which no float Lanczos can resolve into separate eigenvalues. */
@@ -176,7 +181,7 @@ int app_matvec_create(const dsg_options *opt, const spmv_dia *N, const eig_solve
 
 struct dsg_result {
   int width, height, channels;
-  dsg_options opt;   /* the options of the run; strings point into `strings` */
+  dsg_options opt; /* the options of the run; strings point into `strings` */
   char strings[6][256];
   int n;
   double *sqrt_degree;

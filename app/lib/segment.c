@@ -37,6 +37,24 @@ void dsg_options_init(dsg_options *opt)
   opt->matvec = "auto";
 }
 
+/* tol in [DSG_MIN_TOL, 1): below the floor the float32 vectors cannot show the accuracy asked
+ * for, and a solver would still call its pairs converged (diaseg.h). */
+static int check_tol(const dsg_options *opt)
+{
+  if (opt->tol > 0.0 && opt->tol < DSG_MIN_TOL)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("tol") " %g is below %g, the smallest tolerance diaseg "
+                                          "honours: its eigenvectors are float32, whose residuals "
+                                          "|N u - lambda u| measure up to ~3e-7 |lambda| however "
+                                          "long the solve",
+                         opt->tol, DSG_MIN_TOL);
+  if (!(opt->tol >= DSG_MIN_TOL && opt->tol < 1.0))
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("tol") " %g is out of range: it must be in [%g, 1)", opt->tol,
+                         DSG_MIN_TOL);
+  return DSG_OK;
+}
+
 int dsg_options_check(const dsg_options *opt)
 {
   const app_cue *cue;
@@ -52,16 +70,19 @@ int dsg_options_check(const dsg_options *opt)
   if (status != DSG_OK)
     return status;
   if (opt->k < 0 || opt->k > APP_MAX_EMBED)
-    return dsg_error_set(DSG_ERR_INVALID, DSG_PARAM("k") " %d is out of range: it must be in [0, %d] (0: no grouping)",
-                         opt->k, APP_MAX_EMBED);
+    return dsg_error_set(
+        DSG_ERR_INVALID,
+        DSG_PARAM("k") " %d is out of range: it must be in [0, %d] (0: no grouping)", opt->k,
+        APP_MAX_EMBED);
   if (opt->k > opt->nev)
     return dsg_error_set(DSG_ERR_INVALID,
                          DSG_PARAM("k") " %d needs k <= nev: raise " DSG_PARAM("nev") " to %d",
                          opt->k, opt->k);
   if (opt->restarts < 1)
-    return dsg_error_set(DSG_ERR_INVALID, DSG_PARAM("restarts") " %d is out of range: it must be >= 1",
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("restarts") " %d is out of range: it must be >= 1",
                          opt->restarts);
-  return DSG_OK;
+  return check_tol(opt);
 }
 
 int dsg_check_size(const dsg_options *opt, int width, int height)
@@ -96,8 +117,9 @@ static int check_image(const dsg_image *img)
 {
   if (!img || !img->pixels || img->width < 1 || img->height < 1 || img->channels < 1 ||
       img->channels > 4)
-    return dsg_error_set(DSG_ERR_INVALID, "the image is %d x %d with %d channels: it needs "
-                                          "pixels, a positive size and 1 to 4 channels",
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "the image is %d x %d with %d channels: it needs "
+                         "pixels, a positive size and 1 to 4 channels",
                          img ? img->width : 0, img ? img->height : 0, img ? img->channels : 0);
   return DSG_OK;
 }
@@ -111,7 +133,10 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
   int nfeat = 0;
   int status = app_features(img, cue, &features, &nfeat);
   if (status == DSG_OK)
-    status = app_affinity_build(img->width, img->height, features, nfeat, &ap, N, sqrt_degree);
+    status = check_cancel(opt); /* between the stages: the features, W and N, the components */
+  if (status == DSG_OK)
+    status = app_affinity_build_cancel(img->width, img->height, features, nfeat, &ap, opt->cancel,
+                                       N, sqrt_degree);
   free(features);
   if (status == DSG_OK)
     status = check_cancel(opt);
@@ -154,6 +179,8 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
   p->t_affinity = dsg_seconds() - t0;
   t0 = dsg_seconds();
   status = app_components_find(p->N, p->sqrt_degree, &p->comps);
+  if (status == DSG_OK)
+    status = check_cancel(opt);
   if (status == DSG_OK && !opt->keep_specks) {
     /* the groups are deflated: the solve needs the eigenvectors it does not get from them in
      * the space they leave */
@@ -162,11 +189,31 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
     if (n - p->comps.count < opt->nev - from_groups)
       status = dsg_error_set(
           DSG_ERR_INVALID,
-          "the affinity links too few pixels for " DSG_PARAM("nev") " %d: %zu of the %d "
-          "pixels are specks (joined to the rest only by edges N_ij <= 1e-4 with " DSG_PARAM(
-              "sigma_i") " %g " DSG_PARAM("sigma_x") " %g); raise " DSG_PARAM("sigma_x") " or " DSG_PARAM("sigma_i") ", or "
-                                                                             "add " DSG_PARAM(
-                                                                                 "keep_specks"),
+          "the affinity links too few pixels for " DSG_PARAM(
+              "nev") " %d: %zu of the %d "
+                     "pixels are specks (joined to the rest only by edges N_ij <= 1e-4 "
+                     "with " DSG_PARAM("sigma_i") " %g " DSG_PARAM("sigma_x") " %g); "
+                                                                              "raise " DSG_PARAM("s"
+                                                                                                 "i"
+                                                                                                 "g"
+                                                                                                 "m"
+                                                                                                 "a"
+                                                                                                 "_"
+                                                                                                 "x") " or " DSG_PARAM(
+                                                                                  "sigma_i") ", or "
+                                                                                             "add"
+                                                                                             " " DSG_PARAM(
+                                                                                                 "k"
+                                                                                                 "e"
+                                                                                                 "e"
+                                                                                                 "p"
+                                                                                                 "_"
+                                                                                                 "s"
+                                                                                                 "p"
+                                                                                                 "e"
+                                                                                                 "c"
+                                                                                                 "k"
+                                                                                                 "s"),
           opt->nev, p->comps.speck_pixels, n, opt->sigma_i, opt->sigma_x);
   }
   if (status != DSG_OK)
@@ -190,7 +237,6 @@ int dsg_problem_matvec(dsg_problem *p, const dsg_options *opt, int solve, struct
 
 /* ---- results ---- */
 
-
 void dsg_result_destroy(dsg_result *r)
 {
   if (!r)
@@ -205,7 +251,7 @@ void dsg_result_destroy(dsg_result *r)
 /* Keeps the options, their strings copied (the caller's may not outlive the result). */
 static void keep_options(dsg_result *r, const dsg_options *opt)
 {
-  const char **fields[6] = {&r->opt.affinity,  &r->opt.solver,  &r->opt.matvec,
+  const char **fields[6] = {&r->opt.affinity,  &r->opt.solver, &r->opt.matvec,
                             &r->opt.cl_device, &r->opt.kernel, &r->opt.kernel_dir};
   r->opt = *opt;
   r->opt.cancel = NULL;
@@ -237,8 +283,8 @@ static int carve_localised(dsg_problem *p, const eig_result *eig, int *carved)
   return status;
 }
 
-static int solve(dsg_problem *p, const dsg_options *opt, const eig_solver *solver,
-                 spmv_matvec *mv, dsg_result *r)
+static int solve(dsg_problem *p, const dsg_options *opt, const eig_solver *solver, spmv_matvec *mv,
+                 dsg_result *r)
 {
   eig_options eo;
   int status = DSG_OK, carved = 0;
@@ -315,6 +361,8 @@ int dsg_problem_solve_on(dsg_problem *p, const dsg_options *opt, struct spmv_mat
   int status = eig_solver_find(opt->solver, &solver);
 
   *out = NULL;
+  if (status == DSG_OK)
+    status = check_tol(opt); /* opt may not be the options the problem was created with */
   if (status != DSG_OK)
     return status;
   r = calloc(1, sizeof(*r));
@@ -365,8 +413,10 @@ int dsg_problem_solve(dsg_problem *p, const dsg_options *opt, dsg_result **out)
 {
   spmv_matvec *mv = NULL;
   double t0 = dsg_seconds(), setup;
-  int status = dsg_problem_matvec(p, opt, 1, &mv);
+  int status = check_tol(opt); /* before a device is opened for nothing */
   *out = NULL;
+  if (status == DSG_OK)
+    status = dsg_problem_matvec(p, opt, 1, &mv);
   if (status != DSG_OK)
     return status;
   setup = p->t_components + (dsg_seconds() - t0); /* components, the device, program, upload */

@@ -3,9 +3,12 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef CL_PLATFORM_NOT_FOUND_KHR
 #define CL_PLATFORM_NOT_FOUND_KHR -1001
@@ -202,14 +205,18 @@ static int contains_nocase(const char *hay, const char *needle)
 int spmv_cl_pick(const spmv_cl_device *list, int count, const char *spec, int gpu_only, int *index)
 {
   if (spec && *spec) {
-    char *end;
-    long v = strtol(spec, &end, 10);
-    if (*end == '\0') {
-      if (v < 0 || v >= count)
+    /* an index: digits, perhaps after a '-' (a name never is); past the range of long (errno
+     * ERANGE) it names no device either, and the message quotes it as given */
+    const char *digits = spec + (spec[0] == '-');
+    if (*digits && strspn(digits, "0123456789") == strlen(digits)) {
+      long v;
+      errno = 0;
+      v = strtol(spec, NULL, 10);
+      if (errno == ERANGE || v < 0 || v >= count)
         return dsg_error_set(DSG_ERR_NODEVICE,
-                             "OpenCL device %ld does not exist: there are %d "
+                             "OpenCL device %.64s%s does not exist: there are %d "
                              "(0 to %d; see 'diaseg devices')",
-                             v, count, count - 1);
+                             spec, strlen(spec) > 64 ? "..." : "", count, count - 1);
       *index = (int)v;
       return DSG_OK;
     }
@@ -221,8 +228,9 @@ int spmv_cl_pick(const spmv_cl_device *list, int count, const char *spec, int gp
         return DSG_OK;
       }
     }
-    return dsg_error_set(DSG_ERR_NODEVICE, "no OpenCL device matches '%s' (see 'diaseg devices')",
-                         spec);
+    return dsg_error_set(DSG_ERR_NODEVICE,
+                         "no OpenCL device matches '%.200s%s' (see 'diaseg devices')", spec,
+                         strlen(spec) > 200 ? "..." : "");
   }
   for (int i = 0; i < count; i++)
     if (list[i].gpu) {
@@ -305,24 +313,92 @@ const char *spmv_cl_bytes(unsigned long long bytes, char buf[32])
   return buf;
 }
 
-static char *read_text(const char *path)
+/* A long path as messages show it: its first and last 100 characters (the message has room for
+ * them and for the reason after them). */
+static const char *short_path(const char *path, char buf[208])
 {
-  FILE *f = fopen(path, "rb");
-  char *buf = NULL;
-  long len;
-  if (!f)
-    return NULL;
-  if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && len < (1 << 24) &&
-      fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)len + 1))) {
-    if (fread(buf, 1, (size_t)len, f) != (size_t)len) {
-      free(buf);
-      buf = NULL;
-    } else {
-      buf[len] = '\0';
-    }
-  }
-  fclose(f);
+  const size_t len = strlen(path);
+  if (len <= 200)
+    return path;
+  snprintf(buf, 208, "%.100s...%s", path, path + len - 100);
   return buf;
+}
+
+/* What a file that is not a regular file is, for a message. */
+static const char *file_kind(mode_t mode)
+{
+  if (S_ISFIFO(mode))
+    return "a FIFO (named pipe)";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "a special file";
+}
+
+#define KERNEL_FILE_MAX ((off_t)1 << 24) /* 16 MiB: far above any kernel source */
+
+/* The kernel file at `path` into *text (malloc'd, NUL-terminated): a regular file of at most
+ * KERNEL_FILE_MAX bytes. It is opened without blocking and checked again once open, so that a
+ * FIFO (which would wait for a writer forever), a device or a folder, even one put in its place
+ * after the first check, is refused with a message instead of read. */
+static int read_kernel_file(const char *path, char **text)
+{
+  char shown[208], *buf = NULL;
+  struct stat st;
+  size_t got = 0;
+  int fd, status = DSG_OK;
+
+  *text = NULL;
+  if (stat(path, &st) != 0)
+    return dsg_error_set(DSG_ERR_IO, "cannot read the kernel file '%s': %s",
+                         short_path(path, shown), strerror(errno));
+  if (S_ISDIR(st.st_mode))
+    return dsg_error_set(DSG_ERR_IO, "'%s' is a folder, not a kernel file",
+                         short_path(path, shown));
+  fd = S_ISREG(st.st_mode) ? open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
+  if (fd < 0 && S_ISREG(st.st_mode))
+    return dsg_error_set(DSG_ERR_IO, "cannot read the kernel file '%s': %s",
+                         short_path(path, shown), strerror(errno));
+  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    status = dsg_error_set(DSG_ERR_IO, "the kernel file '%s' is %s, not a regular file",
+                           short_path(path, shown),
+                           S_ISDIR(st.st_mode) ? "a folder" : file_kind(st.st_mode));
+    goto out_close;
+  }
+  if (st.st_size > KERNEL_FILE_MAX) {
+    status = dsg_error_set(
+        DSG_ERR_LIMIT, "the kernel file '%s' has %lld bytes, over diaseg's limit of %lld",
+        short_path(path, shown), (long long)st.st_size, (long long)KERNEL_FILE_MAX);
+    goto out_close;
+  }
+  buf = malloc((size_t)st.st_size + 1);
+  if (!buf) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %lld bytes for the kernel file '%s'",
+                           (long long)st.st_size + 1, short_path(path, shown));
+    goto out_close;
+  }
+  while (got < (size_t)st.st_size) {
+    const ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      status =
+          dsg_error_set(DSG_ERR_IO, "cannot read the kernel file '%s': %s", short_path(path, shown),
+                        n < 0 ? strerror(errno) : "it shrank while being read");
+      free(buf);
+      goto out_close;
+    }
+    got += (size_t)n;
+  }
+  buf[got] = '\0';
+  *text = buf;
+out_close:
+  if (fd >= 0)
+    close(fd);
+  return status;
 }
 
 int spmv_cl_build(const spmv_cl_runtime *rt, const char *name, const char *options,
@@ -335,11 +411,14 @@ int spmv_cl_build(const spmv_cl_runtime *rt, const char *name, const char *optio
 
   build_log[0] = '\0';
   if (rt->kernel_dir) {
-    snprintf(path, sizeof(path), "%s/%s.cl", rt->kernel_dir, name);
-    from_disk = read_text(path);
-    if (!from_disk)
-      return dsg_error_set(DSG_ERR_IO, "cannot read the kernel file '%s': %s", path,
-                           strerror(errno));
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s.cl", rt->kernel_dir, name) >= sizeof(path))
+      return dsg_error_set(DSG_ERR_IO,
+                           "cannot read the kernel file %s.cl: the kernel folder's name has %zu "
+                           "characters, over the %zu a path may have",
+                           name, strlen(rt->kernel_dir), sizeof(path) - 1);
+    status = read_kernel_file(path, &from_disk);
+    if (status != DSG_OK)
+      return status;
     src = from_disk;
   } else {
     src = spmv_kernel_source(name);
@@ -351,11 +430,12 @@ int spmv_cl_build(const spmv_cl_runtime *rt, const char *name, const char *optio
   }
   err = clBuildProgram(*prog, 1, &rt->device, options, NULL, NULL);
   if (err != CL_SUCCESS) {
+    char shown[208];
     keep_build_log(*prog, rt->device);
     status = dsg_error_set(DSG_ERR_OPENCL,
                            "building the OpenCL kernels %s%s%s failed: %s (%d) on %s "
                            "(build log above)",
-                           from_disk ? "from " : "", from_disk ? path : name,
+                           from_disk ? "from " : "", from_disk ? short_path(path, shown) : name,
                            from_disk ? "" : ".cl (built in)", spmv_cl_error_name(err), (int)err,
                            rt->dev.name);
   }

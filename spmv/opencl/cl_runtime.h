@@ -31,9 +31,11 @@ void spmv_cl_runtime_close(spmv_cl_runtime *rt);
 
 /* The text of kernels/NAME.cl, embedded at build time (spmv/embed.cmake); NULL if none. */
 const char *spmv_kernel_source(const char *name);
-/* Builds kernels/NAME.cl, from rt->kernel_dir when set (a missing file is an error) or else the
- * embedded copy, with the compiler options `options`, into *prog. A failed build keeps its log
- * (spmv_cl_build_log) and writes the message. Returns DSG_OK, DSG_ERR_IO or DSG_ERR_OPENCL. */
+/* Builds kernels/NAME.cl, from rt->kernel_dir when set (a missing file, a folder, a FIFO or
+ * another file that is not a regular one is an error, checked without blocking; at most 16 MiB)
+ * or else the embedded copy, with the compiler options `options`, into *prog. A failed build
+ * keeps its log (spmv_cl_build_log) and writes the message. Returns DSG_OK, DSG_ERR_IO,
+ * DSG_ERR_LIMIT (over 16 MiB), DSG_ERR_NOMEM or DSG_ERR_OPENCL. */
 int spmv_cl_build(const spmv_cl_runtime *rt, const char *name, const char *options,
                   cl_program *prog);
 

@@ -10,6 +10,7 @@ Usage: test_cli.py --diaseg PATH --data DIR
 import json
 import os
 import shutil
+import socket
 import struct
 import subprocess
 import sys
@@ -21,9 +22,9 @@ import numpy as np
 from checks import check, report, test_args
 
 
-def run(args, cwd=None, env=None):
+def run(args, cwd=None, env=None, timeout=600):
     p = subprocess.run([DIASEG] + args, capture_output=True, text=True, cwd=cwd, env=env,
-                       timeout=600)
+                       timeout=timeout)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -573,6 +574,143 @@ def audit_cases(tmp, data):
     check("1073741823" in stdout, "--help lacks the --max-pixels limit")
 
 
+def has_opencl():
+    code, stdout, _ = run(["devices", "--json", "-"])
+    return code == 0 and len(json.loads(stdout).get("devices", [])) > 0
+
+
+def issue16_cases(tmp, data):
+    """Issue 16: a tolerance below float precision, special files where a kernel file belongs,
+    garbage in the environment, numbers with a leading space or '+', a device index past the
+    integers, JPEG and BMP headers diaseg cannot decode, control characters and very long names
+    in messages, special files as the image. Each: its exit code, one error line, the phrase,
+    no output folder; none may hang (a 30 s limit each)."""
+    coffee = os.path.join(data, "coffee.png")
+    small = ["--resize", "64x48", "--matvec", "cpu"]
+
+    def make(name, content):
+        path = os.path.join(tmp, name)
+        with open(path, "wb") as f:
+            f.write(content)
+        return path
+
+    # an arithmetic-coded JPEG (SOF9): a frame, a scan and its end, no Huffman tables
+    sof9 = b"\xff\xc9\x00\x0b\x08\x00\x30\x00\x40\x01\x01\x11\x00"
+    sos = b"\xff\xda\x00\x08\x01\x01\x00\x00\x3f\x00"
+    arith = make("arith.jpg", b"\xff\xd8" + sof9 + sos + b"\x12\x34\x56" + b"\xff\xd9")
+    lossless = make("lossless.jpg", b"\xff\xd8" + b"\xff\xc3" + sof9[2:] + sos + b"\x12" +
+                    b"\xff\xd9")
+    # a BMP whose width is negative (only the height may be: rows top-down)
+    bmp = bytearray(bmp_bytes(40, 30))
+    bmp[18:22] = struct.pack("<i", -40)
+    negw = make("negwidth.bmp", bytes(bmp))
+    # special files as the image
+    fifo = os.path.join(tmp, "fifo.png")
+    os.mkfifo(fifo)
+    sock_path = os.path.join(tmp, "sock.png")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(sock_path)
+    # kernel folders whose dia_spmv.cl is a FIFO, a folder
+    kfifo = os.path.join(tmp, "k_fifo")
+    os.mkdir(kfifo)
+    os.mkfifo(os.path.join(kfifo, "dia_spmv.cl"))
+    kdir = os.path.join(tmp, "k_dir")
+    os.makedirs(os.path.join(kdir, "dia_spmv.cl"))
+    newline = os.path.join(tmp, "two\nlines.png")
+    tab = os.path.join(tmp, "tab\there.png")
+    long_name = os.path.join(tmp, "x" * 5000 + ".png")
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DIASEG_")}
+    # (arguments, environment additions, exit code, phrase)
+    cases = [
+        (["segment", coffee, "--tol", "1e-12"] + small, {}, 2, "smallest tolerance"),
+        (["segment", coffee, "--tol", "1e-7"] + small, {}, 2, "--tol 1e-07 is below 1e-06"),
+        (["eigs", coffee, "--tol", "5e-7"] + small, {}, 2, "smallest tolerance"),
+        (["segment", coffee] + small, {"DIASEG_CL_MAX_ALLOC": "12abc"}, 2,
+         "DIASEG_CL_MAX_ALLOC: '12abc' is not an integer"),
+        (["segment", coffee] + small, {"DIASEG_CL_MAX_ALLOC": "0"}, 2, "DIASEG_CL_MAX_ALLOC"),
+        (["segment", coffee] + small, {"DIASEG_CL_MAX_ALLOC": "-5"}, 2, "DIASEG_CL_MAX_ALLOC"),
+        (["segment", coffee] + small, {"DIASEG_CL_MAX_ALLOC": " 12"}, 2, "DIASEG_CL_MAX_ALLOC"),
+        (["segment", coffee] + small, {"DIASEG_LANCZOS_GROUPS": "abc"}, 2,
+         "DIASEG_LANCZOS_GROUPS"),
+        (["segment", coffee] + small, {"DIASEG_LANCZOS_GROUPS": "4,0"}, 2,
+         "DIASEG_LANCZOS_GROUPS"),
+        (["segment", coffee] + small, {"DIASEG_LANCZOS_GROUPS": "4,8x"}, 2,
+         "DIASEG_LANCZOS_GROUPS"),
+        (["segment", coffee] + small, {"DIASEG_LANCZOS_UNFUSED": "yes"}, 2,
+         "DIASEG_LANCZOS_UNFUSED"),
+        (["segment", coffee, "-k", " 5"] + small, {}, 2, "-k: ' 5' is not an integer"),
+        (["segment", coffee, "-k", "+5"] + small, {}, 2, "-k: '+5' is not an integer"),
+        (["segment", coffee, "--nev", "\t8"] + small, {}, 2, "--nev"),
+        (["segment", coffee, "--tol", " 1e-3"] + small, {}, 2, "--tol: ' 1e-3' is not a number"),
+        (["segment", coffee, "--sigma-i", "+0.1"] + small, {}, 2, "--sigma-i"),
+        (["segment", coffee, "--resize", " 64x48", "--matvec", "cpu"], {}, 2, "--resize"),
+        (["segment", coffee, "--resize", "64x+48", "--matvec", "cpu"], {}, 2, "--resize"),
+        (["segment", coffee, "--nev", "99999999999999999999"] + small, {}, 2,
+         "out of range"),
+        (["segment", arith], {}, 2, "arithmetic-coded JPEG"),
+        (["segment", lossless], {}, 2, "lossless JPEG"),
+        (["segment", negw], {}, 2, "width -40"),
+        (["segment", fifo], {}, 1, "FIFO"),
+        (["segment", sock_path], {}, 1, "socket"),
+        (["segment", "/dev/zero"], {}, 1, "not a regular file"),
+        (["segment", "/proc/self/mem"], {}, 2, "size"),
+        (["segment", newline], {}, 1, "two\\nlines.png"),
+        (["segment", tab], {}, 1, "tab\\there.png"),
+        (["segment", long_name], {}, 1, "File name too long"),
+        (["segment", coffee, "--affinity", "col\nor"] + small, {}, 2, "col\\nor"),
+        (["segment", coffee, "--affinity", "\x1b[31mred"] + small, {}, 2, "\\x1b[31mred"),
+    ]
+    if has_opencl():
+        cl = ["--matvec", "opencl", "--cl-device", "0", "--resize", "64x48"]
+        cases += [
+            (["segment", coffee, "--matvec", "opencl", "--resize", "64x48", "--cl-device",
+              "99999999999999999999"], {}, 1,
+             "OpenCL device 99999999999999999999 does not exist: there are"),
+            (["segment", coffee, "--matvec", "opencl", "--resize", "64x48", "--cl-device",
+              "-99999999999999999999"], {}, 1,
+             "OpenCL device -99999999999999999999 does not exist"),
+            (["segment", coffee, "--kernel-dir", kfifo] + cl, {}, 1, "not a regular file"),
+            (["segment", coffee, "--kernel-dir", kdir] + cl, {}, 1,
+             "is a folder, not a kernel file"),
+            (["segment", coffee] + cl, {"DIASEG_KERNEL_DIR": kfifo}, 1, "not a regular file"),
+        ]
+    for args, extra, want, expect in cases:
+        out = os.path.join(tmp, "out_i16")
+        shutil.rmtree(out, ignore_errors=True)  # a run that wrongly succeeded leaves it
+        what = " ".join(repr(a[:40]) for a in args[1:]) + " " + repr(extra)
+        try:
+            code, stdout, stderr = run(args + ["-o", out], env=dict(env, **extra), timeout=30)
+        except subprocess.TimeoutExpired:
+            check(False, f"{what}: still running after 30 s")
+            continue
+        check(code == want, f"{what}: exit code {code}, expected {want}: {stderr!r}")
+        check(one_error(stderr), f"{what}: stderr is not one error line: {stderr[:300]!r}")
+        check(expect in stderr, f"{what}: message lacks {expect!r}: {stderr.strip()[:300]!r}")
+        check(not os.path.exists(out), f"{what}: left the output folder behind")
+        check(stdout == "", f"{what}: wrote to stdout: {stdout!r}")
+    sock.close()
+    # the smallest tolerance diaseg honours is accepted, and met
+    out = os.path.join(tmp, "out_i16_tol")
+    code, _, stderr = run(["eigs", coffee, "--tol", "1e-6", "--nev", "4", "-q", "--keep-specks",
+                           "-o", out] + small, env=env)
+    rep = json.load(open(os.path.join(out, "report.json"))) if code == 0 else {}
+    check(code == 0 and all(r <= 1.01e-6 * abs(v) for r, v in  # 1%: float32 rounding
+                            zip(rep["residuals"], rep["eigenvalues"])),
+          f"--tol 1e-6: {code} {stderr!r} {rep.get('residuals')}")
+    # an empty environment variable is no setting; a good one is taken
+    code, _, stderr = run(["eigs", coffee, "--nev", "4", "-q", "-o", out] + small,
+                          env=dict(env, DIASEG_CL_MAX_ALLOC="", DIASEG_LANCZOS_GROUPS="",
+                                   DIASEG_LANCZOS_UNFUSED=""))
+    check(code == 0, f"empty DIASEG_ variables: {code} {stderr!r}")
+    code, _, stderr = run(["eigs", coffee, "--nev", "4", "-q", "-o", out] + small,
+                          env=dict(env, DIASEG_CL_MAX_ALLOC="123456789",
+                                   DIASEG_LANCZOS_GROUPS="4,8", DIASEG_LANCZOS_UNFUSED="1"))
+    rep = json.load(open(os.path.join(out, "report.json"))) if code == 0 else {}
+    check(code == 0 and rep["parameters"].get("cl_max_alloc") == 123456789,
+          f"good DIASEG_ variables: {code} {stderr!r}")
+
+
 def help_and_version():
     for args in [["--help"], ["segment", "--help"], ["eigs", "--help"], ["help", "segment"],
                  ["affinity", "--help"], ["bench", "--help"], ["devices", "--help"]]:
@@ -595,6 +733,7 @@ def main():
         normal_run(tmp, opts.data)
         json_and_commit(tmp, opts.data)
         audit_cases(tmp, opts.data)
+        issue16_cases(tmp, opts.data)
         opencl_runs(tmp, opts.data)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -8,6 +8,9 @@
 #include "check.h"
 
 #include <dirent.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -280,6 +283,82 @@ int main(void)
           "PNG with a reserved deflate block: status %d, '%s'", st, msg);
     dsg_image_free(&img);
     free(bad.p);
+  }
+
+  /* issue 16: JPEG frames stb does not decode (arithmetic coding, lossless, hierarchical) are
+   * named as such, not "a scan header before any frame"; a BMP's negative width is invalid (only
+   * its height may be negative) */
+  {
+    static const struct {
+      unsigned char sof;
+      const char *expect;
+    } frames[] = {{0xc9, "arithmetic-coded JPEG (SOF9)"},  {0xca, "arithmetic-coded JPEG (SOF10)"},
+                  {0xcb, "arithmetic-coded JPEG (SOF11)"}, {0xcd, "arithmetic-coded JPEG (SOF13)"},
+                  {0xce, "arithmetic-coded JPEG (SOF14)"}, {0xcf, "arithmetic-coded JPEG (SOF15)"},
+                  {0xc3, "lossless JPEG (SOF3)"},          {0xc5, "hierarchical JPEG (SOF5)"},
+                  {0xc7, "hierarchical JPEG (SOF7)"}};
+    for (size_t f = 0; f < sizeof(frames) / sizeof(frames[0]); f++) {
+      const unsigned char jpeg[] = {0xff, 0xd8, 0xff, frames[f].sof, 0x00, 0x0b, 0x08, 0x00,
+                                    0x07, 0x00, 0x0d, 0x01,          0x01, 0x11, 0x00, 0xff,
+                                    0xda, 0x00, 0x08, 0x01,          0x01, 0x00, 0x00, 0x3f,
+                                    0x00, 0x12, 0x34, 0xff,          0xd9};
+      dsg_image img;
+      const int st = app_image_decode(jpeg, sizeof(jpeg), "arith.jpg", 1 << 22, &img);
+      CHECK(st == DSG_ERR_FORMAT && !img.pixels && strstr(dsg_error_message(), frames[f].expect) &&
+                strstr(dsg_error_message(), "does not decode"),
+            "SOF 0x%02x: status %d, '%s'", frames[f].sof, st, dsg_error_message());
+      dsg_image_free(&img);
+    }
+    buf bmp = {0};
+    stbi_write_bmp_to_func(sink, &bmp, W, H, 3, rgb);
+    int32_t neg = -W;
+    memcpy(bmp.p + 18, &neg, 4);
+    dsg_image img;
+    int st = decode(&bmp, "negwidth.bmp", &img);
+    CHECK(st == DSG_ERR_FORMAT && !img.pixels && strstr(dsg_error_message(), "width -13") &&
+              !strstr(dsg_error_message(), "declares 13"),
+          "BMP of width -13: status %d, '%s'", st, dsg_error_message());
+    dsg_image_free(&img);
+    neg = INT32_MIN; /* the height: -INT32_MIN does not fit an int32 */
+    memcpy(bmp.p + 18, &(int32_t){W}, 4);
+    memcpy(bmp.p + 22, &neg, 4);
+    st = decode(&bmp, "minheight.bmp", &img);
+    CHECK((st == DSG_ERR_FORMAT || st == DSG_ERR_LIMIT) && !img.pixels,
+          "BMP of height INT32_MIN: status %d, '%s'", st, dsg_error_message());
+    dsg_image_free(&img);
+    free(bmp.p);
+  }
+
+  /* issue 16: special files are refused by what they are, without blocking (a FIFO with no
+   * writer), and a long name keeps the reason in the message */
+  {
+    char dir[] = "/tmp/diaseg-test-image-XXXXXX", path[4096];
+    unsigned char *data = NULL;
+    size_t len = 0;
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    snprintf(path, sizeof(path), "%s/fifo.png", dir);
+    CHECK(mkfifo(path, 0600) == 0, "mkfifo");
+    CHECK(app_read_file(path, &data, &len) == DSG_ERR_IO && !data &&
+              strstr(dsg_error_message(), "FIFO"),
+          "a FIFO: '%s'", dsg_error_message());
+    unlink(path);
+    CHECK(app_read_file("/dev/zero", &data, &len) == DSG_ERR_IO && !data &&
+              strstr(dsg_error_message(), "device"),
+          "/dev/zero: '%s'", dsg_error_message());
+    CHECK(app_read_file("/proc/self/status", &data, &len) != DSG_OK && !data &&
+              strstr(dsg_error_message(), "size"),
+          "/proc/self/status: '%s'", dsg_error_message());
+    CHECK(app_read_file(dir, &data, &len) == DSG_ERR_IO && !data &&
+              strstr(dsg_error_message(), "directory"),
+          "a folder: '%s'", dsg_error_message());
+    memset(path, 'x', 3000);
+    path[0] = '/';
+    path[3000] = '\0';
+    CHECK(app_read_file(path, &data, &len) == DSG_ERR_IO && !data &&
+              strstr(dsg_error_message(), "File name too long") &&
+              strlen(dsg_error_message()) < 600,
+          "a 3000-character name: '%.80s...'", dsg_error_message());
+    rmdir(dir);
   }
 
   /* features */

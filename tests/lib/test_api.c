@@ -5,6 +5,8 @@
 #include "diaseg_internal.h"
 #include "check.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,13 +61,13 @@ static void check_segment(const dsg_image *img, const int *truth, const char *ma
   for (int i = 0; i < dsg_result_nconv(r); i++) {
     const double lam = dsg_result_eigenvalues(r)[i];
     CHECK(dsg_result_residuals(r)[i] <= 1e-4 * (lam > 0 ? lam : -lam) + 1e-6,
-          "%s/%s: pair %d residual %g (lambda %g)", matvec, solver, i,
-          dsg_result_residuals(r)[i], lam);
+          "%s/%s: pair %d residual %g (lambda %g)", matvec, solver, i, dsg_result_residuals(r)[i],
+          lam);
     CHECK(i == 0 || dsg_result_eigenvalues(r)[i - 1] >= lam, "%s/%s: eigenvalues not descending",
           matvec, solver);
   }
-  CHECK(CLOSE(dsg_result_eigenvalues(r)[0], 1.0, 0, 1e-5), "%s/%s: lambda_1 = %.8f, not 1",
-        matvec, solver, dsg_result_eigenvalues(r)[0]);
+  CHECK(CLOSE(dsg_result_eigenvalues(r)[0], 1.0, 0, 1e-5), "%s/%s: lambda_1 = %.8f, not 1", matvec,
+        solver, dsg_result_eigenvalues(r)[0]);
   *lambda1 = dsg_result_nconv(r) > 1 ? dsg_result_eigenvalues(r)[1] : 0;
   CHECK(dsg_result_labels(r) != NULL, "%s/%s: no labels", matvec, solver);
   if (dsg_result_labels(r)) {
@@ -98,10 +100,9 @@ int main(void)
 
   /* defaults are the command line's */
   dsg_options_init(&opt);
-  CHECK(opt.k == 5 && opt.nev == 8 && opt.radius == 5 && opt.sigma_i == 0.1 &&
-            opt.sigma_x == 4.0 && opt.tol == 1e-5 && opt.max_iter == 1000 &&
-            strcmp(opt.affinity, "intensity") == 0 && strcmp(opt.solver, "lanczos") == 0 &&
-            strcmp(opt.matvec, "auto") == 0,
+  CHECK(opt.k == 5 && opt.nev == 8 && opt.radius == 5 && opt.sigma_i == 0.1 && opt.sigma_x == 4.0 &&
+            opt.tol == 1e-5 && opt.max_iter == 1000 && strcmp(opt.affinity, "intensity") == 0 &&
+            strcmp(opt.solver, "lanczos") == 0 && strcmp(opt.matvec, "auto") == 0,
         "defaults");
   CHECK(dsg_options_check(&opt) == DSG_OK, "defaults rejected: %s", dsg_error_message());
   CHECK(dsg_cue_count() == 2 && strcmp(dsg_cue_name(0), "intensity") == 0 &&
@@ -136,6 +137,26 @@ int main(void)
     opt.k = 9;
     CHECK(dsg_options_check(&opt) == DSG_ERR_INVALID && strstr(dsg_error_message(), "k <= nev"),
           "k 9 > nev 8: %s", dsg_error_message());
+  }
+
+  /* issue 16: a tolerance below what float32 vectors can show is refused, naming tol and the
+   * smallest one diaseg honours (DSG_MIN_TOL); NaN and values outside (0, 1) too */
+  {
+    static const double bad[] = {1e-12, 1e-7, 0.999 * DSG_MIN_TOL, 0.0, -1e-3, 1.0, NAN, INFINITY};
+    char floor_text[32];
+    snprintf(floor_text, sizeof(floor_text), "%g", DSG_MIN_TOL);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+      dsg_options o;
+      dsg_options_init(&o);
+      o.tol = bad[i];
+      CHECK(dsg_options_check(&o) == DSG_ERR_INVALID && strstr(dsg_error_message(), "tol ") &&
+                strstr(dsg_error_message(), floor_text) && !strstr(dsg_error_message(), "--"),
+            "tol %g: %s", bad[i], dsg_error_message());
+    }
+    dsg_options_init(&opt);
+    opt.tol = DSG_MIN_TOL;
+    CHECK(DSG_MIN_TOL > 0 && DSG_MIN_TOL < 1e-5 && dsg_options_check(&opt) == DSG_OK,
+          "tol DSG_MIN_TOL (%g) refused: %s", DSG_MIN_TOL, dsg_error_message());
   }
 
   regions(&img, truth);
@@ -185,6 +206,55 @@ int main(void)
       printf("no OpenCL device: the OpenCL segmentation is skipped\n");
     }
     dsg_free(list);
+  }
+
+  /* issue 16: the tolerance floor holds in dsg_segment and in dsg_problem_solve (bench solves a
+   * problem with other options), and at DSG_MIN_TOL every returned pair meets it (no speck
+   * handling: the solver's own pairs) with both solvers, on the C path and an OpenCL device */
+  {
+    dsg_problem *p = NULL;
+    dsg_options_init(&opt);
+    opt.matvec = "cpu";
+    opt.tol = 1e-12;
+    r = NULL;
+    CHECK(dsg_segment(&img, &opt, &r) == DSG_ERR_INVALID && r == NULL &&
+              strstr(dsg_error_message(), "tol 1e-12"),
+          "dsg_segment, tol 1e-12: %s", dsg_error_message());
+    opt.tol = 1e-5;
+    CHECK(dsg_problem_create(&img, &opt, &p) == DSG_OK, "problem: %s", dsg_error_message());
+    opt.tol = 1e-12;
+    CHECK(p && dsg_problem_solve(p, &opt, &r) == DSG_ERR_INVALID && r == NULL &&
+              strstr(dsg_error_message(), "tol 1e-12"),
+          "dsg_problem_solve, tol 1e-12: %s", dsg_error_message());
+    dsg_problem_destroy(p);
+    dsg_device *list = NULL;
+    int count = 0;
+    const int have_cl = dsg_devices(&list, &count) == DSG_OK && count > 0;
+    dsg_free(list);
+    static const char *const runs[][2] = {
+        {"cpu", "lanczos"}, {"cpu", "arpack"}, {"opencl", "lanczos"}, {"opencl", "arpack"}};
+    for (int i = 0; i < (have_cl ? 4 : 2); i++) {
+      dsg_options_init(&opt);
+      opt.k = 0;
+      opt.nev = 8;
+      opt.keep_specks = 1;
+      opt.tol = DSG_MIN_TOL;
+      opt.matvec = runs[i][0];
+      opt.solver = runs[i][1];
+      r = NULL;
+      status = dsg_segment(&img, &opt, &r);
+      CHECK(status == DSG_OK && r, "%s/%s at tol %g: %s", runs[i][0], runs[i][1], DSG_MIN_TOL,
+            dsg_error_message());
+      for (int k = 0; r && k < dsg_result_nconv(r); k++) {
+        const double lam = dsg_result_eigenvalues(r)[k], res = dsg_result_residuals(r)[k];
+        /* 1% for the float32 rounding the measurement itself adds (diaseg.h, DSG_MIN_TOL) */
+        CHECK(res <= 1.01 * DSG_MIN_TOL * (lam > 0 ? lam : -lam),
+              "%s/%s at tol %g: pair %d residual %g", runs[i][0], runs[i][1], DSG_MIN_TOL, k,
+              res / (lam > 0 ? lam : -lam));
+      }
+      dsg_result_destroy(r);
+    }
+    r = NULL;
   }
 
   /* k = 0: eigenpairs only */
