@@ -21,8 +21,8 @@ static pthread_mutex_t arpack_lock = PTHREAD_MUTEX_INITIALIZER;
 static void tame_blas_threads(const eig_fortran *f, int n)
 {
   static int all = -1;
-  if (!f->openblas_get_parallel || !f->openblas_set_num_threads ||
-      !f->openblas_get_num_threads || f->openblas_get_parallel() != 1) /* 1: pthreads */
+  if (!f->openblas_get_parallel || !f->openblas_set_num_threads || !f->openblas_get_num_threads ||
+      f->openblas_get_parallel() != 1) /* 1: pthreads */
     return;
   if (all < 0)
     all = f->openblas_get_num_threads();
@@ -120,7 +120,7 @@ static int run_arpack(const eig_fortran *f, spmv_matvec *mv, const eig_options *
 
   for (;;) {
     f->dsaupd(&ido, "I", n, "LA", nev_a, opt->tol, resid, ncv, v, n, iparam, ipntr, workd, workl,
-             lworkl, &info);
+              lworkl, &info);
     if (ido != 1 && ido != -1)
       break;
     double *x = workd + ipntr[0] - 1, *y = workd + ipntr[1] - 1;
@@ -158,7 +158,7 @@ static int run_arpack(const eig_fortran *f, spmv_matvec *mv, const eig_options *
   if (nget > 0) {
     int einfo = 0;
     f->dseupd(1, "A", select, d, v, n, 0.0, "I", n, "LA", nev_a, opt->tol, resid, ncv, v, n, iparam,
-             ipntr, workd, workl, lworkl, &einfo);
+              ipntr, workd, workl, lworkl, &einfo);
     if (einfo != 0) {
       status = dsg_error_set(DSG_ERR_SOLVER, "ARPACK dseupd failed (info %d): %s", einfo,
                              dsaupd_message(einfo));
@@ -224,4 +224,3 @@ int eig_arpack_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
   res->converged = res->nconv == opt->nev && info == 0;
   return eig_finish(mv, opt, res);
 }
-

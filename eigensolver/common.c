@@ -33,13 +33,14 @@ int eig_check_options(const eig_options *opt, int n, int *ncv_out)
   if (opt->nev < 1 || opt->nev >= n)
     return dsg_error_set(DSG_ERR_INVALID,
                          DSG_PARAM("nev") " %d is out of range: it must satisfy 1 <= nev < n "
-                         "= %d",
+                                          "= %d",
                          opt->nev, n);
   if (!(opt->tol > 0.0) || !isfinite(opt->tol) || opt->tol >= 1.0)
-    return dsg_error_set(DSG_ERR_INVALID, DSG_PARAM("tol") " %g is out of range: it must be in (0, 1)",
-                         opt->tol);
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("tol") " %g is out of range: it must be in (0, 1)", opt->tol);
   if (opt->max_iter < 1)
-    return dsg_error_set(DSG_ERR_INVALID, DSG_PARAM("max_iter") " %d is out of range: it must be >= 1",
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("max_iter") " %d is out of range: it must be >= 1",
                          opt->max_iter);
   if (opt->known_count < 0 || (opt->known_count > 0 && (!opt->known_label || !opt->known_values)))
     return dsg_error_set(DSG_ERR_INVALID, "known eigenvectors: %d given without labels or values",
@@ -61,7 +62,7 @@ int eig_check_options(const eig_options *opt, int n, int *ncv_out)
   if (ncv <= opt->nev || ncv > n)
     return dsg_error_set(DSG_ERR_INVALID,
                          DSG_PARAM("ncv") " %d is out of range: it must satisfy nev = %d < "
-                         "ncv <= n = %d",
+                                          "ncv <= n = %d",
                          ncv, opt->nev, n);
   *ncv_out = ncv;
   return DSG_OK;

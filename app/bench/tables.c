@@ -39,7 +39,6 @@ int bench_file_open(bench_file *f, const char *path)
   return status;
 }
 
-
 int bench_file_commit(bench_file *f, int status)
 {
   if (f->fp) {

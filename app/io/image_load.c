@@ -11,36 +11,13 @@
 
 #include <stb_image.h>
 
-const char *app_short_name(const char *name, char buf[APP_SHORT_NAME])
-{
-  const size_t len = strlen(name);
-  if (len < APP_SHORT_NAME - 8)
-    return name;
-  snprintf(buf, APP_SHORT_NAME, "%.100s...%s", name, name + len - 100);
-  return buf;
-}
-
-/* What a file that is not a regular file or a folder is, for a message. */
-static const char *file_kind(mode_t mode)
-{
-  if (S_ISFIFO(mode))
-    return "a FIFO (named pipe)";
-  if (S_ISCHR(mode))
-    return "a character device";
-  if (S_ISBLK(mode))
-    return "a block device";
-  if (S_ISSOCK(mode))
-    return "a socket";
-  return "a special file";
-}
-
 /* The file is opened without blocking (a FIFO with no writer would wait forever) and checked
  * again once open, so that something put in the place of the regular file stat saw is refused
  * too, not read. */
 int app_read_file(const char *path, unsigned char **data, size_t *len)
 {
-  char shown[APP_SHORT_NAME];
-  const char *name = app_short_name(path, shown);
+  char shown[DSG_SHORT_NAME];
+  const char *name = dsg_short_name(path, shown);
   struct stat st;
   unsigned char *buf = NULL;
   size_t got = 0;
@@ -63,8 +40,8 @@ int app_read_file(const char *path, unsigned char **data, size_t *len)
     goto out_close;
   }
   if (!S_ISREG(st.st_mode)) {
-    status =
-        dsg_error_set(DSG_ERR_IO, "'%s' is %s, not a regular file", name, file_kind(st.st_mode));
+    status = dsg_error_set(DSG_ERR_IO, "'%s' is %s, not a regular file", name,
+                           dsg_file_kind(st.st_mode));
     goto out_close;
   }
   if (st.st_size == 0) { /* files of /proc and /sys say 0 whatever they hold */
@@ -137,11 +114,11 @@ int app_image_decode(const unsigned char *file, size_t len, const char *name, si
   long dw = -1, dh = -1;
   app_image_format fmt;
   const char *why, *stale;
-  char shown[APP_SHORT_NAME];
+  char shown[DSG_SHORT_NAME];
 
   memset(img, 0, sizeof(*img));
   fmt = app_image_sniff(file, len, name); /* the whole name: TGA is known by its extension */
-  name = app_short_name(name, shown);
+  name = dsg_short_name(name, shown);
   if (len == 0)
     return dsg_error_set(DSG_ERR_FORMAT, "'%s' is empty, not an image", name);
   if (len > (size_t)INT32_MAX)

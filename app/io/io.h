@@ -22,7 +22,6 @@
 /* Largest file diaseg reads, in bytes. */
 #define APP_MAX_FILE_BYTES ((size_t)1 << 30)
 
-
 /* Loads a PNG, JPEG, BMP, TGA (by .tga extension only: the format has no signature) or PNM
  * (P5/P6) file. Checks the header's dimensions against max_pixels in size_t before decoding.
  * Returns DSG_OK, DSG_ERR_IO (missing, unreadable, a directory), DSG_ERR_FORMAT (not an image,

@@ -21,12 +21,4 @@ app_image_format app_image_sniff(const unsigned char *b, size_t len, const char 
 int app_image_check(app_image_format fmt, const unsigned char *b, size_t len, const char *name,
                     long *w, long *h);
 
-/* Room for a file name as messages show it. */
-#define APP_SHORT_NAME 208
-/* `name` as a message shows it: whole up to 199 characters, else its first and last 100 around
- * "..." in buf, so that the message (1023 bytes at most) keeps the reason that follows it. */
-const char *app_short_name(const char *name, char buf[APP_SHORT_NAME]);
-
-
-
 #endif

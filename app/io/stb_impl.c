@@ -4,8 +4,8 @@
  *    no PSD/PIC/HDR: not needed);
  *  - STBI_MAX_DIMENSIONS caps each side before any size arithmetic;
  *  - allocations are zeroed (calloc);
- *  - app/io/image_format.c checks every container before stb sees it (stb 2.27's defects that crafted
- *    files reach are listed there and kept as regressions in tests/fuzz);
+ *  - app/io/image_format.c checks every container before stb sees it (stb 2.27's defects
+ *    that crafted files reach are listed there and kept as regressions in tests/fuzz);
  *  - no stdio: diaseg reads files itself (size-capped) and writes PNGs through a callback that
  *    checks every write. */
 #define STB_IMAGE_IMPLEMENTATION

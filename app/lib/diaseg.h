@@ -70,9 +70,9 @@ typedef void (*dsg_log_fn)(void *data, int level, const char *message);
 
 typedef struct dsg_options {
   /* grouping */
-  int k;             /* segments; 0: no grouping (eigenpairs only); 1 <= k <= nev <= 64 */
-  uint64_t seed;     /* k-means++ seed */
-  int restarts;      /* k-means++ runs; the lowest inertia wins */
+  int k;         /* segments; 0: no grouping (eigenpairs only); 1 <= k <= nev <= 64 */
+  uint64_t seed; /* k-means++ seed */
+  int restarts;  /* k-means++ runs; the lowest inertia wins */
   /* affinity */
   const char *affinity; /* the cue: "intensity" or "color" */
   int radius;           /* disc radius r >= 1 (81 offsets for r = 5) */
@@ -86,14 +86,14 @@ typedef struct dsg_options {
   int max_iter;       /* restart limit */
   const char *solver; /* "lanczos" (default) or "arpack" */
   /* backend */
-  const char *matvec;           /* "auto": the first OpenCL GPU, else the C path; "cpu"; "opencl" */
-  const char *cl_device;        /* index or name substring; NULL: the first GPU, else device 0 */
-  const char *kernel;           /* DIA kernel name; NULL or "auto": chosen for the device */
-  size_t local_size;            /* OpenCL work-group size; 0: the kernel's default */
-  const char *kernel_dir;       /* read kernels/NAME.cl from here; NULL: the built-in copies */
-  unsigned long long cl_max_alloc; /* cap on one device allocation; 0: the device's */
+  const char *matvec;     /* "auto": the first OpenCL GPU, else the C path; "cpu"; "opencl" */
+  const char *cl_device;  /* index or name substring; NULL: the first GPU, else device 0 */
+  const char *kernel;     /* DIA kernel name; NULL or "auto": chosen for the device */
+  size_t local_size;      /* OpenCL work-group size; 0: the kernel's default */
+  const char *kernel_dir; /* read kernels/NAME.cl from here; NULL: the built-in copies */
+  unsigned long long cl_max_alloc;       /* cap on one device allocation; 0: the device's */
   size_t basis_groups, basis_row_groups; /* OpenCL basis kernels' grid (tuning); 0: automatic */
-  int lanczos_unfused;          /* |w| in a pass of its own (for measuring the fusion) */
+  int lanczos_unfused;                   /* |w| in a pass of its own (for measuring the fusion) */
   /* callbacks (optional) */
   const volatile sig_atomic_t *cancel; /* nonzero asks the run to stop: DSG_ERR_INTERRUPTED */
   dsg_progress_fn progress;
@@ -227,8 +227,8 @@ typedef struct dsg_device {
   int index; /* across all platforms, in enumeration order: what cl_device takes */
   char platform[96];
   char name[96];
-  char version[64]; /* the device's OpenCL version string */
-  int gpu, cpu;     /* its type */
+  char version[64];                                    /* the device's OpenCL version string */
+  int gpu, cpu;                                        /* its type */
   unsigned long long global_mem, max_alloc, local_mem; /* bytes */
   int compute_units;
   size_t max_work_group;
@@ -242,8 +242,7 @@ typedef struct dsg_device {
 int dsg_devices(dsg_device **list, int *count);
 /* The device `spec` names (an index, or a case-insensitive substring of "platform name"); NULL
  * or "": the first GPU, else (unless gpu_only) the first device. DSG_OK or DSG_ERR_NODEVICE. */
-int dsg_device_pick(const dsg_device *list, int count, const char *spec, int gpu_only,
-                    int *index);
+int dsg_device_pick(const dsg_device *list, int count, const char *spec, int gpu_only, int *index);
 /* The devices as JSON text, for programs: {"auto_device": the GPU that matvec "auto" takes (-1:
  * the C path), "opencl_device": the device matvec "opencl" takes with `cl_device` (-1: none),
  * "devices": [{index, platform, name, version, type, global_mem, max_alloc, local_mem,

@@ -68,4 +68,3 @@ void dsg_image_free(dsg_image *img)
   free(img->pixels);
   memset(img, 0, sizeof(*img));
 }
-

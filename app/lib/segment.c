@@ -192,28 +192,28 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
           "the affinity links too few pixels for " DSG_PARAM(
               "nev") " %d: %zu of the %d "
                      "pixels are specks (joined to the rest only by edges N_ij <= 1e-4 "
-                     "with " DSG_PARAM("sigma_i") " %g " DSG_PARAM("sigma_x") " %g); "
-                                                                              "raise " DSG_PARAM("s"
-                                                                                                 "i"
-                                                                                                 "g"
-                                                                                                 "m"
-                                                                                                 "a"
-                                                                                                 "_"
-                                                                                                 "x") " or " DSG_PARAM(
-                                                                                  "sigma_i") ", or "
-                                                                                             "add"
-                                                                                             " " DSG_PARAM(
-                                                                                                 "k"
-                                                                                                 "e"
-                                                                                                 "e"
-                                                                                                 "p"
-                                                                                                 "_"
-                                                                                                 "s"
-                                                                                                 "p"
-                                                                                                 "e"
-                                                                                                 "c"
-                                                                                                 "k"
-                                                                                                 "s"),
+                     "with " DSG_PARAM("sigma_i") " %g " DSG_PARAM(
+                         "sigma_x") " %g); "
+                                    "raise " DSG_PARAM(
+                                        "s"
+                                        "i"
+                                        "g"
+                                        "m"
+                                        "a"
+                                        "_"
+                                        "x") " or " DSG_PARAM("sigma_i") ", or "
+                                                                         "add"
+                                                                         " " DSG_PARAM("k"
+                                                                                       "e"
+                                                                                       "e"
+                                                                                       "p"
+                                                                                       "_"
+                                                                                       "s"
+                                                                                       "p"
+                                                                                       "e"
+                                                                                       "c"
+                                                                                       "k"
+                                                                                       "s"),
           opt->nev, p->comps.speck_pixels, n, opt->sigma_i, opt->sigma_x);
   }
   if (status != DSG_OK)

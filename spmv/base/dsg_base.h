@@ -51,6 +51,14 @@ typedef const char *(*dsg_spell_fn)(const char *param, void *data);
  * marked name replaced by spell's text (spell NULL: the name). */
 void dsg_error_render(const char *raw, char *buf, size_t cap, dsg_spell_fn spell, void *data);
 
+/* How a message names a file: `name` itself, or when longer than DSG_SHORT_NAME - 8 characters
+ * its first and last 100 in buf (the message keeps room for the reason after it). */
+#define DSG_SHORT_NAME 208
+const char *dsg_short_name(const char *name, char buf[DSG_SHORT_NAME]);
+/* What a file of st_mode `mode` is when it is not a regular file: "a FIFO (named pipe)",
+ * "a character device", "a block device", "a socket", "a folder", "a special file". */
+const char *dsg_file_kind(unsigned mode);
+
 /* A short name for a status code, e.g. "invalid argument". */
 const char *dsg_status_name(int status);
 

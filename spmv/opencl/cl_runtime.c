@@ -313,31 +313,6 @@ const char *spmv_cl_bytes(unsigned long long bytes, char buf[32])
   return buf;
 }
 
-/* A long path as messages show it: its first and last 100 characters (the message has room for
- * them and for the reason after them). */
-static const char *short_path(const char *path, char buf[208])
-{
-  const size_t len = strlen(path);
-  if (len <= 200)
-    return path;
-  snprintf(buf, 208, "%.100s...%s", path, path + len - 100);
-  return buf;
-}
-
-/* What a file that is not a regular file is, for a message. */
-static const char *file_kind(mode_t mode)
-{
-  if (S_ISFIFO(mode))
-    return "a FIFO (named pipe)";
-  if (S_ISCHR(mode))
-    return "a character device";
-  if (S_ISBLK(mode))
-    return "a block device";
-  if (S_ISSOCK(mode))
-    return "a socket";
-  return "a special file";
-}
-
 #define KERNEL_FILE_MAX ((off_t)1 << 24) /* 16 MiB: far above any kernel source */
 
 /* The kernel file at `path` into *text (malloc'd, NUL-terminated): a regular file of at most
@@ -346,7 +321,7 @@ static const char *file_kind(mode_t mode)
  * after the first check, is refused with a message instead of read. */
 static int read_kernel_file(const char *path, char **text)
 {
-  char shown[208], *buf = NULL;
+  char shown[DSG_SHORT_NAME], *buf = NULL;
   struct stat st;
   size_t got = 0;
   int fd, status = DSG_OK;
@@ -354,30 +329,29 @@ static int read_kernel_file(const char *path, char **text)
   *text = NULL;
   if (stat(path, &st) != 0)
     return dsg_error_set(DSG_ERR_IO, "cannot read the kernel file '%s': %s",
-                         short_path(path, shown), strerror(errno));
+                         dsg_short_name(path, shown), strerror(errno));
   if (S_ISDIR(st.st_mode))
     return dsg_error_set(DSG_ERR_IO, "'%s' is a folder, not a kernel file",
-                         short_path(path, shown));
+                         dsg_short_name(path, shown));
   fd = S_ISREG(st.st_mode) ? open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
   if (fd < 0 && S_ISREG(st.st_mode))
     return dsg_error_set(DSG_ERR_IO, "cannot read the kernel file '%s': %s",
-                         short_path(path, shown), strerror(errno));
+                         dsg_short_name(path, shown), strerror(errno));
   if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     status = dsg_error_set(DSG_ERR_IO, "the kernel file '%s' is %s, not a regular file",
-                           short_path(path, shown),
-                           S_ISDIR(st.st_mode) ? "a folder" : file_kind(st.st_mode));
+                           dsg_short_name(path, shown), dsg_file_kind(st.st_mode));
     goto out_close;
   }
   if (st.st_size > KERNEL_FILE_MAX) {
     status = dsg_error_set(
         DSG_ERR_LIMIT, "the kernel file '%s' has %lld bytes, over diaseg's limit of %lld",
-        short_path(path, shown), (long long)st.st_size, (long long)KERNEL_FILE_MAX);
+        dsg_short_name(path, shown), (long long)st.st_size, (long long)KERNEL_FILE_MAX);
     goto out_close;
   }
   buf = malloc((size_t)st.st_size + 1);
   if (!buf) {
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %lld bytes for the kernel file '%s'",
-                           (long long)st.st_size + 1, short_path(path, shown));
+                           (long long)st.st_size + 1, dsg_short_name(path, shown));
     goto out_close;
   }
   while (got < (size_t)st.st_size) {
@@ -385,9 +359,9 @@ static int read_kernel_file(const char *path, char **text)
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0) {
-      status =
-          dsg_error_set(DSG_ERR_IO, "cannot read the kernel file '%s': %s", short_path(path, shown),
-                        n < 0 ? strerror(errno) : "it shrank while being read");
+      status = dsg_error_set(DSG_ERR_IO, "cannot read the kernel file '%s': %s",
+                             dsg_short_name(path, shown),
+                             n < 0 ? strerror(errno) : "it shrank while being read");
       free(buf);
       goto out_close;
     }
@@ -430,12 +404,12 @@ int spmv_cl_build(const spmv_cl_runtime *rt, const char *name, const char *optio
   }
   err = clBuildProgram(*prog, 1, &rt->device, options, NULL, NULL);
   if (err != CL_SUCCESS) {
-    char shown[208];
+    char shown[DSG_SHORT_NAME];
     keep_build_log(*prog, rt->device);
     status = dsg_error_set(DSG_ERR_OPENCL,
                            "building the OpenCL kernels %s%s%s failed: %s (%d) on %s "
                            "(build log above)",
-                           from_disk ? "from " : "", from_disk ? short_path(path, shown) : name,
+                           from_disk ? "from " : "", from_disk ? dsg_short_name(path, shown) : name,
                            from_disk ? "" : ".cl (built in)", spmv_cl_error_name(err), (int)err,
                            rt->dev.name);
   }

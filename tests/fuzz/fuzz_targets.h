@@ -298,8 +298,9 @@ static int fuzz_cli_check_config(const app_config *c, char *why, size_t cap)
 {
   size_t total = fuzz_strlen(c->image) + fuzz_strlen(c->out_dir) + fuzz_strlen(c->opt.matvec) +
                  fuzz_strlen(c->opt.solver) + fuzz_strlen(c->opt.cl_device) +
-                 fuzz_strlen(c->opt.kernel_dir) + fuzz_strlen(c->opt.kernel) + fuzz_strlen(c->opt.affinity) +
-                 fuzz_strlen(c->json) + fuzz_strlen(c->csv) + fuzz_strlen(c->chart);
+                 fuzz_strlen(c->opt.kernel_dir) + fuzz_strlen(c->opt.kernel) +
+                 fuzz_strlen(c->opt.affinity) + fuzz_strlen(c->json) + fuzz_strlen(c->csv) +
+                 fuzz_strlen(c->chart);
   (void)total;
   if (c->command < APP_CMD_NONE || c->command > APP_CMD_DEVICES)
     return fuzz_fail(why, cap, "command %d", (int)c->command);
@@ -315,19 +316,20 @@ static int fuzz_cli_check_config(const app_config *c, char *why, size_t cap)
     return fuzz_fail(why, cap, "max_iter = %d", c->opt.max_iter);
   if (c->opt.radius < 1 || c->opt.radius > DSG_MAX_RADIUS)
     return fuzz_fail(why, cap, "radius = %d outside [1, %d]", c->opt.radius, DSG_MAX_RADIUS);
-  if (!(c->opt.sigma_i > 0.0) || !isfinite(c->opt.sigma_i) ||
-      !(c->opt.sigma_x > 0.0) || !isfinite(c->opt.sigma_x))
-    return fuzz_fail(why, cap, "sigma_i = %g, sigma_x = %g: not finite and > 0",
-                     c->opt.sigma_i, c->opt.sigma_x);
+  if (!(c->opt.sigma_i > 0.0) || !isfinite(c->opt.sigma_i) || !(c->opt.sigma_x > 0.0) ||
+      !isfinite(c->opt.sigma_x))
+    return fuzz_fail(why, cap, "sigma_i = %g, sigma_x = %g: not finite and > 0", c->opt.sigma_i,
+                     c->opt.sigma_x);
   if (!c->opt.affinity ||
       (strcmp(c->opt.affinity, "intensity") != 0 && strcmp(c->opt.affinity, "color") != 0))
     return fuzz_fail(why, cap, "affinity = '%s'", c->opt.affinity ? c->opt.affinity : "(null)");
   if (!c->opt.matvec || (strcmp(c->opt.matvec, "auto") != 0 && strcmp(c->opt.matvec, "cpu") != 0 &&
-                     strcmp(c->opt.matvec, "opencl") != 0 &&
-                     (c->command != APP_CMD_BENCH || strcmp(c->opt.matvec, "all") != 0)))
+                         strcmp(c->opt.matvec, "opencl") != 0 &&
+                         (c->command != APP_CMD_BENCH || strcmp(c->opt.matvec, "all") != 0)))
     return fuzz_fail(why, cap, "matvec = '%s'", c->opt.matvec ? c->opt.matvec : "(null)");
-  if (!c->opt.solver || (strcmp(c->opt.solver, "lanczos") != 0 && strcmp(c->opt.solver, "arpack") != 0 &&
-                     (c->command != APP_CMD_BENCH || strcmp(c->opt.solver, "all") != 0)))
+  if (!c->opt.solver ||
+      (strcmp(c->opt.solver, "lanczos") != 0 && strcmp(c->opt.solver, "arpack") != 0 &&
+       (c->command != APP_CMD_BENCH || strcmp(c->opt.solver, "all") != 0)))
     return fuzz_fail(why, cap, "solver = '%s'", c->opt.solver ? c->opt.solver : "(null)");
   if (c->opt.kernel) {
     spmv_kernel k;

@@ -4,7 +4,6 @@
 #include "diaseg_internal.h"
 #include "check.h"
 
-
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +11,9 @@
 static const char *cli_spell(const char *param, void *data)
 {
   (void)data;
-  return strcmp(param, "sigma_x") == 0 ? "--sigma-x" : strcmp(param, "sigma_i") == 0 ? "--sigma-i" : NULL;
+  return strcmp(param, "sigma_x") == 0   ? "--sigma-x"
+         : strcmp(param, "sigma_i") == 0 ? "--sigma-i"
+                                         : NULL;
 }
 
 /* Dense reference, double, from the definitions in docs/PIPELINE.md. */
