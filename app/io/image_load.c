@@ -20,8 +20,7 @@ int app_read_file(const char *path, unsigned char **data, size_t *len)
   const char *name = dsg_short_name(path, shown);
   struct stat st;
   unsigned char *buf = NULL;
-  size_t got = 0;
-  int fd = -1, status = DSG_OK;
+  int fd = -1, rc, status = DSG_OK;
 
   *data = NULL;
   if (stat(path, &st) != 0)
@@ -62,20 +61,15 @@ int app_read_file(const char *path, unsigned char **data, size_t *len)
                            (long long)st.st_size, name);
     goto out_close;
   }
-  while (got < (size_t)st.st_size) {
-    const ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      status = dsg_error_set(DSG_ERR_IO, "cannot read '%s': %s", name,
-                             n < 0 ? strerror(errno) : "the file shrank while reading");
-      free(buf);
-      goto out_close;
-    }
-    got += (size_t)n;
+  rc = dsg_read_exact(fd, buf, (size_t)st.st_size);
+  if (rc != 0) {
+    status = dsg_error_set(DSG_ERR_IO, "cannot read '%s': %s", name,
+                           rc > 0 ? strerror(rc) : "the file shrank while reading");
+    free(buf);
+    goto out_close;
   }
   *data = buf;
-  *len = got;
+  *len = (size_t)st.st_size;
 out_close:
   if (fd >= 0)
     close(fd);

@@ -59,6 +59,10 @@ const char *dsg_short_name(const char *name, char buf[DSG_SHORT_NAME]);
  * "a character device", "a block device", "a socket", "a folder", "a special file". */
 const char *dsg_file_kind(unsigned mode);
 
+/* Reads exactly len bytes from fd into buf, retrying interrupted reads. Returns 0, an errno value
+ * for a failed read, or -1 when the file ended first (it shrank while being read). */
+int dsg_read_exact(int fd, void *buf, size_t len);
+
 /* A short name for a status code, e.g. "invalid argument". */
 const char *dsg_status_name(int status);
 

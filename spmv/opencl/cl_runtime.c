@@ -323,8 +323,7 @@ static int read_kernel_file(const char *path, char **text)
 {
   char shown[DSG_SHORT_NAME], *buf = NULL;
   struct stat st;
-  size_t got = 0;
-  int fd, status = DSG_OK;
+  int fd, rc, status = DSG_OK;
 
   *text = NULL;
   if (stat(path, &st) != 0)
@@ -354,20 +353,15 @@ static int read_kernel_file(const char *path, char **text)
                            (long long)st.st_size + 1, dsg_short_name(path, shown));
     goto out_close;
   }
-  while (got < (size_t)st.st_size) {
-    const ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      status = dsg_error_set(DSG_ERR_IO, "cannot read the kernel file '%s': %s",
-                             dsg_short_name(path, shown),
-                             n < 0 ? strerror(errno) : "it shrank while being read");
-      free(buf);
-      goto out_close;
-    }
-    got += (size_t)n;
+  rc = dsg_read_exact(fd, buf, (size_t)st.st_size);
+  if (rc != 0) {
+    status = dsg_error_set(DSG_ERR_IO, "cannot read the kernel file '%s': %s",
+                           dsg_short_name(path, shown),
+                           rc > 0 ? strerror(rc) : "it shrank while being read");
+    free(buf);
+    goto out_close;
   }
-  buf[got] = '\0';
+  buf[st.st_size] = '\0';
   *text = buf;
 out_close:
   if (fd >= 0)
