@@ -26,6 +26,14 @@ aggregation follow that code line by line (the MATLAB names are given in the com
               aggregated (R, P) of consecutive scales (100 steps each); OIS: each image's first scale
               of largest F, its counts summed over the images, F of the summed R and P
 
+  soft boundary maps, per image and threshold t (boundary_pr_image; evaluation_bdry_image.m)
+    the binary map pb >= t, thinned, matched to each human as above: cntR, sumR, cntP, sumP per t,
+    thresholds linspace(1/(n+1), 1 - 1/(n+1), n) (pb_thresholds; the benchmark's n is 99)
+  over the data set (aggregate_pr; collect_eval_bdry.m)
+    ODS F = maxF on the summed counts (threshold interpolated alike); OIS: each image's first
+    threshold of largest F, counts summed; AP = Area_PR (average_precision): P interpolated
+    linearly in R at R = 0, 0.01, .., 1 (0 outside the curve's range), summed x 0.01
+
 The one-to-one matching (correspond) is exact: a minimum-cost perfect matching of the benchmark's
 assignment graph (real pairs within the tolerance at cost round(100 d), every pixel matchable to
 an "unmatched" dummy at the outlier cost), solved with SciPy's LAPJVsp
@@ -47,6 +55,7 @@ __all__ = [
     "relabel", "contingency", "rand_index", "variation_of_information", "covering_counts",
     "seg2bmap", "thin", "correspond", "boundary_counts", "evaluate_image", "aggregate",
     "fmeasure", "max_f", "load_ground_truth",
+    "pb_thresholds", "boundary_pr_image", "average_precision", "aggregate_pr",
 ]
 
 
@@ -415,6 +424,135 @@ def aggregate(images, scales=None):
         "per_scale": {"covering": Rt.tolist(), "pri": gri.tolist(), "vi": gvoi.tolist(),
                       "r": R.tolist(), "p": P.tolist(), "f": F.tolist(),
                       "nseg_mean": nseg.mean(0).tolist()},
+    }
+
+
+# ---- soft boundary maps (boundary detectors) --------------------------------------------------------
+
+def pb_thresholds(nthresh=33):
+    """The benchmark's thresholds for a soft boundary map in [0, 1] (evaluation_bdry_image.m):
+    linspace(1/(n+1), 1 - 1/(n+1), n); n = 99 gives 0.01, 0.02, .., 0.99."""
+    n = int(nthresh)
+    if n < 1:
+        raise ValueError("nthresh must be >= 1")
+    return np.linspace(1.0 / (n + 1), 1.0 - 1.0 / (n + 1), n)
+
+
+def boundary_pr_image(pb, gt_bdrys, nthresh=33, max_dist=MAX_DIST, thin_pb=True, thresholds=None):
+    """Per-threshold counts of a soft boundary map pb (H x W, values in [0, 1], 0 = no boundary)
+    against the human boundary maps gt_bdrys (evaluation_bdry_image.m): for each threshold t the
+    binary map pb >= t, thinned (bwmorph 'thin' Inf) when thin_pb, is matched one-to-one to each
+    human map in turn (correspond, tolerance max_dist x diagonal);
+      cntR[t] = sum over humans of the human pixels matched, sumR[t] = sum of the human pixels,
+      cntP[t] = machine pixels matched to at least one human, sumP[t] = machine pixels.
+    thresholds (increasing) overrides nthresh. A threshold whose thinned map equals the previous
+    one's reuses its counts (same input, same result). Returns a dict of lists: thresh, cntR,
+    sumR, cntP, sumP."""
+    pb = np.asarray(pb, dtype=np.float64)
+    if pb.ndim != 2:
+        raise ValueError("pb must be 2-D")
+    gts = [np.asarray(g).astype(bool) for g in gt_bdrys]
+    if any(g.shape != pb.shape for g in gts):
+        raise ValueError("pb is %s, a ground truth map differs" % (pb.shape,))
+    thresh = pb_thresholds(nthresh) if thresholds is None else np.asarray(thresholds, np.float64)
+    out = {"thresh": thresh.tolist(), "cntR": [], "sumR": [], "cntP": [], "sumP": []}
+    prev_map, prev = None, None
+    gsum = sum(int(g.sum()) for g in gts)
+    for t in thresh:
+        bmap = pb >= t
+        if thin_pb:
+            bmap = thin(bmap)
+        if prev_map is not None and np.array_equal(bmap, prev_map):
+            counts = prev
+        else:
+            acc = np.zeros(pb.shape, dtype=bool)
+            cnt_r = 0
+            if bmap.any():
+                for g in gts:
+                    m1, m2 = correspond(bmap, g, max_dist)
+                    acc |= m1
+                    cnt_r += int(m2.sum())
+            counts = (cnt_r, gsum, int(acc.sum()), int(bmap.sum()))
+            prev_map, prev = bmap, counts
+        for k, v in zip(("cntR", "sumR", "cntP", "sumP"), counts):
+            out[k].append(v)
+    return out
+
+
+def average_precision(R, P, occurrence="last"):
+    """collect_eval_bdry.m's Area_PR: [Ru, indR] = unique(R); Pu = P(indR); the precision
+    interpolated linearly in recall (interp1) at Ri = 0:0.01:1, 0 outside [min R, max R] (NaN
+    set to 0), summed and times 0.01 (a 101-point Riemann sum, not a trapezoid). 0 when R takes
+    fewer than two distinct values. Among thresholds of equal R, `occurrence` picks which P:
+    "last" (the highest threshold: unique's index in the MATLAB of the benchmark's time, before
+    R2013a, and its 'legacy' flag now) or "first" (unique's default since R2013a)."""
+    R = np.asarray(R, dtype=np.float64)
+    P = np.asarray(P, dtype=np.float64)
+    if occurrence == "last":
+        ru, irev = np.unique(R[::-1], return_index=True)
+        idx = R.size - 1 - irev
+    elif occurrence == "first":
+        ru, idx = np.unique(R, return_index=True)
+    else:
+        raise ValueError("occurrence: 'last' or 'first'")
+    if ru.size < 2:
+        return 0.0
+    ri = np.arange(101) / 100.0        # k/100 correctly rounded, as MATLAB's 0:0.01:1
+    pi = np.interp(ri, ru, P[idx], left=0.0, right=0.0)
+    return float(pi.sum() * 0.01)
+
+
+def aggregate_pr(images, thresh=None, ap_occurrence="last"):
+    """Data-set scores of a boundary detector from per-image counts (boundary_pr_image dicts, the
+    same thresholds) as collect_eval_bdry.m computes them:
+      ODS: the counts summed over the images per threshold, R = cntR/sumR, P = cntP/sumP; maxF:
+           the best F at the thresholds and on the straight lines between consecutive ones (100
+           steps each; threshold, R, P interpolated alike); ods_f_discrete without that.
+      OIS: each image's first threshold of largest F (ff(1)), those counts summed, F of the sums.
+      AP:  average_precision of the summed curve (Area_PR).
+      per image: each image's own maxF (the benchmark's eval_bdry_img.txt).
+    Returns a dict: ods_f, ods_r, ods_p, ods_t, ods_f_discrete, ods_t_discrete, ois_f, ois_r,
+    ois_p, ap, curve {thresh, r, p, f}, per_image [{t, r, p, f}]."""
+    if not images:
+        raise ValueError("no images")
+    thresh = np.asarray(images[0]["thresh"] if thresh is None else thresh, dtype=np.float64)
+    T = thresh.size
+
+    def arr(k):
+        a = np.array([im[k] for im in images], dtype=np.float64)
+        if a.shape != (len(images), T):
+            raise ValueError("images have different numbers of thresholds")
+        return a
+
+    cR, sR, cP, sP = arr("cntR"), arr("sumR"), arr("cntP"), arr("sumP")
+    R = _ratio(cR.sum(0), sR.sum(0))
+    P = _ratio(cP.sum(0), sP.sum(0))
+    F = fmeasure(R, P)
+    pos, r_o, p_o, f_o = max_f(R, P)
+    lo = int(math.floor(pos))
+    frac = pos - lo
+    t_o = float(thresh[lo]) if lo + 1 >= T else float(thresh[lo + 1] * frac + thresh[lo] * (1 - frac))
+    Ri, Pi = _ratio(cR, sR), _ratio(cP, sP)
+    Fi = fmeasure(Ri, Pi)
+    first = [int(np.flatnonzero(f == f.max())[0]) for f in Fi]            # ff(1)
+    rows = np.arange(len(images))
+    r_max = float(_ratio(cR[rows, first].sum(), sR[rows, first].sum()))
+    p_max = float(_ratio(cP[rows, first].sum(), sP[rows, first].sum()))
+    per = []
+    for i in rows:
+        ps, rr, pp, ff = max_f(Ri[i], Pi[i])
+        li = int(math.floor(ps))
+        fi = ps - li
+        ti = float(thresh[li]) if li + 1 >= T else float(thresh[li + 1] * fi + thresh[li] * (1 - fi))
+        per.append({"t": ti, "r": rr, "p": pp, "f": ff})
+    return {
+        "images": len(images),
+        "ods_f": f_o, "ods_r": r_o, "ods_p": p_o, "ods_t": t_o,
+        "ods_f_discrete": float(F.max()), "ods_t_discrete": float(thresh[int(np.argmax(F))]),
+        "ois_f": float(fmeasure(r_max, p_max)), "ois_r": r_max, "ois_p": p_max,
+        "ap": average_precision(R, P, ap_occurrence),
+        "curve": {"thresh": thresh.tolist(), "r": R.tolist(), "p": P.tolist(), "f": F.tolist()},
+        "per_image": per,
     }
 
 

@@ -42,6 +42,9 @@ except ImportError as e:  # pragma: no cover
              "(python3-numpy python3-scipy) or a venv that has them" % e)
 
 DIASEG_KS = [2, 3, 4, 6, 8, 12]
+DIASEG_KS_HIERARCHY = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]  # cuts need no eigenvector per k
+DIASEG_AFFINITIES = ["intensity", "color", "contour", "contour+color"]
+DIASEG_GROUPINGS = ["kmeans", "hierarchy"]
 FZ_SCALES = [100, 200, 400, 800, 1600, 3200, 6400, 12800]
 SLIC_NS = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256]
 ALL_METHODS = ["diaseg-intensity", "diaseg-color", "felzenszwalb", "slic"]
@@ -57,10 +60,19 @@ def log(msg):
 def method_config(name, args):
     """(scales, parameters) of a method; the parameters name its cache folder."""
     if name.startswith("diaseg-"):
-        aff = name.split("-", 1)[1]
-        if aff not in ("intensity", "color"):
-            raise SystemExit("unknown method %s" % name)
-        return args.ks, {"affinity": aff, "nev": args.nev, "tol": args.tol, "matvec": "cpu"}
+        # diaseg-AFFINITY or diaseg-AFFINITY-GROUPING (e.g. diaseg-contour-hierarchy)
+        aff, grouping = name.split("-", 1)[1], None
+        if aff.rsplit("-", 1)[-1] in DIASEG_GROUPINGS:
+            aff, grouping = aff.rsplit("-", 1)
+        if aff not in DIASEG_AFFINITIES:
+            raise SystemExit("unknown method %s (affinities: %s; groupings: %s)"
+                             % (name, ", ".join(DIASEG_AFFINITIES), ", ".join(DIASEG_GROUPINGS)))
+        params = {"affinity": aff, "nev": args.nev, "tol": args.tol, "matvec": args.matvec}
+        if grouping:
+            params["grouping"] = grouping
+        params.update(args.diaseg_opt)
+        ks = args.ks if args.ks else (DIASEG_KS_HIERARCHY if grouping == "hierarchy" else DIASEG_KS)
+        return ks, params
     if name == "felzenszwalb":
         return args.fz_scales, {"sigma": 0.8, "min_size": 20}
     if name == "slic":
@@ -113,33 +125,34 @@ def _diaseg_package(lib):
 
 
 def segment_diaseg(img_path, scales, params, opts):
-    labels, notes = [], []
-    use_pkg = opts["diaseg_mode"] == "package"
-    img = load_image(img_path) if use_pkg else None   # the command reads the file itself
-    for k in scales:
-        if use_pkg:
-            import warnings
-            dg = _diaseg_package(opts["diaseg_lib"])
-            with warnings.catch_warnings(record=True) as w:
-                warnings.simplefilter("always")
-                r = dg.segment(img, k=k, nev=params["nev"], tol=params["tol"],
-                               matvec=params["matvec"], affinity=params["affinity"])
-            if not r.converged:
-                notes.append("k=%d not converged" % k)
-            notes += ["k=%d: %s" % (k, x.message) for x in w if "converge" not in str(x.message)]
-            labels.append(np.asarray(r.labels))
-        else:
-            with tempfile.TemporaryDirectory(prefix="bsds-diaseg-") as d:
-                cmd = [opts["diaseg"], "segment", img_path, "-k", str(k), "--nev", str(params["nev"]),
-                       "--tol", str(params["tol"]), "--matvec", params["matvec"],
-                       "--affinity", params["affinity"], "-q", "-o", d]
-                p = subprocess.run(cmd, capture_output=True, text=True)
-                if p.returncode not in (0, 3):
-                    raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()))
-                if p.returncode == 3:
-                    notes.append("k=%d not converged" % k)
-                labels.append(np.load(os.path.join(d, "labels.npy")))
-    return labels, notes
+    """One solve per image: the k list groups the same eigenvectors once per k."""
+    notes = []
+    extra = {k: v for k, v in params.items() if k not in ("nev", "tol", "matvec", "affinity")}
+    if opts["diaseg_mode"] == "package":
+        import warnings
+        dg = _diaseg_package(opts["diaseg_lib"])
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            r = dg.segment(load_image(img_path), k=list(scales), nev=params["nev"],
+                           tol=params["tol"], matvec=params["matvec"],
+                           affinity=params["affinity"], **extra)
+        if not r.converged:
+            notes.append("not converged")
+        notes += [str(x.message) for x in w if "converge" not in str(x.message)]
+        return [np.asarray(r.labels_for(k)) for k in scales], notes
+    with tempfile.TemporaryDirectory(prefix="bsds-diaseg-") as d:
+        cmd = [opts["diaseg"], "segment", img_path, "-k", ",".join(str(k) for k in scales),
+               "--nev", str(params["nev"]), "--tol", str(params["tol"]), "--matvec",
+               params["matvec"], "--affinity", params["affinity"], "-q", "-o", d]
+        for k, v in extra.items():
+            cmd += ["--" + k.replace("_", "-"), str(v)]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode not in (0, 3):
+            raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()))
+        if p.returncode == 3:
+            notes.append("not converged")
+        names = ["labels.npy"] if len(scales) == 1 else ["labels_k%d.npy" % k for k in scales]
+        return [np.load(os.path.join(d, f)) for f in names], notes
 
 
 def segment_peer(name, img, scales, params):
@@ -264,7 +277,13 @@ def main(argv=None):
     ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "bsds_cache"),
                     help="labels and per-image counts (outside the repository)")
     ap.add_argument("--rescore", action="store_true", help="recompute the counts from cached labels")
-    ap.add_argument("--ks", type=int_list, default=DIASEG_KS, help="diaseg k list")
+    ap.add_argument("--ks", type=int_list, default=None,
+                    help="diaseg k list (default %s; hierarchy groupings %s)"
+                    % (",".join(map(str, DIASEG_KS)), ",".join(map(str, DIASEG_KS_HIERARCHY))))
+    ap.add_argument("--matvec", default="cpu", help="diaseg backend (cpu, opencl, auto)")
+    ap.add_argument("--diaseg-opt", action="append", default=[], metavar="NAME=VALUE",
+                    help="another diaseg option for every diaseg method (repeatable), e.g. "
+                    "sigma_c=0.1; it is part of the cache key")
     ap.add_argument("--nev", type=int, default=12)
     ap.add_argument("--tol", type=float, default=1e-3, help="diaseg eigensolver tolerance")
     ap.add_argument("--fz-scales", type=int_list, default=FZ_SCALES)
@@ -272,6 +291,17 @@ def main(argv=None):
     ap.add_argument("--json", help="write every score, per scale, here")
     ap.add_argument("--markdown", help="write the table as Markdown here")
     args = ap.parse_args(argv)
+    opts_kv = {}
+    for item in args.diaseg_opt:
+        if "=" not in item:
+            raise SystemExit("--diaseg-opt %r: expected NAME=VALUE" % item)
+        k, v = item.split("=", 1)
+        try:
+            v = json.loads(v)
+        except ValueError:
+            pass  # a string
+        opts_kv[k.replace("-", "_")] = v
+    args.diaseg_opt = opts_kv
 
     cache_real = os.path.realpath(args.cache)
     if cache_real == ROOT or cache_real.startswith(ROOT + os.sep):

@@ -235,6 +235,153 @@ def toy_aggregation():
     check(close(M.fmeasure(0, 0), 0), "F of R = P = 0 is 0")
 
 
+# ---- soft boundary maps (boundary_pr_image, average_precision, aggregate_pr) ----------------------------
+
+def vline(h, w, col, r0, r1, value=1.0):
+    """An h x w float map with `value` on column col, rows r0..r1-1."""
+    m = np.zeros((h, w))
+    m[r0:r1, col] = value
+    return m
+
+
+def toy_thresholds():
+    t = M.pb_thresholds(99)
+    check(t.size == 99 and close(t[0], 0.01) and close(t[-1], 0.99) and np.allclose(np.diff(t), 0.01),
+          "99 thresholds: 0.01, 0.02, .., 0.99")
+    t = M.pb_thresholds(9)
+    check(np.allclose(t, np.arange(1, 10) / 10), "9 thresholds: 0.1 .. 0.9")
+    check(np.allclose(M.pb_thresholds(1), [0.5]), "1 threshold: 0.5")
+
+
+def counts_at(r, i):
+    return tuple(r[k][i] for k in ("cntR", "sumR", "cntP", "sumP"))
+
+
+def toy_boundary_pr():
+    # 100 x 100 image: tolerance 0.0075 * 141.42 = 1.06 px. Human boundary: column 50, rows 10..89
+    # (80 px). Thresholds 0.1, .., 0.9 (nthresh 9); map values chosen off the thresholds.
+    gt = vline(100, 100, 50, 10, 90).astype(bool)
+    # (1) a perfect map of strength 0.65, two identical humans: at t <= 0.6 every pixel matches:
+    #     cntR = sumR = 2 x 80 (recall sums over humans), cntP = sumP = 80 (a machine pixel counts
+    #     once); at t >= 0.7 the map is empty: cntR = 0, sumP = 0 (R = P = F = 0 there).
+    r = M.boundary_pr_image(vline(100, 100, 50, 10, 90, 0.65), [gt, gt], nthresh=9)
+    check(all(counts_at(r, i) == (160, 160, 80, 80) for i in range(6)) and
+          all(counts_at(r, i) == (0, 160, 0, 0) for i in range(6, 9)),
+          "perfect map: counts %r" % ([counts_at(r, i) for i in range(9)],))
+    a = M.aggregate_pr([r])
+    F = a["curve"]["f"]
+    check(all(close(f, 1) for f in F[:6]) and all(close(f, 0) for f in F[6:]),
+          "perfect map: F = 1 at every threshold below its value, 0 above: %r" % F)
+    check(close(a["ods_f"], 1) and close(a["ois_f"], 1) and close(a["ods_t"], 0.1),
+          "perfect map: ODS F 1 at t 0.1 (the first), OIS F 1: %r %r %r" % (a["ods_f"], a["ois_f"], a["ods_t"]))
+    # AP: R = P = 1 at t <= 0.6, R = P = 0 (empty map) above: unique(R) = {0, 1} with P 0 and 1,
+    # the interpolated P(r) = r at r = 0, 0.01, .., 1: sum = 50.5, x 0.01 = 0.505 (the benchmark
+    # counts the empty map's (0, 0) point, so a perfect binary map does not get AP 1)
+    check(close(a["ap"], 0.505), "perfect map: AP %r, expected 0.505" % a["ap"])
+    # (2) the map 3 px off the human line on a 200 x 200 image (tolerance 2.12 px): nothing matches,
+    #     R = 0, P = 0; 2 px off: everything matches (the positive control)
+    gt2 = vline(200, 200, 100, 20, 180).astype(bool)
+    for shift, want in ((3, 0), (2, 160)):
+        r = M.boundary_pr_image(vline(200, 200, 100 + shift, 20, 180, 0.5), [gt2], nthresh=9)
+        check(all(counts_at(r, i) == (want, 160, want, 160) for i in range(5)),
+              "map %d px off the boundary: counts %r, expected cntR = cntP = %d of 160"
+              % (shift, counts_at(r, 0), want))
+    a = M.aggregate_pr([M.boundary_pr_image(vline(200, 200, 103, 20, 180, 0.5), [gt2], nthresh=9)])
+    check(close(a["ods_f"], 0) and close(a["ois_f"], 0) and max(a["curve"]["r"]) == 0,
+          "map 3 px off: recall 0 everywhere, F 0")
+    # (3) half the boundary (rows 10..49 of 10..89): one-to-one, so 40 of the 80 human pixels
+    #     match (the 40 machine pixels cannot cover more): R = 1/2, P = 1, F = 2/3
+    r = M.boundary_pr_image(vline(100, 100, 50, 10, 50, 0.5), [gt], nthresh=9)
+    check(counts_at(r, 0) == (40, 80, 40, 40), "half the boundary: counts %r, expected (40, 80, 40, 40)"
+          % (counts_at(r, 0),))
+    a = M.aggregate_pr([r])
+    check(close(a["curve"]["r"][0], 0.5) and close(a["curve"]["p"][0], 1) and close(a["ods_f"], 2 / 3),
+          "half the boundary: R %r P %r F %r, expected 1/2, 1, 2/3"
+          % (a["curve"]["r"][0], a["curve"]["p"][0], a["ods_f"]))
+    # (4) thinning: a 3-px-wide band over the line (columns 49..51) is thinned to one line before
+    #     the matching: P = 1 (76..80 px, all matched); unthinned, 240 px of which 80 match (the
+    #     matching is one-to-one): P = 1/3 exactly, R = 1
+    band = np.zeros((100, 100))
+    band[10:90, 49:52] = 0.5
+    r = M.boundary_pr_image(band, [gt], nthresh=3)
+    c = counts_at(r, 0)
+    check(76 <= c[3] <= 80 and c[2] == c[3] and c[0] == c[3], "thinned band: counts %r, expected one "
+          "matched line of 76..80 px" % (c,))
+    r = M.boundary_pr_image(band, [gt], nthresh=3, thin_pb=False)
+    check(counts_at(r, 0) == (80, 80, 80, 240), "unthinned band: counts %r, expected (80, 80, 80, 240)"
+          % (counts_at(r, 0),))
+    # (5) graded: the true line at 0.85, a false line (column 70) at 0.35. t = 0.1..0.3: both lines,
+    #     R = 1, P = 1/2; t = 0.4..0.8: the true one, R = P = 1; t = 0.9: empty, R = P = 0.
+    pb = vline(100, 100, 50, 10, 90, 0.85) + vline(100, 100, 70, 10, 90, 0.35)
+    r = M.boundary_pr_image(pb, [gt], nthresh=9)
+    a = M.aggregate_pr([r])
+    want_p = [0.5] * 3 + [1] * 5 + [0]
+    check(np.allclose(a["curve"]["p"], want_p) and np.allclose(a["curve"]["r"], [1] * 8 + [0]),
+          "graded map: P %r" % a["curve"]["p"])
+    # ODS: F = 2/3 at t <= 0.3; on the line from t = 0.3 to 0.4, F = 2p/(1+p) < 1 until its end:
+    # ODS F = 1 first at t = 0.4; discrete the same
+    check(close(a["ods_f"], 1) and close(a["ods_t"], 0.4) and close(a["ods_t_discrete"], 0.4)
+          and close(a["curve"]["f"][0], 2 / 3), "graded map: ODS F %r at t %r" % (a["ods_f"], a["ods_t"]))
+    # AP: unique(R) = {0, 1}; of the thresholds with R = 1 the LAST one (P = 1) counts, as unique
+    # did in the MATLAB of the benchmark: P(r) = r, AP 0.505; with the first one (P = 1/2, modern
+    # MATLAB's default) P(r) = r/2, AP 0.2525
+    check(close(a["ap"], 0.505) and close(M.average_precision(a["curve"]["r"], a["curve"]["p"], "first"), 0.2525),
+          "graded map: AP %r (last occurrence), expected 0.505 and 0.2525 (first)" % a["ap"])
+    # (6) an empty map: zero counts of the machine, AP 0 (one distinct R)
+    r = M.boundary_pr_image(np.zeros((100, 100)), [gt], nthresh=5)
+    a = M.aggregate_pr([r])
+    check(all(counts_at(r, i) == (0, 80, 0, 0) for i in range(5)) and a["ap"] == 0 and a["ods_f"] == 0,
+          "empty map: counts 0, AP 0, F 0")
+
+
+def toy_aggregate_pr():
+    # Two images, three thresholds, counts by hand (cntR = cntP in each, so F = 2 c / (sumR + sumP)):
+    #  A: cntR = cntP = [8, 6, 0], sumR 10, sumP [16, 6, 0]: F = [16/26, 12/16, 0]: best t2
+    #  B: cntR = cntP = [9, 3, 0], sumR 10, sumP [10, 10, 0]: F = [0.9, 0.3, 0]: best t1
+    #  summed: R = [17/20, 9/20, 0], P = [17/26, 9/16, 0]: F = [34/46, 18/36, 0]; the lines between
+    #  do not beat the first point: ODS F = 34/46 at t1 (0.25)
+    #  OIS: A at t2 (6, 10, 6, 6) + B at t1 (9, 10, 9, 10): R = 15/20, P = 15/16, F = 30/36
+    #  AP: P(r) = 1.25 r on [0, 0.45]: sum over r = 0..0.45 = 0.0125 x 1035 = 12.9375; on (0.45, 0.85]
+    #  P = 9/16 + (r - 0.45)/0.4 x D, D = 17/26 - 9/16 = 38/416: 40 points, 22.5 + 20.5 D; above
+    #  0.85: 0. AP = 0.01 x (12.9375 + 22.5 + 20.5 x 38/416)
+    th = [0.25, 0.5, 0.75]
+    A = {"thresh": th, "cntR": [8, 6, 0], "sumR": [10] * 3, "cntP": [8, 6, 0], "sumP": [16, 6, 0]}
+    B = {"thresh": th, "cntR": [9, 3, 0], "sumR": [10] * 3, "cntP": [9, 3, 0], "sumP": [10, 10, 0]}
+    a = M.aggregate_pr([A, B])
+    check(close(a["ods_f"], 34 / 46) and close(a["ods_t"], 0.25) and close(a["ods_f_discrete"], 34 / 46),
+          "two images: ODS F %r at %r, expected 34/46 at 0.25" % (a["ods_f"], a["ods_t"]))
+    check(close(a["ois_f"], 30 / 36) and close(a["ois_r"], 0.75) and close(a["ois_p"], 15 / 16),
+          "two images: OIS F %r, expected 30/36" % a["ois_f"])
+    ap = 0.01 * (12.9375 + 22.5 + 20.5 * 38 / 416)
+    check(close(a["ap"], ap, 1e-12), "two images: AP %r, expected %r" % (a["ap"], ap))
+    # per image (eval_bdry_img.txt): each image's own maxF. B's best is its first point (0.9); A's
+    # line from (R, P) = (0.8, 0.5) to (0.6, 1) peaks inside, above its points' 0.75: at d of the
+    # way, r = 0.8 - 0.2 d, p = 0.5 + 0.5 d, F = 2 r p / (r + p) = 2 r p / (1.3 + 0.3 d), largest
+    # at d = 0.9371 (dF/dd = 0); of the 100 steps k/99 the nearest, d = 93/99 = 0.9394
+    d = 93 / 99
+    fa = 2 * (0.8 - 0.2 * d) * (0.5 + 0.5 * d) / (1.3 + 0.3 * d)
+    check(close(a["per_image"][0]["f"], fa) and close(a["per_image"][0]["t"], 0.25 + 0.25 * d)
+          and close(a["per_image"][1]["f"], 0.9) and close(a["per_image"][1]["t"], 0.25),
+          "two images: per-image best F %r, expected %r and 0.9" % (a["per_image"], fa))
+    # A alone: its ODS is that interior point, the threshold interpolated alike (t = 0.25 + 0.25 d)
+    a1 = M.aggregate_pr([A])
+    check(close(a1["ods_f"], fa) and close(a1["ods_t"], 0.25 + 0.25 * d) and close(a1["ods_r"], 0.8 - 0.2 * d)
+          and close(a1["ods_f_discrete"], 0.75) and close(a1["ods_t_discrete"], 0.5),
+          "A alone: ODS F %r at t %r, expected %r at %r (discrete 0.75 at 0.5)"
+          % (a1["ods_f"], a1["ods_t"], fa, 0.25 + 0.25 * d))
+    # OIS ties: C has F = 1/2 at t1 (5/10 matched, 5 of 10 machine pixels) and at t2 (5/10, 10 of
+    # 20): the FIRST (ff(1) of collect_eval_bdry.m) is summed. With D = (8, 10, 8, 10) at both:
+    # R = P = 13/20, OIS F 0.65 (the last would give P = 18/30, F 0.624)
+    C = {"thresh": [0.25, 0.5], "cntR": [5, 5], "sumR": [10, 10], "cntP": [5, 10], "sumP": [10, 20]}
+    D = {"thresh": [0.25, 0.5], "cntR": [8, 8], "sumR": [10, 10], "cntP": [8, 8], "sumP": [10, 10]}
+    a2 = M.aggregate_pr([C, D])
+    check(close(a2["ois_f"], 0.65) and close(a2["ois_p"], 0.65),
+          "OIS takes each image's first best threshold: F %r, expected 0.65" % a2["ois_f"])
+    # AP of a three-point curve: R = [1, 0.5, 0], P = [0.5, 1, 0]: P(r) = 2r on [0, 0.5] (sum 25.5),
+    # 1.5 - r on (0.5, 1] (sum 37.25): 0.6275
+    check(close(M.average_precision([1, 0.5, 0], [0.5, 1, 0]), 0.6275), "AP of a 3-point curve 0.6275")
+
+
 # ---- on the data --------------------------------------------------------------------------------------
 
 # Values of the two first val images (101085, 101087) computed once with metrics.py (see the README);
@@ -311,7 +458,7 @@ def main():
     ap.add_argument("--bsds", default="/work/shared/bsds")
     args = ap.parse_args()
     for t in (toy_identical, toy_one_vs_two, toy_covering_unequal, toy_tolerance, toy_one_to_one,
-              toy_thin_seg2bmap, toy_aggregation):
+              toy_thin_seg2bmap, toy_aggregation, toy_thresholds, toy_boundary_pr, toy_aggregate_pr):
         t()
     skipped = 0
     if os.path.isdir(os.path.join(args.bsds, "groundTruth", "val")):
