@@ -27,7 +27,8 @@ typedef enum app_command {
   APP_CMD_EIGS,     /* image -> eigenvectors, pictures, report (no clustering) */
   APP_CMD_AFFINITY, /* image -> the normalised matrix as .npy files (for other solvers) */
   APP_CMD_BENCH,    /* SpMV and solve timings per backend, against the bandwidth bound */
-  APP_CMD_DEVICES   /* list the OpenCL platforms and devices */
+  APP_CMD_DEVICES,  /* list the OpenCL platforms and devices */
+  APP_CMD_CONTOURS  /* image -> the boundary detector's strength (contours.npy, contours.png) */
 } app_command;
 
 #define APP_MAX_INPUTS 16
@@ -40,10 +41,12 @@ typedef struct app_config {
   int help;               /* --help given: print app_cli_usage and exit 0 */
   int version;            /* --version given */
   dsg_options opt;        /* the library's options: -k, --nev, --sigma-i, --matvec, ... */
+  int ks[APP_MAX_K];      /* -k 2,4,8: the list opt.ks points to (opt.k is its first k) */
   const char *image;      /* NULL: the sample image (app_find_sample) */
   const char *out_dir;    /* -o (segment, eigs; default "out") or --export (affinity; "matrix") */
   int resize_w, resize_h; /* --resize WxH: resample the image first (0: keep) */
   const char *json;       /* --json FILE or "-" */
+  int parts;              /* contours --parts: also contour_parts.npy (for fitting the weights) */
   size_t max_pixels;      /* --max-pixels */
   int quiet;              /* --quiet: no progress or summary on stderr */
   int cl_device_from_env; /* opt.cl_device is $DIASEG_CL_DEVICE, not --cl-device */

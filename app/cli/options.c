@@ -15,6 +15,7 @@
 #define APP_STR(x) APP_STR_(x) /* a number's macro as the help text spells it */
 #define SOLVE_CMDS (CMD_BIT(APP_CMD_SEGMENT) | CMD_BIT(APP_CMD_EIGS))
 #define IMAGE_CMDS (SOLVE_CMDS | CMD_BIT(APP_CMD_AFFINITY))
+#define CONTOURS_CMD CMD_BIT(APP_CMD_CONTOURS)
 #define BENCH_CMD CMD_BIT(APP_CMD_BENCH)
 #define DEVICES_CMD CMD_BIT(APP_CMD_DEVICES)
 
@@ -28,6 +29,11 @@ enum opt_id {
   OPT_RADIUS,
   OPT_SIGMA_I,
   OPT_SIGMA_X,
+  OPT_SIGMA_C,
+  OPT_GROUPING,
+  OPT_SPECTRAL_WEIGHT,
+  OPT_MIN_REGION,
+  OPT_PARTS,
   OPT_AFFINITY,
   OPT_MATVEC,
   OPT_SEED,
@@ -64,8 +70,9 @@ typedef struct opt_def {
 
 static const opt_def options[] = {
     {"k", 'k', "SEGMENTS", OPT_K, CMD_BIT(APP_CMD_SEGMENT),
-     "number of segments, 1 <= k <= min(nev, 64) (default 5)"},
-    {"output", 'o', "DIR", OPT_OUT, SOLVE_CMDS, "output folder, created if missing (default out)"},
+     "number of segments, 1 <= k <= min(nev, 64) (default 5), or a list 2,4,8 (one solve)"},
+    {"output", 'o', "DIR", OPT_OUT, (SOLVE_CMDS | CONTOURS_CMD),
+     "output folder, created if missing (default out)"},
     {"nev", 0, "N", OPT_NEV, (SOLVE_CMDS | BENCH_CMD),
      "eigenpairs to compute, 1 <= N < pixels (default 8)"},
     {"ncv", 0, "M", OPT_NCV, (SOLVE_CMDS | BENCH_CMD),
@@ -80,8 +87,10 @@ static const opt_def options[] = {
      "feature scale of the affinity (default 0.1)"},
     {"sigma-x", 0, "S", OPT_SIGMA_X, (IMAGE_CMDS | BENCH_CMD),
      "spatial scale of the affinity in pixels (default 4.0)"},
+    {"sigma-c", 0, "S", OPT_SIGMA_C, (IMAGE_CMDS | BENCH_CMD),
+     "contour scale of the contour cues: exp(-max contour / S) (default 0.1)"},
     {"affinity", 0, "KIND", OPT_AFFINITY, (IMAGE_CMDS | BENCH_CMD),
-     "features: intensity (default) or color"},
+     "cue: intensity (default), color, contour, contour+color"},
     {"matvec", 0, "BACKEND", OPT_MATVEC, (SOLVE_CMDS | BENCH_CMD),
      "auto (default: first OpenCL GPU, else cpu), cpu, opencl (bench: also all)"},
     {"solver", 0, "NAME", OPT_SOLVER, (SOLVE_CMDS | BENCH_CMD),
@@ -96,20 +105,28 @@ static const opt_def options[] = {
      "load dia_spmv.cl from DIR instead of the built-in copy ($DIASEG_KERNEL_DIR)"},
     {"cl-max-alloc", 0, "BYTES", OPT_CL_MAX_ALLOC, (SOLVE_CMDS | BENCH_CMD),
      "pretend the device's largest allocation is BYTES ($DIASEG_CL_MAX_ALLOC)"},
+    {"grouping", 0, "HOW", OPT_GROUPING, CMD_BIT(APP_CMD_SEGMENT),
+     "hierarchy (cuts of the region hierarchy) or kmeans (of the eigenvectors) (default kmeans)"},
+    {"spectral-weight", 0, "W", OPT_SPECTRAL_WEIGHT, CMD_BIT(APP_CMD_SEGMENT),
+     "hierarchy: weight of the eigenvectors' gradient beside the contours (default 1)"},
+    {"min-region", 0, "PIXELS", OPT_MIN_REGION, CMD_BIT(APP_CMD_SEGMENT),
+     "hierarchy: smaller regions merge first (default 0: pixels / 500)"},
     {"seed", 0, "S", OPT_SEED, CMD_BIT(APP_CMD_SEGMENT), "k-means++ seed (default 1)"},
     {"restarts", 0, "R", OPT_RESTARTS, CMD_BIT(APP_CMD_SEGMENT),
      "k-means restarts; the best is kept (default 8)"},
-    {"resize", 0, "WxH", OPT_RESIZE, IMAGE_CMDS,
+    {"resize", 0, "WxH", OPT_RESIZE, (IMAGE_CMDS | CONTOURS_CMD),
      "resample the image to W x H pixels first (bilinear)"},
     {"export", 0, "DIR", OPT_EXPORT, CMD_BIT(APP_CMD_AFFINITY),
      "folder for the matrix files (default matrix)"},
     {"keep-specks", 0, NULL, OPT_KEEP_SPECKS, (SOLVE_CMDS | BENCH_CMD),
      "no speck handling: the plain top of the spectrum (docs/PIPELINE.md)"},
+    {"parts", 0, NULL, OPT_PARTS, CONTOURS_CMD,
+     "also write contour_parts.npy: each gradient before the combination (12 x H x W)"},
     {"json", 0, "FILE", OPT_JSON, (SOLVE_CMDS | BENCH_CMD | DEVICES_CMD),
      "also write the report to FILE ('-': standard output)"},
-    {"max-pixels", 0, "N", OPT_MAX_PIXELS, (IMAGE_CMDS | BENCH_CMD),
+    {"max-pixels", 0, "N", OPT_MAX_PIXELS, (IMAGE_CMDS | BENCH_CMD | CONTOURS_CMD),
      "refuse images with more pixels, 1 <= N <= 1073741823 (default 33554432)"},
-    {"quiet", 'q', NULL, OPT_QUIET, (IMAGE_CMDS | BENCH_CMD),
+    {"quiet", 'q', NULL, OPT_QUIET, (IMAGE_CMDS | BENCH_CMD | CONTOURS_CMD),
      "no progress or summary on standard error"},
     {"size", 0, "WxH", OPT_SIZE, BENCH_CMD,
      "bench the sample image resampled to W x H (repeatable)"},
@@ -136,6 +153,8 @@ static const struct {
      "export the normalised affinity N (DIA offsets and diagonals) as .npy files"},
     {"bench", APP_CMD_BENCH, "[IMAGE ... | --size WxH ...]",
      "time the SpMV and the eigensolve per backend against the measured bandwidth"},
+    {"contours", APP_CMD_CONTOURS, "IMAGE",
+     "the boundary detector alone: contours.npy and contours.png (16-bit)"},
     {"devices", APP_CMD_DEVICES, "",
      "list the OpenCL platforms and devices, and which diaseg picks"},
 };
@@ -229,12 +248,51 @@ static int parse_size(const char *flag, const char *v, int *w_out, int *h_out)
   return DSG_OK;
 }
 
+/* -k 2,4,8: several k from one eigensolve (cfg->ks, opt.ks; opt.k is the first). Each value is
+ * parsed as a lone -k is, and a value given twice is refused: each k names its own output files.
+ * Messages quote the list and the value ("-k 2,x: 'x' is not an integer"). */
+static int parse_ks(app_config *cfg, const char *flag, const char *v)
+{
+  char what[128], item[24];
+  int nks = 0;
+  snprintf(what, sizeof(what), "%s %.*s%s", flag, 48, v, strlen(v) > 48 ? "..." : "");
+  for (const char *p = v;; p++) {
+    const size_t len = strcspn(p, ",");
+    long long k = 0;
+    int status;
+    if (len >= sizeof(item))
+      return dsg_error_set(DSG_ERR_INVALID, "%s: '%.*s...' is not an integer in [1, %d]", what, 16,
+                           p, APP_MAX_K);
+    memcpy(item, p, len);
+    item[len] = '\0';
+    status = parse_range(what, item, 1, APP_MAX_K, "", &k);
+    if (status != DSG_OK)
+      return status;
+    for (int i = 0; i < nks; i++)
+      if (cfg->ks[i] == (int)k)
+        return dsg_error_set(DSG_ERR_INVALID, "%s: %lld is in the list twice (give each k once)",
+                             what, k);
+    cfg->ks[nks++] = (int)k; /* distinct values in [1, APP_MAX_K]: at most APP_MAX_K of them */
+    p += len;
+    if (!*p)
+      break;
+  }
+  cfg->opt.ks = cfg->ks;
+  cfg->opt.nks = nks;
+  cfg->opt.k = cfg->ks[0];
+  return DSG_OK;
+}
+
 static int apply_option(app_config *cfg, const opt_def *o, const char *flag, const char *v)
 {
   long long iv = 0;
   int status = DSG_OK;
   switch (o->id) {
   case OPT_K:
+    cfg->opt.ks = NULL; /* the last -k counts */
+    cfg->opt.nks = 0;
+    if (strchr(v, ','))
+      return parse_ks(cfg, flag, v);
     status = parse_long(flag, v, 1, APP_MAX_K, &iv);
     cfg->opt.k = (int)iv;
     break;
@@ -269,8 +327,11 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
     cfg->opt.radius = (int)iv;
     break;
   case OPT_SIGMA_I:
-  case OPT_SIGMA_X: {
-    double *dst = o->id == OPT_SIGMA_I ? &cfg->opt.sigma_i : &cfg->opt.sigma_x;
+  case OPT_SIGMA_X:
+  case OPT_SIGMA_C: {
+    double *dst = o->id == OPT_SIGMA_I   ? &cfg->opt.sigma_i
+                  : o->id == OPT_SIGMA_X ? &cfg->opt.sigma_x
+                                         : &cfg->opt.sigma_c;
     status = parse_double(flag, v, dst);
     if (status == DSG_OK && !(*dst > 0.0))
       return dsg_error_set(DSG_ERR_INVALID, "%s: %s is invalid: it must be > 0", flag, v);
@@ -390,6 +451,24 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
     break;
   case OPT_QUIET: cfg->quiet = 1; break;
   case OPT_KEEP_SPECKS: cfg->opt.keep_specks = 1; break;
+  case OPT_PARTS: cfg->parts = 1; break;
+  case OPT_GROUPING:
+    for (int g = 0; g < dsg_grouping_count(); g++)
+      if (strcmp(v, dsg_grouping_name(g)) == 0) {
+        cfg->opt.grouping = dsg_grouping_name(g);
+        return DSG_OK;
+      }
+    return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not one of %s, %s", flag, v,
+                         dsg_grouping_name(0), dsg_grouping_name(1));
+  case OPT_MIN_REGION:
+    status = parse_long(flag, v, 0, INT_MAX, &iv);
+    cfg->opt.min_region = (int)iv;
+    break;
+  case OPT_SPECTRAL_WEIGHT:
+    status = parse_double(flag, v, &cfg->opt.spectral_weight);
+    if (status == DSG_OK && !(cfg->opt.spectral_weight >= 0.0))
+      return dsg_error_set(DSG_ERR_INVALID, "%s: %s is invalid: it must be >= 0", flag, v);
+    break;
   case OPT_HELP: cfg->help = 1; break;
   case OPT_VERSION: cfg->version = 1; break;
   }
@@ -633,7 +712,22 @@ int app_cli_parse(int argc, char **argv, app_config *cfg)
   }
   if (cfg->command == APP_CMD_EIGS && !cfg->image)
     return dsg_error_set(DSG_ERR_INVALID, "eigs needs an IMAGE (try 'diaseg eigs --help')");
-  if (cfg->command == APP_CMD_SEGMENT && cfg->opt.k > cfg->opt.nev)
+  if (cfg->command == APP_CMD_CONTOURS && !cfg->image)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "contours needs an IMAGE (try 'diaseg contours --help')");
+  if (cfg->command == APP_CMD_SEGMENT && cfg->opt.nks > 0) { /* a list: its largest k */
+    int max_k = 0;
+    for (int k = 0; k < cfg->opt.nks; k++)
+      max_k = cfg->ks[k] > max_k ? cfg->ks[k] : max_k;
+    if (max_k > cfg->opt.nev && strcmp(cfg->opt.grouping, "kmeans") == 0)
+      return dsg_error_set(
+          DSG_ERR_INVALID,
+          "-k %d (the largest of the list) is out of range: it must satisfy k <= nev = %d "
+          "(raise --nev to %d)",
+          max_k, cfg->opt.nev, max_k);
+  }
+  if (cfg->command == APP_CMD_SEGMENT && cfg->opt.k > cfg->opt.nev &&
+      strcmp(cfg->opt.grouping, "kmeans") == 0)
     return dsg_error_set(DSG_ERR_INVALID,
                          "-k %d is out of range: it must satisfy k <= nev = %d "
                          "(raise --nev)",
@@ -641,8 +735,11 @@ int app_cli_parse(int argc, char **argv, app_config *cfg)
   if (cfg->opt.ncv && cfg->opt.ncv <= cfg->opt.nev)
     return dsg_error_set(DSG_ERR_INVALID, "--ncv %d is out of range: it must be > nev = %d",
                          cfg->opt.ncv, cfg->opt.nev);
-  if (cfg->command != APP_CMD_SEGMENT)
+  if (cfg->command != APP_CMD_SEGMENT) {
     cfg->opt.k = 0; /* eigenpairs only */
+    cfg->opt.ks = NULL;
+    cfg->opt.nks = 0;
+  }
   return take_environment(cfg);
 }
 
@@ -686,6 +783,10 @@ void app_cli_usage(FILE *f, app_command cmd)
         "(the C path and every OpenCL device), --kernel all.\n"
         "Without inputs it benches the sample image. Results: a table on standard output,\n"
         "--json / --csv / --chart files; progress on standard error.\n");
+  if (cmd == APP_CMD_SEGMENT)
+    fprintf(f, "\nA list of k (-k 2,4,8) solves once and groups once per k, with the same --seed\n"
+               "and --restarts: labels_kK.npy, labels_kK.png and overlay_kK.png for each K\n"
+               "(a single k writes labels.npy, labels.png and overlay.png).\n");
   fprintf(f, "\nExit codes: 0 ok, 1 runtime error, 2 bad arguments or input, 3 not converged "
              "(partial results, flagged in report.json), 130 interrupted.\n");
 }

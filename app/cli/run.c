@@ -22,7 +22,8 @@
 
 /* The files segment and eigs write into the output folder, and remove there when an earlier run
  * left them and this one does not write them (eigvec_%02d.png: two digits, more from --nev 100
- * on; nothing else of the user's): the folder holds one run. */
+ * on; labels_k%d.* and overlay_k%d.png of a list of k, 1 <= k <= 64; nothing else of the
+ * user's): the folder holds one run. */
 static const char *const run_outputs[] = {"eigvec_[0-9][0-9].png",
                                           "eigvec_[0-9][0-9][0-9].png",
                                           "eigvec_[0-9][0-9][0-9][0-9].png",
@@ -30,8 +31,21 @@ static const char *const run_outputs[] = {"eigvec_[0-9][0-9].png",
                                           "labels.npy",
                                           "labels.png",
                                           "overlay.png",
+                                          "labels_k[0-9].npy",
+                                          "labels_k[0-9][0-9].npy",
+                                          "labels_k[0-9].png",
+                                          "labels_k[0-9][0-9].png",
+                                          "overlay_k[0-9].png",
+                                          "overlay_k[0-9][0-9].png",
+                                          "contours.npy",
+                                          "contours.png",
+                                          "ucm.npy",
+                                          "ucm.png",
                                           "report.json",
                                           NULL};
+/* diaseg contours' files */
+static const char *const contour_outputs[] = {"contours.npy", "contours.png", "contour_parts.npy",
+                                              NULL};
 /* affinity --export's files */
 static const char *const export_outputs[] = {"offsets.npy", "diagonals.npy", "sqrt_degree.npy",
                                              "matrix.json", NULL};
@@ -111,6 +125,98 @@ static int write_picture(run *r, const char *name, unsigned char *rgb)
   return status;
 }
 
+/* contours.npy (float32 H x W) and contours.png (16-bit gray, round(65535 strength)) */
+static int stage_contours(run *r, const float *strength)
+{
+  const int w = r->img.width, h = r->img.height;
+  const size_t n = (size_t)w * (size_t)h, shape[2] = {(size_t)h, (size_t)w};
+  uint16_t *png = NULL;
+  int status = app_out_npy_f32(r->out, "contours.npy", strength, 2, shape);
+  if (status != DSG_OK)
+    return status;
+  r->nfiles++;
+  png = malloc(n * sizeof(*png));
+  if (!png)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a %d x %d picture", w, h);
+  for (size_t i = 0; i < n; i++) {
+    const double v = strength[i] < 0.0f ? 0.0 : strength[i] > 1.0f ? 1.0 : strength[i];
+    png[i] = (uint16_t)lround(v * 65535.0);
+  }
+  status = app_out_png16(r->out, "contours.png", w, h, png);
+  free(png);
+  r->nfiles += status == DSG_OK;
+  return status == DSG_OK ? check_cancel() : status;
+}
+
+/* ucm.npy (float32, (2H+1) x (2W+1), BSDS's convention) and ucm.png (8-bit, the levels scaled
+ * by the largest, dark on white like a drawing) when the run built a hierarchy */
+static int stage_ucm(run *r)
+{
+  const size_t W2 = 2 * (size_t)r->img.width + 1, H2 = 2 * (size_t)r->img.height + 1;
+  const size_t shape[2] = {H2, W2};
+  float *ucm = malloc(W2 * H2 * sizeof(*ucm)), top = 0.0f;
+  unsigned char *gray = NULL;
+  int status;
+  if (!ucm)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a %zu x %zu map", W2, H2);
+  status = dsg_result_ucm(r->res, ucm);
+  if (status != DSG_OK) { /* no hierarchy: nothing to write */
+    free(ucm);
+    dsg_error_clear();
+    return DSG_OK;
+  }
+  status = app_out_npy_f32(r->out, "ucm.npy", ucm, 2, shape);
+  r->nfiles += status == DSG_OK;
+  gray = status == DSG_OK ? malloc(W2 * H2) : NULL;
+  if (status == DSG_OK && !gray)
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a %zu x %zu picture", W2, H2);
+  if (status == DSG_OK) {
+    for (size_t i = 0; i < W2 * H2; i++)
+      top = ucm[i] > top ? ucm[i] : top;
+    for (size_t i = 0; i < W2 * H2; i++)
+      gray[i] = (unsigned char)lround(255.0 * (1.0 - (top > 0.0f ? sqrt(ucm[i] / top) : 0.0)));
+    status = app_out_png(r->out, "ucm.png", (int)W2, (int)H2, 1, gray);
+    r->nfiles += status == DSG_OK;
+  }
+  free(gray);
+  free(ucm);
+  return status == DSG_OK ? check_cancel() : status;
+}
+
+/* labels.npy, labels.png and overlay.png; with k > 0 (a list of k), labels_kK.npy,
+ * labels_kK.png and overlay_kK.png. Nothing for labels NULL (the solve stopped short of k). */
+static int stage_labels(run *r, const int32_t *labels, int k)
+{
+  const int w = r->img.width, h = r->img.height;
+  size_t shape[2] = {(size_t)h, (size_t)w};
+  char suffix[16] = "", name[32];
+  unsigned char *rgb = NULL;
+  int status;
+  if (!labels)
+    return DSG_OK;
+  if (k > 0)
+    snprintf(suffix, sizeof(suffix), "_k%d", k);
+  snprintf(name, sizeof(name), "labels%s.npy", suffix);
+  status = app_out_npy_i32(r->out, name, labels, 2, shape);
+  if (status != DSG_OK)
+    return status;
+  r->nfiles++;
+  status = dsg_picture_labels(labels, w, h, &rgb);
+  if (status == DSG_OK) {
+    snprintf(name, sizeof(name), "labels%s.png", suffix);
+    status = write_picture(r, name, rgb);
+  }
+  if (status == DSG_OK)
+    status = dsg_picture_overlay(&r->img, labels, &rgb);
+  if (status == DSG_OK) {
+    snprintf(name, sizeof(name), "overlay%s.png", suffix);
+    status = write_picture(r, name, rgb);
+  }
+  if (status == DSG_OK)
+    status = check_cancel();
+  return status;
+}
+
 static int stage_write(run *r)
 {
   const int w = r->img.width, h = r->img.height, nconv = dsg_result_nconv(r->res);
@@ -148,19 +254,23 @@ static int stage_write(run *r)
     if (status != DSG_OK)
       return status;
   }
-  if (labels) {
-    size_t shape[2] = {(size_t)h, (size_t)w};
-    status = app_out_npy_i32(r->out, "labels.npy", labels, 2, shape);
+  if (dsg_result_contours(r->res)) {
+    status = stage_contours(r, dsg_result_contours(r->res));
     if (status != DSG_OK)
       return status;
-    r->nfiles++;
-    status = dsg_picture_labels(labels, w, h, &rgb);
-    if (status == DSG_OK)
-      status = write_picture(r, "labels.png", rgb);
-    if (status == DSG_OK)
-      status = dsg_picture_overlay(&r->img, labels, &rgb);
-    if (status == DSG_OK)
-      status = write_picture(r, "overlay.png", rgb);
+  }
+  status = stage_ucm(r);
+  if (status != DSG_OK)
+    return status;
+  if (dsg_result_nk(r->res) > 1) { /* -k 2,4,8: one set per k, named by it */
+    for (int i = 0; i < dsg_result_nk(r->res); i++) {
+      const int k = dsg_result_k_at(r->res, i);
+      status = stage_labels(r, dsg_result_labels_k(r->res, k), k);
+      if (status != DSG_OK)
+        return status;
+    }
+  } else {
+    status = stage_labels(r, labels, 0);
     if (status != DSG_OK)
       return status;
   }
@@ -286,17 +396,38 @@ static int write_report(run *r, double t_start)
   return status;
 }
 
+/* The k of the run whose labels were computed (written 1) or not (0), as "2,4,8", into buf
+ * (room for 64 k). Returns how many. */
+static int list_ks(const dsg_result *res, int written, char *buf, size_t cap)
+{
+  size_t len = 0;
+  int count = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < dsg_result_nk(res); i++) {
+    const int k = dsg_result_k_at(res, i);
+    if ((dsg_result_labels_k(res, k) != NULL) != written || len + 4 >= cap)
+      continue;
+    len += (size_t)snprintf(buf + len, cap - len, "%s%d", count ? "," : "", k);
+    count++;
+  }
+  return count;
+}
+
 static void summary(const run *r, double t_start)
 {
   const app_config *cfg = r->cfg;
   const int nconv = dsg_result_nconv(r->res);
   const double *res = dsg_result_residuals(r->res);
   double max_res = 0.0;
-  char segs[48] = "";
+  char segs[256] = "", ks[200];
   for (int i = 0; i < nconv; i++)
     max_res = res[i] > max_res ? res[i] : max_res;
-  if (dsg_result_labels(r->res))
+  if (dsg_result_nk(r->res) > 1) {
+    if (list_ks(r->res, 1, ks, sizeof(ks)) > 0)
+      snprintf(segs, sizeof(segs), ", segments for k = %s", ks);
+  } else if (dsg_result_labels(r->res)) {
     snprintf(segs, sizeof(segs), ", %d segments", cfg->opt.k);
+  }
   fprintf(stderr,
           "diaseg: %s %dx%d: %d/%d eigenpairs (max residual %.1e, %ld products, %.2f s "
           "solve)%s; %d files in %s/ (%.2f s total)\n",
@@ -387,6 +518,32 @@ static int check_json(const run *r, const char *const *outputs)
   return DSG_OK;
 }
 
+/* diaseg contours: the detector alone */
+static int run_contours(run *r, const dsg_options *opt, double t_start)
+{
+  const app_config *cfg = r->cfg;
+  const int w = r->img.width, h = r->img.height;
+  float *strength = NULL, *parts = NULL;
+  double t0 = dsg_seconds();
+  int status = dsg_contours(&r->img, opt, &strength, cfg->parts ? &parts : NULL);
+  const double t_detect = dsg_seconds() - t0;
+  if (status == DSG_OK)
+    status = stage_contours(r, strength);
+  if (status == DSG_OK && parts) {
+    const size_t shape[3] = {(size_t)dsg_contour_parts(), (size_t)h, (size_t)w};
+    status = app_out_npy_f32(r->out, "contour_parts.npy", parts, 3, shape);
+    r->nfiles += status == DSG_OK;
+  }
+  if (status == DSG_OK)
+    status = commit(r, contour_outputs);
+  if (status == DSG_OK && !cfg->quiet)
+    fprintf(stderr, "diaseg: %s %dx%d: contours in %.2f s; %d files in %s/ (%.2f s total)\n",
+            r->image_path, w, h, t_detect, r->nfiles, cfg->out_dir, dsg_seconds() - t_start);
+  dsg_free(strength);
+  dsg_free(parts);
+  return status;
+}
+
 int app_run(const app_config *cfg)
 {
   run r;
@@ -408,10 +565,12 @@ int app_run(const app_config *cfg)
 
   /* load and check everything before anything is created on disk */
   status = load(&r);
-  if (status == DSG_OK && cfg->command != APP_CMD_AFFINITY)
+  if (status == DSG_OK && cfg->command != APP_CMD_AFFINITY && cfg->command != APP_CMD_CONTOURS)
     status = dsg_check_size(&opt, r.img.width, r.img.height);
   if (status == DSG_OK)
-    status = check_json(&r, cfg->command == APP_CMD_AFFINITY ? export_outputs : run_outputs);
+    status = check_json(&r, cfg->command == APP_CMD_AFFINITY   ? export_outputs
+                            : cfg->command == APP_CMD_CONTOURS ? contour_outputs
+                                                               : run_outputs);
   if (status == DSG_OK)
     status = app_out_begin(&r.out, cfg->out_dir);
   if (status != DSG_OK)
@@ -423,6 +582,10 @@ int app_run(const app_config *cfg)
   if (status != DSG_OK)
     goto out;
 
+  if (cfg->command == APP_CMD_CONTOURS) {
+    status = run_contours(&r, &opt, t_start);
+    goto out;
+  }
   if (cfg->command == APP_CMD_AFFINITY) {
     status = dsg_affinity(&r.img, &opt, &r.matrix);
     if (status == DSG_OK)
@@ -460,12 +623,19 @@ int app_run(const app_config *cfg)
   status = r.solve_status;
   if (status == DSG_ERR_NOCONV) {
     /* the one message of the event: the solver's, what it means for the outputs */
-    char segs[128] = "";
-    if (cfg->command == APP_CMD_SEGMENT && !dsg_result_labels(r.res))
+    char segs[320] = "", ks[200];
+    if (cfg->command == APP_CMD_SEGMENT && dsg_result_nk(r.res) > 1) {
+      if (list_ks(r.res, 0, ks, sizeof(ks)) > 0)
+        snprintf(segs, sizeof(segs),
+                 "; -k K needs K converged eigenvectors, so no segmentation was written "
+                 "for k = %s",
+                 ks);
+    } else if (cfg->command == APP_CMD_SEGMENT && !dsg_result_labels(r.res)) {
       snprintf(segs, sizeof(segs),
                "; -k %d needs %d converged eigenvectors, so no segmentation "
                "was written",
                cfg->opt.k, cfg->opt.k);
+    }
     dsg_error_set(DSG_ERR_NOCONV,
                   "%s (--max-iter %d)%s; the partial results are flagged in %s/report.json",
                   dsg_result_note(r.res), cfg->opt.max_iter, segs, cfg->out_dir);

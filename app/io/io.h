@@ -77,6 +77,8 @@ const char *app_out_dir(const app_out *o);
 /* Writers into a staged file. They check their sizes (stbi_write_png computes in int). */
 int app_out_png(app_out *o, const char *name, int width, int height, int comp,
                 const unsigned char *data);
+/* One 16-bit gray channel (libpng), width * height samples row-major. */
+int app_out_png16(app_out *o, const char *name, int width, int height, const uint16_t *data);
 int app_out_npy_f32(app_out *o, const char *name, const float *data, int ndim, const size_t *shape);
 int app_out_npy_f64(app_out *o, const char *name, const double *data, int ndim,
                     const size_t *shape);

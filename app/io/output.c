@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <png.h>
+#include <setjmp.h>
 #include <stb_image_write.h>
 
 #define APP_OUT_MAX_FILES 1024
@@ -571,6 +573,70 @@ int app_out_png(app_out *o, const char *name, int width, int height, int comp,
                          sink.failed ? strerror(e) : "PNG encoder failed (out of memory)");
   }
   return app_out_close(o, sink.fp);
+}
+
+/* libpng's errors: the message kept for ours, then back to the setjmp in app_out_png16 */
+static void png16_error(png_structp png, png_const_charp msg)
+{
+  char *keep = png_get_error_ptr(png);
+  snprintf(keep, 128, "%s", msg);
+  png_longjmp(png, 1);
+}
+
+static void png16_warning(png_structp png, png_const_charp msg)
+{
+  (void)png;
+  (void)msg;
+}
+
+int app_out_png16(app_out *o, const char *name, int width, int height, const uint16_t *data)
+{
+  char why[128] = "";
+  png_structp png = NULL;
+  png_infop info = NULL;
+  FILE *fp = NULL;
+  int status;
+  if (width < 1 || height < 1 || width > 0x7fffffff / 2)
+    return dsg_error_set(DSG_ERR_LIMIT, "cannot write %s: a %d x %d 16-bit PNG", name, width,
+                         height);
+  status = app_out_open(o, name, &fp);
+  if (status != DSG_OK)
+    return status;
+  png = png_create_write_struct(PNG_LIBPNG_VER_STRING, why, png16_error, png16_warning);
+  info = png ? png_create_info_struct(png) : NULL;
+  if (!png || !info) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot write '%s': out of memory", name);
+    goto out;
+  }
+  if (setjmp(png_jmpbuf(png))) {
+    int e = errno;
+    status = dsg_error_set(DSG_ERR_IO, "cannot write '%s': %s", name,
+                           ferror(fp) ? strerror(e) : why);
+    goto out;
+  }
+  png_init_io(png, fp);
+  png_set_IHDR(png, info, (png_uint_32)width, (png_uint_32)height, 16, PNG_COLOR_TYPE_GRAY,
+               PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  png_write_info(png, info);
+  {
+    const uint16_t one = 1;
+    if (*(const unsigned char *)&one)
+      png_set_swap(png); /* PNG is big-endian */
+  }
+  for (int y = 0; y < height; y++)
+    png_write_row(png, (png_const_bytep)(data + (size_t)y * (size_t)width));
+  png_write_end(png, NULL);
+  if (fflush(fp) != 0 || ferror(fp))
+    status = dsg_error_set(DSG_ERR_IO, "cannot write '%s': %s", name, strerror(errno));
+out:
+  if (png)
+    png_destroy_write_struct(&png, info ? &info : NULL);
+  {
+    int st = app_out_close(o, fp);
+    if (status == DSG_OK)
+      status = st;
+  }
+  return status;
 }
 
 static int write_npy(app_out *o, const char *name, const char *descr, size_t elem, const void *data,

@@ -33,6 +33,45 @@ void app_disc_offsets(int radius, int *dx, int *dy)
       }
 }
 
+/* Bresenham's points t (dx, dy) / L rounded, t = 0 .. L = max(|dx|, |dy|), with the corner
+ * (x_next, y) put in at each diagonal step: a 4-connected line cannot slip between the pixels of
+ * a thin (8-connected) contour. Computed for the upper half plane only (dy > 0, or dy = 0 and
+ * dx > 0); the other half is the reflection shifted back, the same pixels seen from j. */
+int app_line(int dx, int dy, int *px, int *py)
+{
+  if (!(dy > 0 || (dy == 0 && dx >= 0))) {
+    const int m = app_line(-dx, -dy, px, py);
+    for (int t = 0; t < m - 1 - t; t++) { /* reversed, so that it runs from (0, 0) */
+      const int x = px[t], y = py[t];
+      px[t] = px[m - 1 - t];
+      py[t] = py[m - 1 - t];
+      px[m - 1 - t] = x;
+      py[m - 1 - t] = y;
+    }
+    for (int t = 0; t < m; t++) {
+      px[t] += dx;
+      py[t] += dy;
+    }
+    return m;
+  }
+  const int L = abs(dx) > abs(dy) ? abs(dx) : abs(dy);
+  int m = 0, x0 = 0, y0 = 0;
+  px[m] = 0;
+  py[m++] = 0;
+  for (int t = 1; t <= L; t++) {
+    const int x = (int)floor((double)t * dx / L + 0.5), y = (int)floor((double)t * dy / L + 0.5);
+    if (x != x0 && y != y0) {
+      px[m] = x;
+      py[m++] = y0;
+    }
+    px[m] = x;
+    py[m++] = y;
+    x0 = x;
+    y0 = y;
+  }
+  return m;
+}
+
 static int cmp_int(const void *a, const void *b)
 {
   int x = *(const int *)a, y = *(const int *)b;
@@ -47,8 +86,12 @@ static int check_params(int width, int height, int nfeat, const app_affinity_par
   if ((long long)width * height > INT_MAX / 2)
     return dsg_error_set(DSG_ERR_LIMIT, "image %d x %d has more pixels than diaseg indexes (%d)",
                          width, height, INT_MAX / 2);
-  if (nfeat < 1)
+  if (nfeat < (p->contours ? 0 : 1))
     return dsg_error_set(DSG_ERR_INVALID, "features need at least one channel");
+  if (p->contours && (!isfinite(p->sigma_c) || !(p->sigma_c > 0.0)))
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("sigma_c") " %g is invalid: it must be finite and > 0",
+                         p->sigma_c);
   if (p->radius < 1 || p->radius > APP_MAX_RADIUS)
     return dsg_error_set(DSG_ERR_INVALID,
                          DSG_PARAM("radius") " %d is out of range: it must be in [1, %d] "
@@ -126,7 +169,7 @@ int app_affinity_build_cancel(int width, int height, const float *features, int 
                               spmv_dia **N_out, double **sqrt_degree)
 {
   int status, ndisc, nvalid = 0, ndiag = 0;
-  int *dx = NULL, *dy = NULL, *diag_of = NULL, *offsets = NULL;
+  int *dx = NULL, *dy = NULL, *diag_of = NULL, *offsets = NULL, *line = NULL, *line_at = NULL;
   double *spatial = NULL, *degree = NULL;
   spmv_dia *A = NULL;
 
@@ -146,11 +189,27 @@ int app_affinity_build_cancel(int width, int height, const float *features, int 
   offsets = malloc((size_t)ndisc * sizeof(*offsets));
   spatial = malloc((size_t)ndisc * sizeof(*spatial));
   degree = calloc((size_t)n, sizeof(*degree));
-  if (!dx || !dy || !diag_of || !offsets || !spatial || !degree) {
+  if (p->contours) { /* lines of at most 2r + 1 pixels */
+    line = malloc((size_t)ndisc * (size_t)(2 * p->radius + 1) * sizeof(*line));
+    line_at = malloc((size_t)(ndisc + 1) * sizeof(*line_at));
+  }
+  if (!dx || !dy || !diag_of || !offsets || !spatial || !degree ||
+      (p->contours && (!line || !line_at))) {
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the affinity of %d pixels", n);
     goto out_free;
   }
   app_disc_offsets(p->radius, dx, dy);
+  if (p->contours) { /* each offset's line as pixel offsets y * width + x */
+    int px[2 * APP_MAX_RADIUS + 1], py[2 * APP_MAX_RADIUS + 1];
+    line_at[0] = 0;
+    for (int k = 0; k < ndisc; k++) {
+      const int m = app_line(dx[k], dy[k], px, py);
+      for (int t = 0; t < m; t++)
+        line[line_at[k] + t] = py[t] * width + px[t];
+      line_at[k + 1] = line_at[k] + m;
+    }
+  }
+  const double inv_sc = p->contours ? 1.0 / p->sigma_c : 0.0;
 
   /* Diagonals: the distinct offsets dy * width + dx of disc entries that can join two pixels. */
   for (int k = 0; k < ndisc; k++) {
@@ -203,10 +262,17 @@ int app_affinity_build_cancel(int width, int height, const float *features, int 
             double diff = (double)fi[c] - (double)fj[c];
             dist2 += diff * diff;
           }
-          const double w = exp(-dist2 * inv_si2) * spatial[k];
+          double ic = 0.0;
+          if (line)
+            for (int t = line_at[k]; t < line_at[k + 1]; t++) {
+              const double e = p->contours[i + line[t]];
+              ic = e > ic ? e : ic;
+            }
+          const double w = exp(-dist2 * inv_si2 - ic * inv_sc) * spatial[k];
           A->values[(size_t)diag_of[k] * A->pitch + (size_t)i] = (float)w;
           if (!((float)w > APP_COMPONENT_THRESHOLD) && dist2 > 0.0) {
-            const double room = log_thr - (double)(dx[k] * dx[k] + dy[k] * dy[k]) * inv_sx2;
+            const double room =
+                log_thr - (double)(dx[k] * dx[k] + dy[k] * dy[k]) * inv_sx2 - ic * inv_sc;
             if (room > 0.0 && sqrt(dist2 / room) < need)
               need = sqrt(dist2 / room);
           }
@@ -243,6 +309,15 @@ int app_affinity_build_cancel(int width, int height, const float *features, int 
   }
   if (status != DSG_OK)
     goto out_free;
+  if (!linked && p->contours && !isfinite(need)) {
+    status = dsg_error_set(DSG_ERR_INVALID,
+                           "no pixel has a neighbour: with " DSG_PARAM(
+                               "sigma_c") " %g the contour term exp(-max contour / sigma_c) puts "
+                                          "every weight below float resolution (1e-7); raise "
+                                          "it",
+                           p->sigma_c);
+    goto out_free;
+  }
   if (!linked) {
     /* 1% over the bound, rounded up to 3 significant digits */
     const double scale = isfinite(need) ? pow(10.0, 2 - floor(log10(need * 1.01))) : 1.0;
@@ -272,6 +347,8 @@ out_free:
   free(offsets);
   free(spatial);
   free(degree);
+  free(line);
+  free(line_at);
   return status;
 }
 

@@ -1,5 +1,7 @@
 /* The cues: what a pixel's feature vector is, for the affinity's feature term
- * exp(-|f_i - f_j|^2 / sigma_i^2). A table: adding a cue is a row here and its function. */
+ * exp(-|f_i - f_j|^2 / sigma_i^2), and whether the intervening-contour term
+ * exp(-max contour / sigma_c) of the boundary detector (contours.c) multiplies it. A table:
+ * adding a cue is a row here and its function. */
 #include "diaseg_internal.h"
 
 #include <stdlib.h>
@@ -22,8 +24,10 @@ static void cue_color(const unsigned char *p, int c, float *f)
 }
 
 static const app_cue cues[] = {
-    {"intensity", "brightness differences", 1, cue_intensity},
-    {"color", "RGB differences", 3, cue_color},
+    {"intensity", "brightness differences", 1, cue_intensity, 0},
+    {"color", "RGB differences", 3, cue_color, 0},
+    {"contour", "intervening contours of the boundary detector", 0, NULL, 1},
+    {"contour+color", "intervening contours and RGB differences", 3, cue_color, 1},
 };
 
 int dsg_cue_count(void) { return (int)(sizeof(cues) / sizeof(cues[0])); }
@@ -50,11 +54,11 @@ int app_features(const dsg_image *img, const app_cue *cue, float **out, int *nfe
 {
   const size_t n = (size_t)img->width * (size_t)img->height;
   const int c = img->channels, nf = cue->nfeat;
-  float *f = malloc(n * (size_t)nf * sizeof(*f));
+  float *f = malloc((n * (size_t)nf > 0 ? n * (size_t)nf : 1) * sizeof(*f));
   *out = NULL;
   if (!f)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate features for %zu pixels", n);
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < n && nf > 0; i++)
     cue->features(img->pixels + i * (size_t)c, c, f + i * (size_t)nf);
   *out = f;
   *nfeat = nf;

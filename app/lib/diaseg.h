@@ -73,11 +73,26 @@ typedef struct dsg_options {
   int k;         /* segments; 0: no grouping (eigenpairs only); 1 <= k <= nev <= 64 */
   uint64_t seed; /* k-means++ seed */
   int restarts;  /* k-means++ runs; the lowest inertia wins */
+  /* Several k from one eigensolve: nks > 0 groups the same eigenvectors once per ks[i], in the
+   * caller's order, with the same seed and restarts each time (each k's labels are those of a
+   * run with k = ks[i] alone), and k is not read. Every ks[i] in [1, min(nev, 64)], no value
+   * twice (refused, not merged: each k names its own outputs), so nks <= 64. ks is borrowed for
+   * the call. nks 0 (the default, ks NULL): the single k. */
+  const int *ks;
+  int nks;
+  /* "hierarchy": cuts of the region hierarchy (watershed regions of the boundary map E merged by
+   * boundary strength, docs/PIPELINE.md) at k regions; "kmeans": k-means++ on the spectral
+   * embedding. E = the contour cue's strength (before thinning) + spectral_weight * the
+   * spectral gradient of the eigenvectors. */
+  const char *grouping;
+  double spectral_weight; /* >= 0 */
+  int min_region;         /* hierarchy: regions below this many pixels merge first; 0: n / 500 */
   /* affinity */
   const char *affinity; /* the cue: "intensity" or "color" */
   int radius;           /* disc radius r >= 1 (81 offsets for r = 5) */
   double sigma_i;       /* feature scale > 0 */
   double sigma_x;       /* spatial scale > 0 */
+  double sigma_c;       /* contour scale > 0 (the contour cues): exp(-max contour / sigma_c) */
   int keep_specks;      /* 1: no component or speck handling: the plain top of the spectrum */
   /* eigensolver */
   int nev;            /* eigenpairs, 1 <= nev < pixels */
@@ -113,11 +128,15 @@ typedef struct dsg_options {
 #define DSG_MIN_TOL 1e-6
 
 /* The defaults: k 5, seed 1, restarts 8, intensity, radius 5, sigma_i 0.1, sigma_x 4, nev 8,
- * tol 1e-5, max_iter 1000, lanczos, auto; no callbacks. */
+ * tol 1e-5, max_iter 1000, lanczos, auto; no list of k (ks NULL, nks 0); no callbacks. */
 void dsg_options_init(dsg_options *opt);
-/* Checks opt on its own (names, ranges, tol against DSG_MIN_TOL), before any work. Returns DSG_OK
- * or DSG_ERR_INVALID. */
+/* Checks opt on its own (names, ranges, every k of ks, tol against DSG_MIN_TOL), before any work.
+ * Returns DSG_OK or DSG_ERR_INVALID. */
 int dsg_options_check(const dsg_options *opt);
+
+/* The groupings: "hierarchy", "kmeans" (NULL past the end). */
+int dsg_grouping_count(void);
+const char *dsg_grouping_name(int i);
 
 /* The cue table: cue i's name for i in [0, dsg_cue_count()), NULL past the end. */
 int dsg_cue_count(void);
@@ -136,8 +155,16 @@ void dsg_result_destroy(dsg_result *r);
 int dsg_result_width(const dsg_result *r);
 int dsg_result_height(const dsg_result *r);
 /* Segment labels 0 .. k-1, width * height int32, numbered in order of first appearance; NULL
- * without grouping (k = 0, or fewer than k pairs converged). */
+ * without grouping (k = 0, or fewer than k pairs converged). With a list (opt.ks), the first
+ * k's labels: dsg_result_labels_k(r, opt.ks[0]). */
 const int32_t *dsg_result_labels(const dsg_result *r);
+/* The groupings of the run: 0 (k = 0), 1 (a single k) or opt.nks; the i-th one's k (in the
+ * order of opt.ks; 0 for i out of range). */
+int dsg_result_nk(const dsg_result *r);
+int dsg_result_k_at(const dsg_result *r, int i);
+/* The labels for k (as dsg_result_labels); NULL when k was not asked for, or fewer than k pairs
+ * converged. */
+const int32_t *dsg_result_labels_k(const dsg_result *r, int k);
 /* Converged eigenpairs, eigenvalues descending. */
 int dsg_result_nconv(const dsg_result *r);
 const double *dsg_result_eigenvalues(const dsg_result *r);
@@ -145,6 +172,15 @@ const double *dsg_result_eigenvalues(const dsg_result *r);
 const float *dsg_result_eigenvectors(const dsg_result *r);
 /* |N u_i - lambda_i u_i|, measured with one product each. */
 const double *dsg_result_residuals(const dsg_result *r);
+/* The boundary detector's strength (width * height floats, dsg_contours' map) when the cue uses
+ * contours, else NULL. */
+const float *dsg_result_contours(const dsg_result *r);
+/* The ultrametric contour map of the hierarchy (grouping "hierarchy") into ucm, BSDS500's
+ * doubled grid of (2 height + 1) x (2 width + 1) floats: pixel (x, y) at (2x + 1, 2y + 1), the
+ * boundary between two pixels between them, holding the level at which the regions on its two
+ * sides merge (a cut at threshold t keeps the boundaries above t), corners the strongest boundary
+ * meeting there, 0 inside regions and on the frame. DSG_ERR_INVALID without a hierarchy. */
+int dsg_result_ucm(const dsg_result *r, float *ucm);
 /* D^1/2 per pixel (generalised vectors are D^-1/2 u). */
 const double *dsg_result_sqrt_degree(const dsg_result *r);
 /* 1 when all nev pairs converged. When not, the solver's own words ("" otherwise). */
@@ -159,8 +195,9 @@ typedef struct dsg_timing {
   double affinity; /* features, W, N */
   double setup;    /* components, the backend (device, kernels, upload) */
   double solve;    /* every eigensolve, speck carving rounds included */
-  double cluster;  /* embedding and k-means */
+  double cluster;  /* embedding and k-means, every k of a list */
   double total;
+  double contours; /* the boundary detector (part of affinity; 0 for a cue without contours) */
 } dsg_timing;
 dsg_timing dsg_result_timing(const dsg_result *r);
 
@@ -175,8 +212,10 @@ typedef struct dsg_report_info {
 } dsg_report_info;
 
 /* The run's report as JSON text (docs/CLI.md, "report.json"): sizes, every parameter, matrix,
- * components, eigenvalues, residuals, backend, segmentation, seconds per stage. info may be
- * NULL. *json is malloc'd, NUL-terminated, *len bytes (free with dsg_free). */
+ * components, eigenvalues, residuals, backend, segmentation, seconds per stage. "k" and
+ * "segmentation" are the first (or only) k's; "ks" lists every k (null without grouping) and
+ * "segmentations" holds one "segmentation" object per k, with its "k", in the same order. info
+ * may be NULL. *json is malloc'd, NUL-terminated, *len bytes (free with dsg_free). */
 int dsg_result_report(const dsg_result *r, const dsg_report_info *info, char **json, size_t *len);
 
 /* The checks dsg_segment makes of an image's size against opt (at least 2 pixels, nev and ncv
@@ -221,6 +260,18 @@ size_t dsg_matrix_pitch(const dsg_matrix *m);
 const int *dsg_matrix_offsets(const dsg_matrix *m);
 const float *dsg_matrix_values(const dsg_matrix *m);
 const double *dsg_matrix_sqrt_degree(const dsg_matrix *m);
+
+/* ---- contours -------------------------------------------------------------------------------
+ * The boundary detector (docs/PIPELINE.md, "Contours"): oriented chi-squared gradients of
+ * brightness, colour (CIELAB a, b) and texture (textons) over half-discs at 3 scales and 8
+ * orientations, combined with weights fit on BSDS500 train, thinned by non-maximum suppression.
+ * *strength: width * height floats in [0, 1), 0 off the contours. *parts (optional; NULL to skip):
+ * dsg_contour_parts() maps of width * height floats, each part's gradient at its best orientation
+ * before the combination (for fitting the weights). Free both with dsg_free. opt (optional) gives
+ * the cancel flag. Any image size works (the borders are reflected). */
+int dsg_contours(const dsg_image *img, const dsg_options *opt, float **strength, float **parts);
+int dsg_contour_parts(void);
+const char *dsg_contour_part_name(int p);
 
 /* ---- devices --------------------------------------------------------------------------------*/
 typedef struct dsg_device {

@@ -2,6 +2,7 @@
  * library's other units and the library's own tests (tests/lib). Not installed.
  *
  * cues.c       the cue table: per-pixel features
+ * contours.c   the boundary detector (oriented histogram gradients, non-maximum suppression)
  * affinity.c   the radius-r disc, W, D and N = D^-1/2 W D^-1/2 in DIA form; components, specks
  * cluster.c    spectral embedding and k-means++
  * picture.c    labels / overlay / eigenvector pictures (colour maps)
@@ -25,11 +26,12 @@
 /* ---- cues ------------------------------------------------------------------------------- */
 
 typedef struct app_cue {
-  const char *name;        /* "intensity", "color" */
+  const char *name;        /* "intensity", "color", "contour", "contour+color" */
   const char *description; /* one line, for help texts */
-  int nfeat;               /* floats per pixel */
-  /* the features of one pixel p (c channels) into f (nfeat floats) */
+  int nfeat;               /* floats per pixel (0: no feature term) */
+  /* the features of one pixel p (c channels) into f (nfeat floats); NULL when nfeat is 0 */
   void (*features)(const unsigned char *p, int c, float *f);
+  int contours; /* 1: the intervening-contour term of the boundary detector's strength */
 } app_cue;
 
 /* The cue called `name`. Returns DSG_OK or DSG_ERR_INVALID with a message listing the names. */
@@ -37,12 +39,89 @@ int app_cue_find(const char *name, const app_cue **out);
 /* Per-pixel features: *nfeat floats per pixel, row-major. Caller frees *out. */
 int app_features(const dsg_image *img, const app_cue *cue, float **out, int *nfeat);
 
+/* ---- contours (contours.c) ------------------------------------------------------------- */
+
+#define APP_CONTOUR_CHANNELS 4     /* brightness L, colour a, colour b, texture */
+#define APP_CONTOUR_SCALES 3       /* half-disc radii per channel */
+#define APP_CONTOUR_PARTS 12       /* channel x scale, channel-major */
+#define APP_CONTOUR_ORIENTATIONS 8 /* o pi / 8, o = 0 .. 7 */
+#define APP_CONTOUR_RMAX 20        /* the largest radius */
+
+typedef struct app_contour_channel {
+  const char *name;
+  int bins;                       /* histogram bins */
+  double smooth;                  /* Gaussian smoothing along the bins (sigma in bins; 0: none) */
+  int radius[APP_CONTOUR_SCALES]; /* ascending, <= APP_CONTOUR_RMAX */
+} app_contour_channel;
+
+const app_contour_channel *app_contour_channel_at(int c);
+/* sRGB pixel (c channels; gray repeats) -> CIELAB, D65 */
+void app_rgb_to_lab(const unsigned char *p, int c, float lab[3]);
+/* The bin of every pixel in each channel: bins[c * n + i] (n = pixels), textons included. */
+int app_contour_bins(const dsg_image *img, unsigned char *bins);
+/* The offsets of the disc of `radius` without its centre, nearest first, with their sectors
+ * (0 .. 15, see contours.c); count_within[r] (optional, radius + 1 ints): how many lie within r.
+ * Returns the count, -1 when out of memory. */
+int app_contour_disc(int radius, int *dx, int *dy, int *sector, int *count_within);
+/* chi2 half-disc gradients of the binned channels: grad[((p * 8) + o) * n + i] for part p,
+ * orientation o, pixel i (the C reference of the OpenCL kernel). */
+int app_contour_gradients(const unsigned char *bins, int width, int height,
+                          const volatile sig_atomic_t *cancel, float *grad);
+/* The weighted combination: strength[i] = max over o, orientation[i] = its o; oriented (optional,
+ * 8 n floats) the combination at every orientation. */
+void app_contour_combine(const float *grad, int width, int height, float *strength, float *oriented,
+                         unsigned char *orientation);
+/* Non-maximum suppression of m across each pixel's orientation. */
+void app_contour_thin(const float *m, const unsigned char *orientation, int width, int height,
+                      float *out);
+/* The detector: thinned strength (n floats) and, optional, each part's maximum over orientations
+ * (parts n floats each) and the strength before thinning (soft, n floats). */
+int app_contours(const dsg_image *img, const volatile sig_atomic_t *cancel, float *strength,
+                 float *parts, float *soft);
+
+/* dst = src convolved with kx (2r + 1 taps) along rows, then ky along columns, borders
+ * reflected; tmp holds width * height floats */
+void app_conv_sep(const float *src, int width, int height, const float *kx, const float *ky, int r,
+                  float *tmp, float *dst);
+
+/* ---- hierarchy (hierarchy.c) ------------------------------------------------------------ */
+
+/* Watershed regions of a boundary map E and their greedy merging by mean boundary strength into
+ * a hierarchy; every merge recorded, every crack's level (the ultrametric contour map). Cracks:
+ * 2 p is the one right of pixel p, 2 p + 1 the one below. */
+typedef struct app_hierarchy {
+  int width, height;
+  int nregions;        /* watershed regions */
+  int32_t *region;     /* each pixel's watershed region */
+  int nmerges;         /* nregions - 1 */
+  int *merge_a, *merge_b; /* merge m joins the regions holding watershed regions a and b */
+  float *merge_level;  /* ascending */
+  float *crack_level;  /* 2 n: the level at which the crack's two sides join (0: same region) */
+} app_hierarchy;
+
+/* Regions below min_area pixels merge before any other. */
+int app_hierarchy_build(const float *E, int width, int height, int min_area, app_hierarchy *H);
+/* Labels (0.., in order of first appearance) of the cut with k regions (k > 0; fewer when the
+ * watershed had fewer), or else of the cut at `threshold` (boundaries above it stay). */
+int app_hierarchy_cut(const app_hierarchy *H, int k, double threshold, int32_t *labels);
+/* The UCM on BSDS's doubled grid, (2 h + 1) x (2 w + 1): pixel (x, y) at (2x+1, 2y+1), the crack
+ * between two pixels between them, corners the strongest crack meeting there, the frame 0. */
+void app_hierarchy_ucm(const app_hierarchy *H, float *ucm);
+void app_hierarchy_free(app_hierarchy *H);
+/* The spectral boundary term from eigenpairs (see hierarchy.c), width * height floats. */
+int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, int width, int height,
+                          float *out);
+
 /* ---- affinity ---------------------------------------------------------------------------- */
 
 typedef struct app_affinity_params {
   int radius;     /* disc radius r >= 1: offsets with dx^2 + dy^2 <= r^2 */
   double sigma_i; /* feature scale, > 0 */
   double sigma_x; /* spatial scale, > 0 */
+  /* the intervening-contour term (NULL: none): W_ij *= exp(-max_{line i..j} contours / sigma_c),
+   * the maximum over the 4-connected straight line from i to j, both ends included */
+  const float *contours;
+  double sigma_c; /* contour scale, > 0 when contours are given */
 } app_affinity_params;
 
 #define APP_MAX_RADIUS DSG_MAX_RADIUS
@@ -51,9 +130,13 @@ typedef struct app_affinity_params {
 int app_disc_size(int radius);
 /* Fills dx, dy (capacity app_disc_size(radius)) with the disc offsets in row-major order. */
 void app_disc_offsets(int radius, int *dx, int *dy);
+/* The 4-connected straight line from (0, 0) to (dx, dy), both ends included, into px, py
+ * (capacity |dx| + |dy| + 1); returns its length. The line of (-dx, -dy) is this one shifted by
+ * (-dx, -dy), so that the pairs (i, j) and (j, i) cross the same pixels. */
+int app_line(int dx, int dy, int *px, int *py);
 
 /* Builds N = D^-1/2 W D^-1/2 of a width x height image with per-pixel features (nfeat floats
- * each) as a DIA matrix: offsets dy * width + dx ascending; disc offsets that give the same
+ * each; nfeat 0 with contours: the contour and spatial terms alone) as a DIA matrix: offsets dy * width + dx ascending; disc offsets that give the same
  * diagonal (possible when width <= 2r) share it, since at most one of them is inside the image
  * for any pixel; diagonals with no pixel pair inside the image are left out.
  * *sqrt_degree (optional) receives D^1/2 (n doubles). Returns DSG_OK, DSG_ERR_INVALID (bad
@@ -179,12 +262,31 @@ int app_matvec_create(const dsg_options *opt, const spmv_dia *N, const eig_solve
 
 /* ---- results -------------------------------------------------------------------------- */
 
+/* The grouping of a run for one k. */
+/* dsg_options.grouping: the index of `name` in the table (segment.c), -1 if none */
+enum app_grouping_kind { APP_GROUPING_HIERARCHY = 0, APP_GROUPING_KMEANS = 1 };
+int app_grouping_find(const char *name);
+
+typedef struct app_grouping {
+  int k;
+  int32_t *labels;         /* NULL: fewer than k pairs converged */
+  int pick[APP_MAX_EMBED]; /* eigenvectors used by the embedding */
+  int skipped;             /* localised eigenvectors passed over for it */
+  double inertia;
+} app_grouping;
+
+/* The k opt asks for into ks (DSG_MAX_K ints): opt->ks when nks > 0, else k alone (none for
+ * k = 0). Returns their count. */
+int app_option_ks(const dsg_options *opt, int *ks);
+
 struct dsg_result {
   int width, height, channels;
   dsg_options opt; /* the options of the run; strings point into `strings` */
-  char strings[6][256];
+  char strings[7][256];
   int n;
   double *sqrt_degree;
+  float *contours; /* the boundary detector's strength (contour cues), else NULL */
+  struct app_hierarchy *hierarchy; /* grouping "hierarchy": the regions and their merges */
   int ndiag;
   size_t pitch, matrix_bytes;
   int *offsets;
@@ -195,10 +297,10 @@ struct dsg_result {
   char note[512]; /* the eigensolver's message when it stopped at max_iter */
   int solves;     /* eigensolves run (more than one when specks were carved out) */
   long matvecs_all;
-  int carved, skipped;
-  int32_t *labels;
-  int pick[APP_MAX_EMBED]; /* eigenvectors used by the embedding */
-  double inertia;
+  int carved;
+  /* one grouping per k, in the order of opt.ks (opt.k is the first, opt.ks is not kept) */
+  int ngroups;
+  app_grouping groups[DSG_MAX_K];
   char backend[16];
   int has_cl;
   spmv_cl_info cl;

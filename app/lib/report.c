@@ -5,6 +5,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One k's segmentation: whether it was written (enough pairs converged), the k-means inertia, the
+ * eigenvectors of its embedding and the localised ones passed over. `with_k` names the k (the
+ * entries of "segmentations"; "segmentation" keeps its earlier keys). */
+static void json_grouping(app_json *j, const char *key, const app_grouping *g, int with_k)
+{
+  app_json_begin_object(j, key);
+  if (with_k)
+    app_json_int(j, "k", g->k);
+  app_json_bool(j, "written", g->labels != NULL);
+  if (g->labels) {
+    app_json_number(j, "kmeans_inertia", g->inertia);
+    app_json_begin_array(j, "embedding_vectors");
+    for (int q = 0; q < g->k && g->k > 1; q++)
+      app_json_int(j, NULL, g->pick[q]);
+    app_json_end_array(j);
+    app_json_int(j, "localised_vectors_skipped", g->skipped);
+  }
+  app_json_end_object(j);
+}
+
 static void json_numbers(app_json *j, const char *key, const double *v, int n)
 {
   app_json_begin_array(j, key);
@@ -42,14 +62,23 @@ int dsg_result_report(const dsg_result *r, const dsg_report_info *info, char **j
   app_json_int(&j, "n", (long long)r->width * r->height);
   app_json_int(&j, "nev", opt->nev);
   if (opt->k > 0)
-    app_json_int(&j, "k", opt->k);
+    app_json_int(&j, "k", opt->k); /* the first k of a list */
   else
     app_json_null(&j, "k");
+  if (r->ngroups > 0) {
+    app_json_begin_array(&j, "ks");
+    for (int g = 0; g < r->ngroups; g++)
+      app_json_int(&j, NULL, r->groups[g].k);
+    app_json_end_array(&j);
+  } else {
+    app_json_null(&j, "ks");
+  }
   app_json_begin_object(&j, "parameters");
   app_json_bool(&j, "keep_specks", opt->keep_specks);
   app_json_int(&j, "radius", opt->radius);
   app_json_number(&j, "sigma_i", opt->sigma_i);
   app_json_number(&j, "sigma_x", opt->sigma_x);
+  app_json_number(&j, "sigma_c", opt->sigma_c);
   app_json_string(&j, "affinity", opt->affinity);
   app_json_number(&j, "tol", opt->tol);
   app_json_int(&j, "max_iter", opt->max_iter);
@@ -58,6 +87,9 @@ int dsg_result_report(const dsg_result *r, const dsg_report_info *info, char **j
   app_json_string(&j, "solver", e->solver ? e->solver : opt->solver);
   app_json_int(&j, "seed", (long long)opt->seed);
   app_json_int(&j, "restarts", opt->restarts);
+  app_json_string(&j, "grouping", opt->grouping);
+  app_json_number(&j, "spectral_weight", opt->spectral_weight);
+  app_json_int(&j, "min_region", opt->min_region);
   if (info->max_pixels > 0)
     app_json_int(&j, "max_pixels", info->max_pixels);
   else
@@ -123,20 +155,21 @@ int dsg_result_report(const dsg_result *r, const dsg_report_info *info, char **j
   } else {
     app_json_null(&j, "opencl");
   }
-  app_json_begin_object(&j, "segmentation");
-  app_json_bool(&j, "written", r->labels != NULL);
-  if (r->labels) {
-    app_json_number(&j, "kmeans_inertia", r->inertia);
-    app_json_begin_array(&j, "embedding_vectors");
-    for (int q = 0; q < opt->k && opt->k > 1; q++)
-      app_json_int(&j, NULL, r->pick[q]);
-    app_json_end_array(&j);
-    app_json_int(&j, "localised_vectors_skipped", r->skipped);
+  if (r->ngroups > 0) {
+    json_grouping(&j, "segmentation", &r->groups[0], 0);
+  } else {
+    app_json_begin_object(&j, "segmentation");
+    app_json_bool(&j, "written", 0);
+    app_json_end_object(&j);
   }
-  app_json_end_object(&j);
+  app_json_begin_array(&j, "segmentations");
+  for (int g = 0; g < r->ngroups; g++)
+    json_grouping(&j, NULL, &r->groups[g], 1);
+  app_json_end_array(&j);
   app_json_begin_object(&j, "seconds");
   app_json_number(&j, "load", info->load_s);
   app_json_number(&j, "affinity", r->timing.affinity);
+  app_json_number(&j, "contours", r->timing.contours);
   app_json_number(&j, "matvec_setup", r->timing.setup);
   app_json_number(&j, "solve", r->timing.solve);
   app_json_number(&j, "cluster", r->timing.cluster);

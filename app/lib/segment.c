@@ -3,6 +3,7 @@
  * bench, the tests and the Python package all run it through these functions. */
 #include "diaseg_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +15,9 @@ struct dsg_problem {
   double *sqrt_degree;
   app_components comps;
   const app_cue *cue;
-  double t_affinity, t_components;
+  double t_affinity, t_components, t_contours;
+  float *contours; /* the boundary detector's strength when the cue uses it, else NULL */
+  float *soft;     /* the same before thinning (the hierarchy's boundary map) */
 };
 
 const char *dsg_version(void) { return DIASEG_VERSION; }
@@ -29,6 +32,9 @@ void dsg_options_init(dsg_options *opt)
   opt->radius = 5;
   opt->sigma_i = 0.1;
   opt->sigma_x = 4.0;
+  opt->sigma_c = 0.1;
+  opt->grouping = "kmeans";
+  opt->spectral_weight = 1.0;
   opt->nev = 8;
   opt->ncv = 0;
   opt->tol = 1e-5;
@@ -55,6 +61,85 @@ static int check_tol(const dsg_options *opt)
   return DSG_OK;
 }
 
+int app_option_ks(const dsg_options *opt, int *ks)
+{
+  if (opt->nks > 0 && opt->ks) {
+    const int count = opt->nks < DSG_MAX_K ? opt->nks : DSG_MAX_K; /* dsg_options_check: <= */
+    memcpy(ks, opt->ks, (size_t)count * sizeof(*ks));
+    return count;
+  }
+  ks[0] = opt->k;
+  return opt->k > 0;
+}
+
+/* k, or every k of the list: in range, within nev for k-means (a cut of the hierarchy needs no
+ * eigenvector per segment), none twice (each k names its own outputs in
+ * the callers, so a repeated one is a mistake, not a request). */
+static int check_ks(const dsg_options *opt)
+{
+  int max_k = 0, max_at = 0;
+  if (opt->nks == 0) {
+    if (opt->k < 0 || opt->k > APP_MAX_EMBED)
+      return dsg_error_set(
+          DSG_ERR_INVALID,
+          DSG_PARAM("k") " %d is out of range: it must be in [0, %d] (0: no grouping)", opt->k,
+          APP_MAX_EMBED);
+    if (opt->k > opt->nev && app_grouping_find(opt->grouping) == APP_GROUPING_KMEANS)
+      return dsg_error_set(DSG_ERR_INVALID,
+                           DSG_PARAM("k") " %d needs k <= nev: raise " DSG_PARAM("nev") " to %d",
+                           opt->k, opt->k);
+    return DSG_OK;
+  }
+  if (opt->nks < 0 || opt->nks > APP_MAX_EMBED || !opt->ks)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "a list of " DSG_PARAM("k") " has %d values%s: it must hold 1 to %d "
+                                                     "distinct values",
+                         opt->nks, opt->ks ? "" : " and no array", APP_MAX_EMBED);
+  for (int i = 0; i < opt->nks; i++) {
+    const int k = opt->ks[i];
+    if (k < 1 || k > APP_MAX_EMBED)
+      return dsg_error_set(DSG_ERR_INVALID,
+                           DSG_PARAM("k") " %d (value %d of the list) is out of range: each k "
+                                          "of a list must be in [1, %d]",
+                           k, i + 1, APP_MAX_EMBED);
+    for (int j = 0; j < i; j++)
+      if (opt->ks[j] == k)
+        return dsg_error_set(DSG_ERR_INVALID,
+                             DSG_PARAM("k") " %d is in the list twice (values %d and %d): give "
+                                            "each k once",
+                             k, j + 1, i + 1);
+    if (k > max_k) {
+      max_k = k;
+      max_at = i + 1;
+    }
+  }
+  if (max_k > opt->nev && app_grouping_find(opt->grouping) == APP_GROUPING_KMEANS)
+    return dsg_error_set(
+        DSG_ERR_INVALID,
+        DSG_PARAM("k") " %d (value %d of the list) needs k <= nev: raise " DSG_PARAM(
+            "nev") " to %d",
+        max_k, max_at, max_k);
+  return DSG_OK;
+}
+
+/* The groupings (dsg_options.grouping), in the order of enum app_grouping_kind. */
+static const char *const groupings[] = {"hierarchy", "kmeans"};
+
+int dsg_grouping_count(void) { return (int)(sizeof(groupings) / sizeof(groupings[0])); }
+
+const char *dsg_grouping_name(int i)
+{
+  return i >= 0 && i < dsg_grouping_count() ? groupings[i] : NULL;
+}
+
+int app_grouping_find(const char *name)
+{
+  for (int i = 0; name && i < (int)(sizeof(groupings) / sizeof(groupings[0])); i++)
+    if (strcmp(name, groupings[i]) == 0)
+      return i;
+  return -1;
+}
+
 int dsg_options_check(const dsg_options *opt)
 {
   const app_cue *cue;
@@ -67,21 +152,26 @@ int dsg_options_check(const dsg_options *opt)
     status = app_backend_check(opt->matvec);
   if (status == DSG_OK && opt->kernel && *opt->kernel)
     status = spmv_kernel_parse(opt->kernel, &kernel);
+  if (status == DSG_OK)
+    status = check_ks(opt);
   if (status != DSG_OK)
     return status;
-  if (opt->k < 0 || opt->k > APP_MAX_EMBED)
-    return dsg_error_set(
-        DSG_ERR_INVALID,
-        DSG_PARAM("k") " %d is out of range: it must be in [0, %d] (0: no grouping)", opt->k,
-        APP_MAX_EMBED);
-  if (opt->k > opt->nev)
-    return dsg_error_set(DSG_ERR_INVALID,
-                         DSG_PARAM("k") " %d needs k <= nev: raise " DSG_PARAM("nev") " to %d",
-                         opt->k, opt->k);
   if (opt->restarts < 1)
     return dsg_error_set(DSG_ERR_INVALID,
                          DSG_PARAM("restarts") " %d is out of range: it must be >= 1",
                          opt->restarts);
+  if (app_grouping_find(opt->grouping) < 0)
+    return dsg_error_set(DSG_ERR_INVALID, DSG_PARAM("grouping") " '%s' is not one of %s, %s",
+                         opt->grouping ? opt->grouping : "", groupings[0], groupings[1]);
+  if (opt->min_region < 0)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("min_region") " %d is out of range: it must be >= 0 (0: "
+                                                 "automatic)",
+                         opt->min_region);
+  if (!isfinite(opt->spectral_weight) || opt->spectral_weight < 0.0)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("spectral_weight") " %g is invalid: it must be finite and >= 0",
+                         opt->spectral_weight);
   return check_tol(opt);
 }
 
@@ -124,14 +214,36 @@ static int check_image(const dsg_image *img)
   return DSG_OK;
 }
 
-/* Features and N of img (the affinity alone: no components). */
+/* Features, the contours if the cue takes them, and N of img (the affinity alone: no
+ * components). *contours (optional) receives the detector's strength map (n floats, NULL for a
+ * cue without contours) and *t_contours its seconds. */
 static int build_affinity(const dsg_image *img, const dsg_options *opt, const app_cue *cue,
-                          spmv_dia **N, double **sqrt_degree)
+                          spmv_dia **N, double **sqrt_degree, float **contours, float **soft,
+                          double *t_contours)
 {
-  app_affinity_params ap = {opt->radius, opt->sigma_i, opt->sigma_x};
-  float *features = NULL;
-  int nfeat = 0;
-  int status = app_features(img, cue, &features, &nfeat);
+  float *soft_map = NULL;
+  app_affinity_params ap = {opt->radius, opt->sigma_i, opt->sigma_x, NULL, opt->sigma_c};
+  float *features = NULL, *edges = NULL;
+  int nfeat = 0, status = DSG_OK;
+  double t0 = dsg_seconds();
+  if (contours)
+    *contours = NULL;
+  if (soft)
+    *soft = NULL;
+  if (cue->contours) {
+    const size_t n = (size_t)img->width * (size_t)img->height;
+    edges = malloc(n * sizeof(*edges));
+    soft_map = soft ? malloc(n * sizeof(*soft_map)) : NULL;
+    status = edges && (!soft || soft_map)
+                 ? app_contours(img, opt->cancel, edges, NULL, soft_map)
+                 : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of a %d x %d image",
+                                 img->width, img->height);
+    ap.contours = edges;
+  }
+  if (t_contours)
+    *t_contours = dsg_seconds() - t0;
+  if (status == DSG_OK)
+    status = app_features(img, cue, &features, &nfeat);
   if (status == DSG_OK)
     status = check_cancel(opt); /* between the stages: the features, W and N, the components */
   if (status == DSG_OK)
@@ -140,6 +252,16 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
   free(features);
   if (status == DSG_OK)
     status = check_cancel(opt);
+  if (status == DSG_OK && contours) {
+    *contours = edges;
+    edges = NULL;
+  }
+  if (status == DSG_OK && soft) {
+    *soft = soft_map;
+    soft_map = NULL;
+  }
+  free(edges);
+  free(soft_map);
   return status;
 }
 
@@ -149,6 +271,8 @@ void dsg_problem_destroy(dsg_problem *p)
     return;
   spmv_dia_destroy(p->N);
   free(p->sqrt_degree);
+  free(p->contours);
+  free(p->soft);
   app_components_free(&p->comps);
   free(p);
 }
@@ -173,7 +297,8 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
   p->width = img->width;
   p->height = img->height;
   app_cue_find(opt->affinity, &p->cue);
-  status = build_affinity(img, opt, p->cue, &p->N, &p->sqrt_degree);
+  status = build_affinity(img, opt, p->cue, &p->N, &p->sqrt_degree, &p->contours, &p->soft,
+                          &p->t_contours);
   if (status != DSG_OK)
     goto fail;
   p->t_affinity = dsg_seconds() - t0;
@@ -243,21 +368,34 @@ void dsg_result_destroy(dsg_result *r)
     return;
   free(r->sqrt_degree);
   free(r->offsets);
+  free(r->contours);
+  app_hierarchy_free(r->hierarchy);
+  free(r->hierarchy);
   eig_result_free(&r->eig);
-  free(r->labels);
+  for (int g = 0; g < r->ngroups; g++)
+    free(r->groups[g].labels);
   free(r);
 }
 
-/* Keeps the options, their strings copied (the caller's may not outlive the result). */
+/* Keeps the options, their strings copied (the caller's may not outlive the result), and the k
+ * of the groupings: the list goes into r->groups, opt.k is its first k. */
 static void keep_options(dsg_result *r, const dsg_options *opt)
 {
-  const char **fields[6] = {&r->opt.affinity,  &r->opt.solver, &r->opt.matvec,
-                            &r->opt.cl_device, &r->opt.kernel, &r->opt.kernel_dir};
+  int ks[DSG_MAX_K];
+  const char **fields[7] = {&r->opt.affinity, &r->opt.solver,     &r->opt.matvec,
+                            &r->opt.cl_device, &r->opt.kernel, &r->opt.kernel_dir,
+                            &r->opt.grouping};
   r->opt = *opt;
   r->opt.cancel = NULL;
   r->opt.progress = NULL;
   r->opt.log = NULL;
-  for (int i = 0; i < 6; i++)
+  r->ngroups = app_option_ks(opt, ks);
+  for (int g = 0; g < r->ngroups; g++)
+    r->groups[g].k = ks[g];
+  r->opt.k = r->ngroups > 0 ? ks[0] : 0;
+  r->opt.ks = NULL;
+  r->opt.nks = 0;
+  for (int i = 0; i < 7; i++)
     if (*fields[i]) {
       snprintf(r->strings[i], sizeof(r->strings[i]), "%s", *fields[i]);
       *fields[i] = r->strings[i];
@@ -319,36 +457,92 @@ static int solve(dsg_problem *p, const dsg_options *opt, const eig_solver *solve
   return status;
 }
 
-static int group(dsg_problem *p, const dsg_options *opt, dsg_result *r)
+/* The labels for g->k from the eigenvectors in r: what a run with that k alone computes (the
+ * same seed and restarts), so a list of k gives each k the labels it would get on its own. */
+static int group_one(dsg_problem *p, const dsg_options *opt, dsg_result *r, app_grouping *g)
 {
   const size_t n = (size_t)p->width * (size_t)p->height;
   float *emb = NULL;
   int dim = 0, status;
   int *labels;
-  app_kmeans_params kp = {opt->k, opt->restarts, 300, opt->seed};
-  double t0 = dsg_seconds();
+  app_kmeans_params kp = {g->k, opt->restarts, 300, opt->seed};
 
-  if (opt->k < 1 || r->eig.nconv < opt->k) /* no grouping, or --max-iter stopped the solve */
+  if (g->k < 1 || r->eig.nconv < g->k) /* --max-iter stopped the solve short of this k */
     return DSG_OK;
   labels = malloc(n * sizeof(*labels));
   if (!labels)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %zu labels", n);
-  r->labels = (int32_t *)labels;
-  if (opt->k == 1) {
+  g->labels = (int32_t *)labels;
+  if (g->k == 1) {
     memset(labels, 0, n * sizeof(*labels));
-  } else {
-    r->skipped = app_pick_vectors(&r->eig, opt->k, app_min_support(n), r->pick);
-    status = app_embedding(&r->eig, p->sqrt_degree, r->pick, opt->k, &emb, &dim);
-    if (status != DSG_OK)
-      return status;
-    status = app_kmeans(emb, n, dim, &kp, labels, &r->inertia);
-    free(emb);
-    if (status != DSG_OK)
-      return status;
+    return DSG_OK;
+  }
+  g->skipped = app_pick_vectors(&r->eig, g->k, app_min_support(n), g->pick);
+  status = app_embedding(&r->eig, p->sqrt_degree, g->pick, g->k, &emb, &dim);
+  if (status != DSG_OK)
+    return status;
+  status = app_kmeans(emb, n, dim, &kp, labels, &g->inertia);
+  free(emb);
+  if (status == DSG_OK)
     app_fill_specks(labels, &p->comps, p->width, p->height);
+  return status;
+}
+
+/* The hierarchy's boundary map E = soft contours + spectral_weight * spectral gradient (no
+ * contour cue: the spectral gradient alone), its hierarchy and UCM into r. */
+static int build_hierarchy(dsg_problem *p, const dsg_options *opt, dsg_result *r)
+{
+  const int w = p->width, h = p->height;
+  const size_t n = (size_t)w * h;
+  float *E = malloc(n * sizeof(*E)), *spec = malloc(n * sizeof(*spec));
+  int status = DSG_OK;
+  if (!E || !spec) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the hierarchy of %zu pixels", n);
+    goto out;
+  }
+  status = app_spectral_gradient(&r->eig, p->sqrt_degree, w, h, spec);
+  if (status != DSG_OK)
+    goto out;
+  for (size_t i = 0; i < n; i++)
+    E[i] = (p->soft ? p->soft[i] : 0.0f) +
+           (float)(p->soft ? opt->spectral_weight : 1.0) * spec[i];
+  r->hierarchy = calloc(1, sizeof(*r->hierarchy));
+  if (!r->hierarchy) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the hierarchy of %zu pixels", n);
+    goto out;
+  }
+  status = app_hierarchy_build(E, w, h, opt->min_region > 0 ? opt->min_region : (int)(n / 500),
+                               r->hierarchy);
+out:
+  free(E);
+  free(spec);
+  return status;
+}
+
+static size_t n_of(const dsg_result *r) { return (size_t)r->width * (size_t)r->height; }
+
+/* Every k of the run, one after the other on the one set of eigenvectors. */
+static int group(dsg_problem *p, const dsg_options *opt, dsg_result *r)
+{
+  double t0 = dsg_seconds();
+  int status = DSG_OK;
+  const int hierarchy = app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY;
+  if (hierarchy && r->ngroups > 0 && r->eig.nconv > 0)
+    status = build_hierarchy(p, opt, r);
+  for (int g = 0; g < r->ngroups && status == DSG_OK; g++) {
+    if (hierarchy && r->hierarchy) {
+      app_grouping *gr = &r->groups[g];
+      gr->labels = malloc(n_of(r) * sizeof(*gr->labels));
+      status = gr->labels ? app_hierarchy_cut(r->hierarchy, gr->k, 0.0, gr->labels)
+                          : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %zu labels", n_of(r));
+      continue;
+    }
+    status = group_one(p, opt, r, &r->groups[g]);
+    if (status == DSG_OK)
+      status = check_cancel(opt); /* between two k-means: a long list stops early */
   }
   r->timing.cluster = dsg_seconds() - t0;
-  return check_cancel(opt);
+  return status;
 }
 
 int dsg_problem_solve_on(dsg_problem *p, const dsg_options *opt, struct spmv_matvec *mv,
@@ -363,6 +557,8 @@ int dsg_problem_solve_on(dsg_problem *p, const dsg_options *opt, struct spmv_mat
   *out = NULL;
   if (status == DSG_OK)
     status = check_tol(opt); /* opt may not be the options the problem was created with */
+  if (status == DSG_OK)
+    status = check_ks(opt); /* the groupings are sized by it */
   if (status != DSG_OK)
     return status;
   r = calloc(1, sizeof(*r));
@@ -389,6 +585,15 @@ int dsg_problem_solve_on(dsg_problem *p, const dsg_options *opt, struct spmv_mat
     r->cl = *cl;
   }
   r->timing.affinity = p->t_affinity;
+  r->timing.contours = p->t_contours;
+  if (p->contours) {
+    r->contours = malloc(n * sizeof(*r->contours));
+    if (!r->contours) {
+      status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a result of %zu pixels", n);
+      goto fail;
+    }
+    memcpy(r->contours, p->contours, n * sizeof(*r->contours));
+  }
   status = solve(p, opt, solver, mv, r);
   /* the speck rounds may have carved new groups: the report counts them */
   r->components = p->comps.count;
@@ -444,8 +649,32 @@ int dsg_segment(const dsg_image *img, const dsg_options *opt, dsg_result **out)
 }
 
 int dsg_result_width(const dsg_result *r) { return r->width; }
+const float *dsg_result_contours(const dsg_result *r) { return r->contours; }
+int dsg_result_ucm(const dsg_result *r, float *ucm)
+{
+  if (!r->hierarchy)
+    return dsg_error_set(DSG_ERR_INVALID, "this result has no hierarchy (grouping '%s')",
+                         r->opt.grouping ? r->opt.grouping : "");
+  app_hierarchy_ucm(r->hierarchy, ucm);
+  return DSG_OK;
+}
 int dsg_result_height(const dsg_result *r) { return r->height; }
-const int32_t *dsg_result_labels(const dsg_result *r) { return r->labels; }
+const int32_t *dsg_result_labels(const dsg_result *r)
+{
+  return r->ngroups > 0 ? r->groups[0].labels : NULL;
+}
+int dsg_result_nk(const dsg_result *r) { return r->ngroups; }
+int dsg_result_k_at(const dsg_result *r, int i)
+{
+  return i >= 0 && i < r->ngroups ? r->groups[i].k : 0;
+}
+const int32_t *dsg_result_labels_k(const dsg_result *r, int k)
+{
+  for (int g = 0; g < r->ngroups; g++)
+    if (r->groups[g].k == k)
+      return r->groups[g].labels;
+  return NULL;
+}
 int dsg_result_nconv(const dsg_result *r) { return r->eig.nconv; }
 const double *dsg_result_eigenvalues(const dsg_result *r) { return r->eig.values; }
 const float *dsg_result_eigenvectors(const dsg_result *r) { return r->eig.vectors; }
@@ -477,7 +706,7 @@ int dsg_affinity(const dsg_image *img, const dsg_options *opt, dsg_matrix **out)
   m = calloc(1, sizeof(*m));
   if (!m)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a matrix");
-  status = build_affinity(img, opt, cue, &m->N, &m->sqrt_degree);
+  status = build_affinity(img, opt, cue, &m->N, &m->sqrt_degree, NULL, NULL, NULL);
   if (status != DSG_OK) {
     dsg_matrix_destroy(m);
     return status;

@@ -574,6 +574,75 @@ def audit_cases(tmp, data):
     check("1073741823" in stdout, "--help lacks the --max-pixels limit")
 
 
+def k_list_cases(tmp, data):
+    """Issue 12: -k 2,3 solves once and writes labels_kK.npy / labels_kK.png / overlay_kK.png per
+    K, each K's labels those of a run with -k K alone; a single k keeps labels.npy; the folder
+    holds one run's files either way; a bad list is one line, exit 2, nothing written."""
+    image = os.path.join(data, "synthetic_regions.png")
+    base = ["segment", image, "--nev", "6", "--matvec", "cpu", "--seed", "7", "--restarts", "4",
+            "-q"]
+    out = os.path.join(tmp, "out_klist")
+    single = {}
+    for k in (2, 3):  # -k K alone, into the folder the list then reuses
+        code, _, err = run(base + ["-k", str(k), "-o", out])
+        check(code == 0, f"-k {k}: {code} {err!r}")
+        if code == 0:
+            single[k] = np.load(os.path.join(out, "labels.npy"))
+            single[k, "report"] = json.load(open(os.path.join(out, "report.json")))
+    code, _, err = run(base + ["-k", "2,3", "-o", out])
+    check(code == 0 and err == "", f"-k 2,3: {code} {err!r}")
+    expected = ["eigenvectors.npy", "report.json"] + [f"eigvec_{i:02d}.png" for i in range(6)] + \
+               [f"{name}_k{k}.{ext}" for k in (2, 3)
+                for name, ext in (("labels", "npy"), ("labels", "png"), ("overlay", "png"))]
+    # labels.npy, labels.png and overlay.png of the -k 3 run before are gone: one run's files
+    check(leftovers(out) == sorted(expected), f"-k 2,3 outputs: {leftovers(out)}")
+    rep = json.load(open(os.path.join(out, "report.json"))) if code == 0 else {}
+    check(rep.get("ks") == [2, 3] and rep.get("k") == 2 and rep.get("eigensolves") == 1 and
+          [s["k"] for s in rep.get("segmentations", [])] == [2, 3] and
+          all(s["written"] for s in rep.get("segmentations", [])),
+          f"-k 2,3 report: ks {rep.get('ks')} k {rep.get('k')} {rep.get('segmentations')}")
+    check(rep.get("segmentation") == {key: v for key, v in rep["segmentations"][0].items()
+                                      if key != "k"} if rep else False,
+          "-k 2,3: segmentation is not the first k's")
+    for k in (2, 3):
+        path = os.path.join(out, f"labels_k{k}.npy")
+        labels = np.load(path) if os.path.exists(path) else None
+        check(labels is not None and labels.dtype == np.int32 and labels.shape == (80, 120),
+              f"labels_k{k}.npy: {None if labels is None else (labels.dtype, labels.shape)}")
+        if labels is None:
+            continue
+        check(np.unique(labels).tolist() == list(range(k)),
+              f"labels_k{k}.npy: labels {np.unique(labels).tolist()}")
+        check(k in single and np.array_equal(labels, single[k]),
+              f"labels_k{k}.npy differs from -k {k} alone")
+        if k in single:  # the one eigensolve is a single run's: same products, eigenvalues
+            one = single[k, "report"]
+            check(rep["matvec_count_all_solves"] == one["matvec_count_all_solves"] and
+                  rep["eigenvalues"] == one["eigenvalues"],
+                  f"-k 2,3: solve {rep['matvec_count_all_solves']} products, -k {k} "
+                  f"{one['matvec_count_all_solves']}")
+        for name in (f"labels_k{k}.png", f"overlay_k{k}.png"):
+            check(png_size(os.path.join(out, name)) == (120, 80), f"{name} size")
+    # back to a single k: today's names, the list's files removed
+    code, _, err = run(base + ["-k", "4", "-o", out])
+    check(code == 0 and "labels.npy" in leftovers(out) and
+          not any("_k" in f for f in leftovers(out)), f"-k 4 after -k 2,3: {leftovers(out)}")
+
+    cases = [(["-k", "2,x"], "-k 2,x: 'x' is not an integer"),
+             (["-k", "0,3"], "-k 0,3: 0 is out of range [1, 64]"),
+             (["-k", "3,3"], "-k 3,3: 3 is in the list twice"),
+             (["-k", "2,"], "-k 2,: '' is not an integer"),
+             (["-k", "2,65"], "65 is out of range [1, 64]"),
+             (["-k", "2,9"], "-k 9 (the largest of the list) is out of range: it must satisfy "
+                             "k <= nev = 8 (raise --nev to 9)")]
+    for args, expect in cases:
+        bad = os.path.join(tmp, "out_klist_bad")
+        code, stdout, err = run(["segment", image, "-o", bad] + args)
+        check(code == 2 and one_error(err) and expect in err and stdout == "",
+              f"{' '.join(args)}: {code} {err!r}")
+        check(not os.path.exists(bad), f"{' '.join(args)}: left {leftovers(bad)}")
+
+
 def has_opencl():
     code, stdout, _ = run(["devices", "--json", "-"])
     return code == 0 and len(json.loads(stdout).get("devices", [])) > 0
@@ -734,6 +803,7 @@ def main():
         json_and_commit(tmp, opts.data)
         audit_cases(tmp, opts.data)
         issue16_cases(tmp, opts.data)
+        k_list_cases(tmp, opts.data)
         opencl_runs(tmp, opts.data)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -306,6 +306,14 @@ static int fuzz_cli_check_config(const app_config *c, char *why, size_t cap)
     return fuzz_fail(why, cap, "command %d", (int)c->command);
   if (c->opt.k < 0 || c->opt.k > DSG_MAX_K)
     return fuzz_fail(why, cap, "k = %d outside [0, %d]", c->opt.k, DSG_MAX_K);
+  if (c->opt.nks < 0 || c->opt.nks > DSG_MAX_K || (c->opt.nks > 0) != (c->opt.ks != NULL) ||
+      (c->opt.nks > 0 && (c->opt.ks != c->ks || c->opt.k != c->ks[0])))
+    return fuzz_fail(why, cap, "a list of k: nks = %d, ks %s, k = %d", c->opt.nks,
+                     c->opt.ks ? "set" : "NULL", c->opt.k);
+  for (int i = 0; i < c->opt.nks; i++) /* -k 2,4,8: each in range, none twice */
+    for (int j = 0; j <= i; j++)
+      if (c->ks[i] < 1 || c->ks[i] > DSG_MAX_K || (j < i && c->ks[j] == c->ks[i]))
+        return fuzz_fail(why, cap, "ks[%d] = %d (ks[%d] = %d)", i, c->ks[i], j, c->ks[j]);
   if (c->opt.nev < 1 || c->opt.nev > 1000)
     return fuzz_fail(why, cap, "nev = %d outside [1, 1000]", c->opt.nev);
   if (c->opt.ncv != 0 && (c->opt.ncv < 2 || c->opt.ncv > 4000))

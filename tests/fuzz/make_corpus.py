@@ -412,6 +412,7 @@ def cli_seeds():
         ["segment", img, "-k", "5"], ["segment", img, "-k5"], ["segment", img, "--k", "3"],
         ["segment", img, "--k=3"], ["segment", img, "-o", "out"], ["eigs", img, "--output=res"],
         ["segment", img, "--nev", "12", "-k", "10"], ["eigs", img, "--ncv", "40"],
+        ["segment", img, "-k", "2,4,8"], ["segment", img, "-k", "4,2", "-k", "3"],
         ["segment", img, "--tol", "1e-6"], ["eigs", img, "--max-iter", "300"],
         ["affinity", img, "--radius", "10"], ["segment", img, "--sigma-i", "0.05"],
         ["segment", img, "--sigma-x", "2.5"], ["segment", img, "--affinity", "color"],
@@ -445,7 +446,8 @@ def cli_seeds():
     A += good
     # bad values, option by option
     bad = {
-        "-k": ["0", "65", "-1", "abc", "", "5x", "9", "99999999999999999999"],
+        "-k": ["0", "65", "-1", "abc", "", "5x", "9", "99999999999999999999", "2,x", "0,3",
+               "3,3", "2,", ",2", "2,,3", "2,9", "2,65", "2," + "9" * 40],
         "-o": [""], "--nev": ["0", "1001", "1e3", "99999999999999999999"],
         "--ncv": ["1", "8", "4001"],
         "--tol": ["0", "1", "-1e-5", "nan", "inf", "-inf", "1e-400", "0x1p-10", " 1e-3", "1e-3 ",

@@ -89,6 +89,171 @@ static void check_segment(const dsg_image *img, const int *truth, const char *ma
   dsg_result_destroy(r);
 }
 
+/* The report without the white space outside its strings, for matching its nested parts. */
+static void compact(char *json)
+{
+  char *to = json;
+  int in_string = 0;
+  for (const char *c = json; *c; c++) {
+    if (*c == '"' && (c == json || c[-1] != '\\'))
+      in_string = !in_string;
+    if (in_string || (*c != ' ' && *c != '\n'))
+      *to++ = *c;
+  }
+  *to = '\0';
+}
+
+/* Distinct values among n labels (each in [0, 64)). */
+static int distinct_labels(const int32_t *labels, size_t n)
+{
+  int seen[64] = {0}, count = 0;
+  for (size_t i = 0; i < n; i++)
+    if (labels[i] >= 0 && labels[i] < 64 && !seen[labels[i]]++)
+      count++;
+  return count;
+}
+
+/* Issue 12: a list of k (opt.ks) solves once and groups once per k; each k's labels are, bit for
+ * bit, those of a run with that k alone (the same seed and restarts), and the solve is that run's
+ * (the same products, one eigensolve). The option checks refuse a bad list. */
+static void check_k_list(const dsg_image *img)
+{
+  static const int ks[3] = {3, 2, 4}; /* not sorted: the caller's order is kept */
+  const size_t n = (size_t)W * H;
+  dsg_options opt;
+  dsg_result *list = NULL;
+  int status;
+
+  dsg_options_init(&opt);
+  CHECK(opt.ks == NULL && opt.nks == 0, "defaults: ks %p, nks %d", (const void *)opt.ks, opt.nks);
+  {
+    static const struct {
+      int ks[3], nks;
+      const char *expect;
+    } bad[] = {{{2, 0, 4}, 3, "k 0 (value 2 of the list) is out of range"},
+               {{2, 65, 4}, 3, "k 65 (value 2 of the list) is out of range"},
+               {{3, 2, 3}, 3, "k 3 is in the list twice (values 1 and 3)"},
+               {{2, 9, 4}, 3, "k 9 (value 2 of the list) needs k <= nev: raise nev to 9"},
+               {{2, 3, 4}, 65, "has 65 values"},
+               {{2, 3, 4}, -1, "has -1 values"}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+      dsg_options o;
+      dsg_options_init(&o);
+      o.ks = bad[i].ks;
+      o.nks = bad[i].nks;
+      CHECK(dsg_options_check(&o) == DSG_ERR_INVALID && strstr(dsg_error_message(), bad[i].expect),
+            "bad list %zu: %s", i, dsg_error_message());
+    }
+    dsg_options_init(&opt);
+    opt.nks = 2; /* and no array */
+    CHECK(dsg_options_check(&opt) == DSG_ERR_INVALID && strstr(dsg_error_message(), "no array"),
+          "nks 2, ks NULL: %s", dsg_error_message());
+    opt.ks = ks;
+    opt.nks = 3;
+    opt.k = 99; /* not read when there is a list */
+    CHECK(dsg_options_check(&opt) == DSG_OK, "ks {3, 2, 4}, k 99: %s", dsg_error_message());
+  }
+
+  dsg_options_init(&opt);
+  opt.matvec = "cpu";
+  opt.seed = 3;
+  opt.restarts = 4;
+  opt.ks = ks;
+  opt.nks = 3;
+  status = dsg_segment(img, &opt, &list);
+  CHECK(status == DSG_OK && list, "ks {3, 2, 4}: %d %s", status, dsg_error_message());
+  if (!list)
+    return;
+  CHECK(dsg_result_nk(list) == 3 && dsg_result_k_at(list, 0) == 3 &&
+            dsg_result_k_at(list, 1) == 2 && dsg_result_k_at(list, 2) == 4 &&
+            dsg_result_k_at(list, 3) == 0 && dsg_result_k_at(list, -1) == 0,
+        "ks {3, 2, 4}: nk %d, k_at %d %d %d", dsg_result_nk(list), dsg_result_k_at(list, 0),
+        dsg_result_k_at(list, 1), dsg_result_k_at(list, 2));
+  CHECK(dsg_result_labels(list) && dsg_result_labels(list) == dsg_result_labels_k(list, 3),
+        "dsg_result_labels is not the first k's");
+  CHECK(dsg_result_labels_k(list, 5) == NULL && dsg_result_labels_k(list, 0) == NULL,
+        "labels for a k not asked for");
+  /* one eigensolve: as many as a single run makes (speck rounds included), with its products */
+  CHECK(list->solves == 1, "ks {3, 2, 4}: %d eigensolves", list->solves);
+  for (int i = 0; i < 3; i++) {
+    dsg_result *one = NULL;
+    const int32_t *a = dsg_result_labels_k(list, ks[i]), *b;
+    dsg_options o = opt;
+    o.ks = NULL;
+    o.nks = 0;
+    o.k = ks[i];
+    status = dsg_segment(img, &o, &one);
+    CHECK(status == DSG_OK && one, "k %d alone: %s", ks[i], dsg_error_message());
+    if (!one)
+      continue;
+    b = dsg_result_labels(one);
+    CHECK(a && b && memcmp(a, b, n * sizeof(*a)) == 0,
+          "k %d: the list's labels differ from a run with k %d alone", ks[i], ks[i]);
+    CHECK(a && distinct_labels(a, n) == ks[i], "k %d: %d distinct labels", ks[i],
+          a ? distinct_labels(a, n) : -1);
+    CHECK(dsg_result_products(list) == dsg_result_products(one) && one->solves == list->solves &&
+              one->matvecs_all == list->matvecs_all,
+          "k %d: the list's solve (%ld products, %d solves, %ld in all) is not a single run's "
+          "(%ld, %d, %ld)",
+          ks[i], dsg_result_products(list), list->solves, list->matvecs_all,
+          dsg_result_products(one), one->solves, one->matvecs_all);
+    CHECK(dsg_result_nconv(one) == dsg_result_nconv(list) &&
+              memcmp(dsg_result_eigenvalues(one), dsg_result_eigenvalues(list),
+                     (size_t)dsg_result_nconv(one) * sizeof(double)) == 0,
+          "k %d: eigenvalues differ", ks[i]);
+    if (i == 0) { /* the first k: the report's single-k keys are the same */
+      char *json = NULL;
+      size_t len = 0;
+      if (dsg_result_report(one, NULL, &json, &len) == DSG_OK && json)
+        compact(json);
+      CHECK(json && strstr(json, "\"k\":3,") && strstr(json, "\"ks\":[3],") &&
+                strstr(json, "\"segmentation\":{\"written\":true,") &&
+                strstr(json, "\"segmentations\":[{\"k\":3,\"written\":true,"),
+            "k 3 alone: report %.400s", json ? json : "");
+      dsg_free(json);
+    }
+    dsg_result_destroy(one);
+  }
+  {
+    char *json = NULL;
+    size_t len = 0;
+    CHECK(dsg_result_report(list, NULL, &json, &len) == DSG_OK && json, "list report: %s",
+          dsg_error_message());
+    if (json)
+      compact(json);
+    CHECK(json && strstr(json, "\"k\":3,") && strstr(json, "\"ks\":[3,2,4],") &&
+              strstr(json, "\"eigensolves\":1,") &&
+              strstr(json, "\"segmentation\":{\"written\":true,") &&
+              strstr(json, "\"segmentations\":[{\"k\":3,\"written\":true,") &&
+              strstr(json, "{\"k\":2,\"written\":true,") &&
+              strstr(json, "{\"k\":4,\"written\":true,"),
+          "list report lacks fields: %.600s", json ? json : "");
+    dsg_free(json);
+  }
+  dsg_result_destroy(list);
+
+  /* k = 0: no grouping, "ks" null and no segmentations */
+  {
+    dsg_result *e = NULL;
+    char *json = NULL;
+    size_t len = 0;
+    dsg_options_init(&opt);
+    opt.matvec = "cpu";
+    opt.k = 0;
+    opt.nev = 3;
+    CHECK(dsg_segment(img, &opt, &e) == DSG_OK && e && dsg_result_nk(e) == 0 &&
+              dsg_result_labels_k(e, 0) == NULL,
+          "k 0: %s", dsg_error_message());
+    if (e && dsg_result_report(e, NULL, &json, &len) == DSG_OK && json)
+      compact(json);
+    CHECK(json && strstr(json, "\"ks\":null,") && strstr(json, "\"segmentations\":[],") &&
+              strstr(json, "\"segmentation\":{\"written\":false}"),
+          "k 0 report: %.400s", json ? json : "");
+    dsg_free(json);
+    dsg_result_destroy(e);
+  }
+}
+
 int main(void)
 {
   dsg_image img;
@@ -257,6 +422,8 @@ int main(void)
     r = NULL;
   }
 
+  check_k_list(&img);
+
   /* k = 0: eigenpairs only */
   dsg_options_init(&opt);
   opt.k = 0;
@@ -285,7 +452,7 @@ int main(void)
     double *sd = NULL;
     float *f = NULL;
     int nf = 0;
-    app_affinity_params ap = {5, 0.1, 4.0};
+    app_affinity_params ap = {5, 0.1, 4.0, NULL, 0};
     dsg_options_init(&opt);
     CHECK(dsg_affinity(&img, &opt, &m) == DSG_OK, "dsg_affinity: %s", dsg_error_message());
     app_features(&img, test_cue("intensity"), &f, &nf);

@@ -318,3 +318,52 @@ def test_keyboard_interrupt():
     # the library's message: the run was cancelled through the flag, not after it ended
     assert "interrupted" in str(e.value), (str(e.value), time.monotonic() - t0)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+# ---- (12) a list of k: one eigensolve, the grouping once per k (issue 12) ----------------------
+
+def test_k_list():
+    img, truth = regions(48, 64, seed=4)
+    r = diaseg.segment(img, k=[4, 2, 3], seed=5, restarts=3, matvec="cpu")
+    assert r.ks == (4, 2, 3) and sorted(r.labels_by_k) == [2, 3, 4]
+    assert r.report["ks"] == [4, 2, 3] and r.report["k"] == 4
+    assert r.report["eigensolves"] == 1
+    assert [s["k"] for s in r.report["segmentations"]] == [4, 2, 3]
+    assert all(s["written"] for s in r.report["segmentations"])
+    # labels: the first k's, and each k's those of a run with that k alone, bit for bit
+    np.testing.assert_array_equal(r.labels, r.labels_for(4))
+    for k in (4, 2, 3):
+        labels = r.labels_for(k)
+        assert labels.dtype == np.int32 and labels.shape == img.shape
+        assert np.unique(labels).tolist() == list(range(k))
+        one = diaseg.segment(img, k=k, seed=5, restarts=3, matvec="cpu")
+        np.testing.assert_array_equal(labels, one.labels)
+        np.testing.assert_array_equal(r.eigenvalues, one.eigenvalues)
+        assert r.report["matvec_count_all_solves"] == one.report["matvec_count_all_solves"]
+        assert one.ks == (k,) and one.report["ks"] == [k]
+    assert adjusted_rand_index(r.labels_for(4), truth) >= 0.95
+    with pytest.raises(KeyError, match="k=5"):
+        r.labels_for(5)
+    # tuples, ranges and NumPy arrays are lists too; k=0 has none
+    t = diaseg.segment(img, k=np.array([2, 3]), seed=5, restarts=3, matvec="cpu")
+    assert t.ks == (2, 3)
+    np.testing.assert_array_equal(t.labels_for(3), r.labels_for(3))
+    assert diaseg.segment(img, k=range(2, 4), nev=4, matvec="cpu").ks == (2, 3)
+    e = diaseg.segment(img, k=0, nev=3, matvec="cpu")
+    assert e.ks == () and e.labels_by_k == {} and e.report["ks"] is None
+
+
+def test_k_list_bad():
+    img, _ = regions(16, 24)
+    with pytest.raises(ValueError, match="k 3 is in the list twice"):
+        diaseg.segment(img, k=[3, 2, 3])
+    with pytest.raises(ValueError, match="k 0 .*out of range"):
+        diaseg.segment(img, k=[0, 3])
+    with pytest.raises(ValueError, match="raise nev to 9"):
+        diaseg.segment(img, k=[2, 9], nev=8)
+    with pytest.raises(ValueError, match="empty"):
+        diaseg.segment(img, k=[])
+    with pytest.raises(TypeError, match="'k'"):
+        diaseg.segment(img, k=[2, "3"])
+    with pytest.raises(TypeError, match="'k'"):
+        diaseg.segment(img, k=[2, 3.0])

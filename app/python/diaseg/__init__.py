@@ -7,11 +7,15 @@ defaults and messages as the ``diaseg`` command line.
 >>> r = diaseg.segment(np.random.rand(40, 60), k=3, nev=4)
 >>> r.labels.shape, r.labels.dtype
 ((40, 60), dtype('int32'))
+>>> several = diaseg.segment(np.random.rand(40, 60), k=[2, 3], nev=4)  # one eigensolve
+>>> sorted(several.labels_by_k), several.labels_for(3).shape
+([2, 3], (40, 60))
 
 Functions
 ---------
 segment(image, k=None, **options)
-    Segments an image; returns a :class:`Segmentation`.
+    Segments an image; returns a :class:`Segmentation`. k may be a list (``k=[2, 4, 8]``): one
+    eigensolve, the grouping once per k.
 affinity(image, return_degree=False, **options)
     The normalised affinity N = D^-1/2 W D^-1/2 as a ``scipy.sparse.dia_matrix``.
 defaults()
@@ -59,7 +63,8 @@ import numpy as np
 from . import _lib
 from ._lib import lib
 
-__all__ = ["segment", "affinity", "defaults", "devices", "Segmentation", "__version__"]
+__all__ = ["segment", "contours", "affinity", "defaults", "devices", "Segmentation",
+           "__version__"]
 
 __version__ = _lib.decode(lib.dsg_version())
 
@@ -71,7 +76,9 @@ _INT_MIN, _INT_MAX = -(2 ** 31), 2 ** 31 - 1
 # knobs (basis_groups, basis_row_groups, lanczos_unfused). name -> kind
 _OPTIONS = {
     "k": "int", "nev": "int", "ncv": "int", "tol": "float", "max_iter": "int",
-    "radius": "int", "sigma_i": "float", "sigma_x": "float", "affinity": "str",
+    "radius": "int", "sigma_i": "float", "sigma_x": "float", "sigma_c": "float",
+    "grouping": "str", "spectral_weight": "float", "min_region": "int",
+    "affinity": "str",
     "keep_specks": "bool", "seed": "uint64", "restarts": "int", "solver": "str",
     "matvec": "str", "cl_device": "str", "kernel": "str", "local_size": "size",
     "kernel_dir": "path", "cl_max_alloc": "size",
@@ -276,7 +283,12 @@ class Segmentation:
     ----------
     labels : ndarray of int32, shape (H, W), or None
         Segment labels 0 .. k-1, numbered in order of first appearance; None when there is no
-        grouping (k=0, or fewer than k eigenpairs converged).
+        grouping (k=0, or fewer than k eigenpairs converged). With a list of k, the first k's.
+    ks : tuple of int
+        The k of the run, in the order given: ``(k,)`` for a single k, ``()`` for k=0.
+    labels_by_k : dict
+        k -> its labels (as ``labels``; None when fewer than k eigenpairs converged), for every
+        k in ``ks``; see :meth:`labels_for`.
     eigenvalues : ndarray of float64, shape (nconv,)
         The converged eigenvalues of N = D^-1/2 W D^-1/2, descending (the first is 1).
     eigenvectors : ndarray of float32, shape (nconv, H, W)
@@ -285,6 +297,9 @@ class Segmentation:
         |N u_i - lambda_i u_i|, measured with one product each.
     sqrt_degree : ndarray of float64, shape (H, W)
         D^1/2 per pixel.
+    contours : ndarray of float32, shape (H, W), or None
+        The boundary detector's strength in [0, 1) (what :func:`contours` returns) when the
+        affinity is a contour cue ('contour', 'contour+color'), else None.
     converged : bool
         True when all nev eigenpairs converged.
     note : str
@@ -297,8 +312,11 @@ class Segmentation:
     """
 
     def __init__(self, labels, eigenvalues, eigenvectors, residuals, sqrt_degree, converged,
-                 note, report, timing):
+                 note, report, timing, ks=None, labels_by_k=None, contours=None):
         self.labels = labels
+        self.contours = contours
+        self.ks = tuple(ks) if ks is not None else ()
+        self.labels_by_k = dict(labels_by_k) if labels_by_k is not None else {}
         self.eigenvalues = eigenvalues
         self.eigenvectors = eigenvectors
         self.residuals = residuals
@@ -308,9 +326,21 @@ class Segmentation:
         self.report = report
         self.timing = timing
 
+    def labels_for(self, k):
+        """The labels for k (an ndarray of int32, shape (H, W), or None when fewer than k
+        eigenpairs converged). KeyError for a k the run was not asked for."""
+        try:
+            return self.labels_by_k[operator.index(k)]
+        except KeyError:
+            raise KeyError(f"k={k} was not computed: this run has k in "
+                           f"{list(self.ks)}") from None
+
     def __repr__(self):
         h, w = self.sqrt_degree.shape
-        k = "no grouping" if self.labels is None else f"k={int(self.labels.max()) + 1}"
+        if len(self.ks) > 1:
+            k = "k=" + ",".join(str(x) for x in self.ks)
+        else:
+            k = "no grouping" if self.labels is None else f"k={int(self.labels.max()) + 1}"
         return (f"<diaseg.Segmentation {w}x{h}, {k}, {len(self.eigenvalues)} eigenpairs, "
                 f"converged={self.converged}>")
 
@@ -320,8 +350,13 @@ def _result(r):
     w, h = lib.dsg_result_width(r), lib.dsg_result_height(r)
     n = w * h
     nconv = lib.dsg_result_nconv(r)
-    labels_ptr = lib.dsg_result_labels(r)
-    labels = _array(labels_ptr, np.int32, n).reshape(h, w) if labels_ptr else None
+    ks, labels_by_k = [], {}
+    for i in range(lib.dsg_result_nk(r)):
+        k = lib.dsg_result_k_at(r, i)
+        ptr = lib.dsg_result_labels_k(r, k)
+        ks.append(k)
+        labels_by_k[k] = _array(ptr, np.int32, n).reshape(h, w) if ptr else None
+    labels = labels_by_k[ks[0]] if ks else None  # dsg_result_labels: the first k's
     vectors = _array(lib.dsg_result_eigenvectors(r), np.float32, nconv * n).reshape(nconv, h, w)
     json_ptr, json_len = ctypes.c_void_p(), ctypes.c_size_t()
     status = lib.dsg_result_report(r, None, ctypes.byref(json_ptr), ctypes.byref(json_len))
@@ -329,7 +364,9 @@ def _result(r):
         _raise(status, _lib.error_message())
     report = json.loads(_lib.take_text(json_ptr, json_len.value))
     t = lib.dsg_result_timing(r)
+    cptr = lib.dsg_result_contours(r)
     return Segmentation(
+        contours=_array(cptr, np.float32, n).reshape(h, w) if cptr else None,
         labels=labels,
         eigenvalues=_array(lib.dsg_result_eigenvalues(r), np.float64, nconv),
         eigenvectors=vectors,
@@ -338,7 +375,24 @@ def _result(r):
         converged=bool(lib.dsg_result_converged(r)),
         note=_lib.strip_marks(_lib.decode(lib.dsg_result_note(r)) or ""),
         report=report,
-        timing={name: getattr(t, name) for name, _ in _lib.DsgTiming._fields_})
+        timing={name: getattr(t, name) for name, _ in _lib.DsgTiming._fields_},
+        ks=ks, labels_by_k=labels_by_k)
+
+
+def _ks(k):
+    """k as segment() takes it: None, an int, or a sequence of ints (a list of k). Returns
+    (k for the options or None, the list as a ctypes int array or None)."""
+    if k is None or isinstance(k, (numbers.Integral, np.integer, bool, np.bool_)) or \
+            (isinstance(k, np.ndarray) and k.ndim == 0) or \
+            not isinstance(k, (list, tuple, range, np.ndarray)):
+        return k, None  # a single k: checked as every other integer option
+    values = [_convert("k", "int", v) for v in (k.tolist() if isinstance(k, np.ndarray) else k)]
+    if not values:
+        raise ValueError("k is an empty list: give at least one k (or k=0 for no grouping)")
+    if len(values) > 64:
+        raise ValueError(f"k is a list of {len(values)} values: it holds at most 64 distinct "
+                         f"values")
+    return None, (ctypes.c_int * len(values))(*values)
 
 
 def segment(image, k=None, **options):
@@ -349,9 +403,13 @@ def segment(image, k=None, **options):
     image : array_like, shape (H, W) or (H, W, C)
         uint8, or float in [0, 1] (clipped, then quantised as round(255 v)); C = 1 gray,
         2 gray and alpha, 3 RGB (use ``affinity='color'``), 4 RGBA. At least 2 pixels.
-    k : int, optional
+    k : int or sequence of int, optional
         The number of segments (default: the library's, 5); 0 computes the eigenpairs only.
-        1 <= k <= nev.
+        1 <= k <= nev. A list (``k=[2, 4, 8]``) solves once and groups once per k, with the
+        same seed and restarts, so each k's labels are those ``segment(image, k=that_k)``
+        gives; every k in [1, min(nev, 64)], none twice (ValueError). The result's ``labels``
+        are then the first k's, ``labels_by_k`` / ``labels_for(k)`` hold each one's, ``ks``
+        the list, and its report "ks" and "segmentations" (one entry per k).
     **options
         Any option by its dsg_options name (see :func:`defaults` for all of them and their
         defaults): nev, ncv, tol, max_iter, radius, sigma_i, sigma_x, affinity, keep_specks,
@@ -361,7 +419,8 @@ def segment(image, k=None, **options):
     Returns
     -------
     Segmentation
-        labels, eigenvalues, eigenvectors, residuals, converged, report, timing.
+        labels, ks, labels_by_k, eigenvalues, eigenvectors, residuals, converged, report,
+        timing.
 
     Raises
     ------
@@ -392,10 +451,18 @@ def segment(image, k=None, **options):
     >>> r = diaseg.segment(img, k=2, matvec="cpu")
     >>> np.unique(r.labels).tolist()
     [0, 1]
+    >>> r = diaseg.segment(img, k=[2, 3], matvec="cpu")
+    >>> r.ks, np.unique(r.labels_for(2)).tolist()
+    ((2, 3), [0, 1])
     """
+    k, ks = _ks(k)
     if k is not None:
         options["k"] = k
     opt, keep = _options(options, "segment")
+    if ks is not None:
+        opt.ks = ctypes.cast(ks, ctypes.POINTER(ctypes.c_int))
+        opt.nks = len(ks)
+        keep.append(ks)  # borrowed by the library for the call
     pixels, img = _image(image)
     out = ctypes.c_void_p()
     with _Call(opt) as call:
@@ -483,6 +550,61 @@ def affinity(image, return_degree=False, **options):
             data[d, :n + off] = values[d, -off:]
     N = scipy.sparse.dia_matrix((data, offsets), shape=(n, n))
     return (N, sqrt_degree) if return_degree else N
+
+
+def contours(image, parts=False):
+    """The boundary detector alone (docs/PIPELINE.md, "Contours"): oriented chi-squared
+    gradients of brightness, colour and texture at 3 scales and 8 orientations, combined and
+    thinned by non-maximum suppression.
+
+    Parameters
+    ----------
+    image : array_like, shape (H, W) or (H, W, C)
+        As for :func:`segment`; any size (1 x 1 included).
+    parts : bool, optional
+        Also return each of the 12 gradients (channel x scale) at its best orientation, before
+        the combination (default False).
+
+    Returns
+    -------
+    strength : ndarray of float32, shape (H, W)
+        Boundary strength in [0, 1), 0 off the (one pixel wide) contours.
+    parts : dict of str to ndarray of float32, shape (H, W)
+        Only with ``parts=True``: name ('brightness_r3', ..., 'texture_r20') -> gradient.
+
+    Examples
+    --------
+    >>> import numpy as np, diaseg
+    >>> img = np.zeros((30, 40), np.uint8); img[:, 20:] = 200
+    >>> pb = diaseg.contours(img)
+    >>> sorted(set(np.flatnonzero(pb.max(axis=0) > 0.5).tolist()))
+    [19]
+    """
+    opt, keep = _options({}, "contours")
+    pixels, img = _image(image)
+    s_ptr, p_ptr = ctypes.POINTER(ctypes.c_float)(), ctypes.POINTER(ctypes.c_float)()
+    with _Call(opt) as call:
+        status = lib.dsg_contours(ctypes.byref(img), ctypes.byref(opt), ctypes.byref(s_ptr),
+                                  ctypes.byref(p_ptr) if parts else None)
+        message = _lib.error_message() if status != _lib.DSG_OK else ""
+    del pixels, keep
+    if call.cancelled or status == _lib.DSG_ERR_INTERRUPTED:
+        raise KeyboardInterrupt(message)
+    if status != _lib.DSG_OK:
+        _raise(status, message or _lib.status_name(status))
+    h, w = img.height, img.width
+    try:
+        strength = _array(s_ptr, np.float32, w * h).reshape(h, w)
+        named = {}
+        if parts:
+            P = lib.dsg_contour_parts()
+            values = _array(p_ptr, np.float32, P * w * h).reshape(P, h, w)
+            named = {_lib.decode(lib.dsg_contour_part_name(i)): values[i] for i in range(P)}
+    finally:
+        lib.dsg_free(s_ptr)
+        if parts:
+            lib.dsg_free(p_ptr)
+    return (strength, named) if parts else strength
 
 
 def devices():

@@ -1,0 +1,620 @@
+/* The local boundary detector: oriented histogram gradients of brightness, colour and texture
+ * over half-discs at three scales and 8 orientations, combined into one boundary strength and
+ * thinned by non-maximum suppression. After mPb (Martin, Fowlkes & Malik, PAMI 2004; Arbelaez,
+ * Maire, Fowlkes & Malik, TPAMI 2011); the formulas are in docs/PIPELINE.md, "Contours".
+ *
+ *   RGB -> CIELAB (L, a, b) and textons (k-means of Gaussian-derivative responses of L)
+ *       -> per channel a bin index per pixel
+ *       -> per pixel, per channel: histograms of 16 angular sectors of the disc, grown scale by
+ *          scale; half-disc o = sectors o .. o+7; chi-squared of the two halves, 8 orientations
+ *       -> G(x, o) = sum over parts p of w_p chi2_p(x, o); strength = logistic(b0 + max_o G)
+ *       -> non-maximum suppression across the best orientation
+ *
+ * The sectors are exact halves: an offset and its opposite fall in sectors s and s + 8, so each
+ * half-disc holds one of every opposite pair and both halves have the same pixel count. Then
+ * g + h = the whole disc's histogram T for every orientation, and
+ *   chi2 = 1/2 sum_b (g_b - h_b)^2 / (g_b + h_b)  (histograms normalised to 1)
+ *        = 1/(2 m) sum_b (2 g_b - T_b)^2 / T_b    (counts; m pixels per half).
+ * Images are padded by reflection, so every size works, 1-pixel-wide ones included. */
+#include "diaseg_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define NSECT (2 * APP_CONTOUR_ORIENTATIONS)
+#define NTEXTON 32
+#define MAX_BINS 32
+#define TEXTON_DIM 10     /* Gaussian derivatives x, y, xx, xy, yy at two scales */
+#define TEXTON_SAMPLES 24000
+
+/* The channels: bins of the histograms and the half-disc radii of the three scales (gPb's, in
+ * pixels of a BSDS500-sized image), and the Gaussian that smooths the histograms along their bins
+ * before the chi-squared (gPb's 0.1 and 0.05 of the range: nearby brightnesses are not as
+ * different as distant ones; textons have no order). The parts are channel-major: part = 3 * channel + scale. */
+static const app_contour_channel channels[APP_CONTOUR_CHANNELS] = {
+    {"brightness", 25, 2.5, {3, 5, 10}},
+    {"color_a", 25, 1.25, {5, 10, 20}},
+    {"color_b", 25, 1.25, {5, 10, 20}},
+    {"texture", NTEXTON, 0.0, {5, 10, 20}},
+};
+
+/* The combination, fit by logistic regression on BSDS500 train (tests/bsds/fit_contours.py,
+ * docs/QUALITY.md): strength = logistic(b0 + sum_p w_p chi2_p), shifted and scaled so that no
+ * gradient is 0. */
+static const double part_weights[APP_CONTOUR_PARTS] = {
+    2.3794, 1.2984, 1.5320, /* brightness r 3, 5, 10 */
+    2.2367, 1.7344, 0.0000, /* colour a r 5, 10, 20 (r 20 came out negative: left out) */
+    1.7279, 0.9238, 0.6757, /* colour b r 5, 10, 20 */
+    1.2741, 0.3696, 2.4559, /* texture r 5, 10, 20 */
+};
+static const double part_bias = -2.9384;
+
+const app_contour_channel *app_contour_channel_at(int c)
+{
+  return c >= 0 && c < APP_CONTOUR_CHANNELS ? &channels[c] : NULL;
+}
+
+int dsg_contour_parts(void) { return APP_CONTOUR_PARTS; }
+
+const char *dsg_contour_part_name(int p)
+{
+  static const char *names[APP_CONTOUR_PARTS] = {
+      "brightness_r3", "brightness_r5", "brightness_r10", "color_a_r5", "color_a_r10",
+      "color_a_r20",   "color_b_r5",    "color_b_r10",    "color_b_r20", "texture_r5",
+      "texture_r10",   "texture_r20"};
+  return p >= 0 && p < APP_CONTOUR_PARTS ? names[p] : NULL;
+}
+
+/* i reflected into [0, n) (..., 1, 0 | 0, 1, ..., n-1 | n-1, n-2, ...), for any i and n >= 1 */
+static int reflect(int i, int n)
+{
+  const int period = 2 * n;
+  i %= period;
+  if (i < 0)
+    i += period;
+  return i < n ? i : period - 1 - i;
+}
+
+/* ---- CIELAB ------------------------------------------------------------------------------ */
+
+static double srgb_to_linear(double v)
+{
+  return v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4);
+}
+
+static double lab_f(double t)
+{
+  return t > 216.0 / 24389.0 ? cbrt(t) : (24389.0 / 27.0 * t + 16.0) / 116.0;
+}
+
+void app_rgb_to_lab(const unsigned char *p, int c, float lab[3])
+{
+  const double r = srgb_to_linear(p[0] / 255.0), g = srgb_to_linear((c >= 3 ? p[1] : p[0]) / 255.0),
+               b = srgb_to_linear((c >= 3 ? p[2] : p[0]) / 255.0);
+  /* sRGB (D65) -> XYZ, normalised by the white point */
+  const double x = (0.4124564 * r + 0.3575761 * g + 0.1804375 * b) / 0.95047;
+  const double y = 0.2126729 * r + 0.7151522 * g + 0.0721750 * b;
+  const double z = (0.0193339 * r + 0.1191920 * g + 0.9503041 * b) / 1.08883;
+  const double fx = lab_f(x), fy = lab_f(y), fz = lab_f(z);
+  lab[0] = (float)(116.0 * fy - 16.0);
+  lab[1] = (float)(500.0 * (fx - fy));
+  lab[2] = (float)(200.0 * (fy - fz));
+}
+
+/* the bin of a value v in [lo, hi] among nb */
+static unsigned char bin_of(double v, double lo, double hi, int nb)
+{
+  int b = (int)((v - lo) / (hi - lo) * nb);
+  return (unsigned char)(b < 0 ? 0 : b >= nb ? nb - 1 : b);
+}
+
+/* ---- textons ----------------------------------------------------------------------------- */
+
+/* 1-D Gaussian derivative kernels of order 0, 1, 2 at sigma, radius ceil(3 sigma); the
+ * derivatives scaled by sigma^order so that both scales' responses compare. */
+static int gauss_kernels(double sigma, float *k0, float *k1, float *k2)
+{
+  const int r = (int)ceil(3.0 * sigma);
+  double s0 = 0.0;
+  for (int x = -r; x <= r; x++)
+    s0 += exp(-0.5 * x * x / (sigma * sigma));
+  for (int x = -r; x <= r; x++) {
+    const double g = exp(-0.5 * x * x / (sigma * sigma)) / s0;
+    k0[x + r] = (float)g;
+    k1[x + r] = (float)(-x / sigma * g);
+    k2[x + r] = (float)((x * x / (sigma * sigma) - 1.0) * g);
+  }
+  return r;
+}
+
+/* dst = src convolved with kx along rows, then ky along columns (reflected borders) */
+void app_conv_sep(const float *src, int w, int h, const float *kx, const float *ky, int r,
+                     float *tmp, float *dst)
+{
+#pragma omp parallel for schedule(static)
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      double s = 0.0;
+      for (int t = -r; t <= r; t++)
+        s += (double)kx[t + r] * src[(size_t)y * w + reflect(x - t, w)];
+      tmp[(size_t)y * w + x] = (float)s;
+    }
+#pragma omp parallel for schedule(static)
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      double s = 0.0;
+      for (int t = -r; t <= r; t++)
+        s += (double)ky[t + r] * tmp[(size_t)reflect(y - t, h) * w + x];
+      dst[(size_t)y * w + x] = (float)s;
+    }
+}
+
+/* Texton responses of the brightness L / 100: the Gaussian derivatives (x, y, xx, sqrt2 xy,
+ * yy), which steer to every orientation, at sigma 1 and 2, contrast-normalised per pixel as in
+ * Malik, Belongie, Leung & Shi (IJCV 2001): F <- F log(1 + |F| / 0.03) / |F|. */
+static int texton_responses(const float *lum, int w, int h, float *resp)
+{
+  const size_t n = (size_t)w * h;
+  float k0[13], k1[13], k2[13], *tmp = malloc(n * sizeof(float)), *out = malloc(n * sizeof(float));
+  int status = DSG_OK;
+  if (!tmp || !out) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the texton filters of %zu pixels", n);
+    goto out_free;
+  }
+  for (int s = 0; s < 2; s++) {
+    const int r = gauss_kernels(s == 0 ? 1.0 : 2.0, k0, k1, k2);
+    const float *kx[5] = {k1, k0, k2, k1, k0}, *ky[5] = {k0, k1, k0, k1, k2};
+    const float scale[5] = {1.0f, 1.0f, 1.0f, 1.41421356f, 1.0f};
+    for (int f = 0; f < 5; f++) {
+      app_conv_sep(lum, w, h, kx[f], ky[f], r, tmp, out);
+      for (size_t i = 0; i < n; i++)
+        resp[i * TEXTON_DIM + 5 * s + f] = scale[f] * out[i];
+    }
+  }
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++) {
+    float *f = resp + i * TEXTON_DIM;
+    double norm = 0.0;
+    for (int d = 0; d < TEXTON_DIM; d++)
+      norm += (double)f[d] * f[d];
+    norm = sqrt(norm);
+    if (norm > 0.0) {
+      const double g = log1p(norm / 0.03) / norm;
+      for (int d = 0; d < TEXTON_DIM; d++)
+        f[d] = (float)(f[d] * g);
+    }
+  }
+out_free:
+  free(tmp);
+  free(out);
+  return status;
+}
+
+/* Textons: k-means (k-means++, fixed seed) of the responses of an even sample of the pixels,
+ * then every pixel's nearest centre. */
+static int textons(const float *lum, int w, int h, unsigned char *texton)
+{
+  const size_t n = (size_t)w * h;
+  const size_t stride = n > TEXTON_SAMPLES ? (n + TEXTON_SAMPLES - 1) / TEXTON_SAMPLES : 1;
+  const size_t ns = (n + stride - 1) / stride;
+  const int k = ns < NTEXTON ? (int)ns : NTEXTON;
+  float *resp = malloc(n * TEXTON_DIM * sizeof(float));
+  float *sample = malloc(ns * TEXTON_DIM * sizeof(float));
+  int *label = malloc(ns * sizeof(int));
+  double centre[NTEXTON][TEXTON_DIM] = {{0}};
+  int count[NTEXTON] = {0};
+  int status = DSG_OK;
+  if (!resp || !sample || !label) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the textons of %zu pixels", n);
+    goto out_free;
+  }
+  status = texton_responses(lum, w, h, resp);
+  if (status != DSG_OK)
+    goto out_free;
+  for (size_t s = 0; s < ns; s++)
+    memcpy(sample + s * TEXTON_DIM, resp + s * stride * TEXTON_DIM, TEXTON_DIM * sizeof(float));
+  app_kmeans_params kp = {k, 1, 30, 7};
+  status = app_kmeans(sample, ns, TEXTON_DIM, &kp, label, NULL);
+  if (status != DSG_OK)
+    goto out_free;
+  for (size_t s = 0; s < ns; s++) {
+    count[label[s]]++;
+    for (int d = 0; d < TEXTON_DIM; d++)
+      centre[label[s]][d] += sample[s * TEXTON_DIM + d];
+  }
+  for (int c = 0; c < k; c++)
+    for (int d = 0; d < TEXTON_DIM; d++)
+      centre[c][d] /= count[c] > 0 ? count[c] : 1;
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++) {
+    const float *f = resp + i * TEXTON_DIM;
+    double best = HUGE_VAL;
+    int arg = 0;
+    for (int c = 0; c < k; c++) {
+      double d2 = 0.0;
+      for (int d = 0; d < TEXTON_DIM; d++) {
+        const double e = f[d] - centre[c][d];
+        d2 += e * e;
+      }
+      if (d2 < best) {
+        best = d2;
+        arg = c;
+      }
+    }
+    texton[i] = (unsigned char)arg;
+  }
+out_free:
+  free(resp);
+  free(sample);
+  free(label);
+  return status;
+}
+
+/* ---- bins -------------------------------------------------------------------------------- */
+
+int app_contour_bins(const dsg_image *img, unsigned char *bins)
+{
+  const int w = img->width, h = img->height, c = img->channels;
+  const size_t n = (size_t)w * h;
+  float *lum = malloc(n * sizeof(float));
+  int status = DSG_OK;
+  if (!lum)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contour channels of %zu pixels", n);
+  /* gPb's ranges of a and b (rgb2lab.m): nearly all of the sRGB gamut */
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++) {
+    float lab[3];
+    app_rgb_to_lab(img->pixels + i * (size_t)c, c, lab);
+    lum[i] = lab[0] / 100.0f;
+    bins[i] = bin_of(lab[0], 0.0, 100.0, channels[0].bins);
+    bins[n + i] = bin_of(lab[1], -73.0, 95.0, channels[1].bins);
+    bins[2 * n + i] = bin_of(lab[2], -95.0, 95.0, channels[2].bins);
+  }
+  status = textons(lum, w, h, bins + 3 * n);
+  free(lum);
+  return status;
+}
+
+/* ---- the disc ---------------------------------------------------------------------------- */
+
+typedef struct disc_entry {
+  int dx, dy, d2, sector;
+} disc_entry;
+
+static int cmp_disc(const void *a, const void *b)
+{
+  const disc_entry *p = a, *q = b;
+  if (p->d2 != q->d2)
+    return p->d2 - q->d2;
+  if (p->dy != q->dy)
+    return p->dy - q->dy;
+  return p->dx - q->dx;
+}
+
+/* sector of (dx, dy) != 0: [s pi/8, (s+1) pi/8) for the upper half plane (dy > 0, or dy = 0 and
+ * dx > 0, y pointing down the rows), the opposite offset's sector + 8 for the other half */
+static int sector_of(int dx, int dy)
+{
+  if (dy > 0 || (dy == 0 && dx > 0)) {
+    /* offsets on a sector's first edge (0, 45, 90, 135 degrees) belong to it: the 1e-9 guards
+     * against atan2's rounding (the nearest other integer offsets are ~1e-3 rad off an edge) */
+    int s = (int)floor(atan2((double)dy, (double)dx) / (M_PI / APP_CONTOUR_ORIENTATIONS) + 1e-9);
+    return s < 0 ? 0 : s >= APP_CONTOUR_ORIENTATIONS ? APP_CONTOUR_ORIENTATIONS - 1 : s;
+  }
+  return sector_of(-dx, -dy) + APP_CONTOUR_ORIENTATIONS;
+}
+
+int app_contour_disc(int radius, int *dx, int *dy, int *sector, int *count_within)
+{
+  int m = 0;
+  disc_entry *e = malloc((size_t)(2 * radius + 1) * (size_t)(2 * radius + 1) * sizeof(*e));
+  if (!e)
+    return -1;
+  for (int y = -radius; y <= radius; y++)
+    for (int x = -radius; x <= radius; x++)
+      if ((x || y) && x * x + y * y <= radius * radius)
+        e[m++] = (disc_entry){x, y, x * x + y * y, sector_of(x, y)};
+  qsort(e, (size_t)m, sizeof(*e), cmp_disc);
+  for (int i = 0; i < m; i++) {
+    dx[i] = e[i].dx;
+    dy[i] = e[i].dy;
+    sector[i] = e[i].sector;
+  }
+  if (count_within)
+    for (int r = 0; r <= radius; r++) {
+      int c = 0;
+      while (c < m && e[c].d2 <= r * r)
+        c++;
+      count_within[r] = c;
+    }
+  free(e);
+  return m;
+}
+
+/* ---- oriented gradients ------------------------------------------------------------------ */
+
+/* The smoothing of histograms along their bins: a Gaussian of sigma bins, cut at 3 sigma and at
+ * the ends (the same for both halves, so g + h = t still holds after it). */
+typedef struct bin_smoother {
+  int radius;
+  float k[2 * MAX_BINS + 1];
+} bin_smoother;
+
+static void smoother_init(bin_smoother *sm, double sigma)
+{
+  sm->radius = sigma > 0.0 ? (int)ceil(3.0 * sigma) : 0;
+  if (sm->radius > MAX_BINS)
+    sm->radius = MAX_BINS;
+  double sum = 0.0;
+  for (int t = -sm->radius; t <= sm->radius; t++)
+    sum += sigma > 0.0 ? exp(-0.5 * t * t / (sigma * sigma)) : 1.0;
+  for (int t = -sm->radius; t <= sm->radius; t++)
+    sm->k[t + sm->radius] = (float)((sigma > 0.0 ? exp(-0.5 * t * t / (sigma * sigma)) : 1.0) / sum);
+}
+
+static void smooth_bins(const bin_smoother *sm, const float *in, int nb, float *out)
+{
+  for (int b = 0; b < nb; b++) {
+    float acc = 0.0f;
+    const int lo = b - sm->radius < 0 ? 0 : b - sm->radius;
+    const int hi = b + sm->radius >= nb ? nb - 1 : b + sm->radius;
+    for (int u = lo; u <= hi; u++)
+      acc += sm->k[u - b + sm->radius] * in[u];
+    out[b] = acc;
+  }
+}
+
+/* chi2 of the two halves of each orientation from sector histograms (hist[s * MAX_BINS + b]),
+ * the disc's histogram t and its m pixels per half */
+static void half_disc_chi2(const unsigned short *hist, const int *t, int nb, int m,
+                           const bin_smoother *sm, float *chi)
+{
+  float g[MAX_BINS], tf[MAX_BINS], inv[MAX_BINS], gs[MAX_BINS], ts[MAX_BINS];
+  for (int b = 0; b < nb; b++) {
+    tf[b] = (float)t[b];
+    g[b] = 0.0f;
+  }
+  if (sm->radius > 0) {
+    smooth_bins(sm, tf, nb, ts);
+    memcpy(tf, ts, (size_t)nb * sizeof(float));
+  }
+  for (int b = 0; b < nb; b++)
+    inv[b] = tf[b] > 1e-6f ? 1.0f / tf[b] : 0.0f;
+  for (int s = 0; s < APP_CONTOUR_ORIENTATIONS; s++)
+    for (int b = 0; b < nb; b++)
+      g[b] += hist[s * MAX_BINS + b];
+  const float scale = 0.5f / (float)m;
+  for (int o = 0; o < APP_CONTOUR_ORIENTATIONS; o++) {
+    const float *gg = g;
+    if (sm->radius > 0) {
+      smooth_bins(sm, g, nb, gs);
+      gg = gs;
+    }
+    float acc = 0.0f;
+    for (int b = 0; b < nb; b++) {
+      const float d = 2.0f * gg[b] - tf[b];
+      acc += d * d * inv[b];
+    }
+    chi[o] = acc * scale;
+    const unsigned short *in = hist + (o + APP_CONTOUR_ORIENTATIONS) * MAX_BINS;
+    const unsigned short *out = hist + o * MAX_BINS;
+    for (int b = 0; b < nb; b++)
+      g[b] += (float)in[b] - (float)out[b];
+  }
+}
+
+int app_contour_gradients(const unsigned char *bins, int w, int h,
+                          const volatile sig_atomic_t *cancel, float *grad)
+{
+  const int R = APP_CONTOUR_RMAX, pw = w + 2 * R, ph = h + 2 * R;
+  const size_t n = (size_t)w * h, pn = (size_t)pw * ph;
+  const int ndisc_max = (2 * R + 1) * (2 * R + 1);
+  int *dx = malloc((size_t)ndisc_max * sizeof(int)), *dy = malloc((size_t)ndisc_max * sizeof(int));
+  int *sector = malloc((size_t)ndisc_max * sizeof(int)), *rel = malloc((size_t)ndisc_max * sizeof(int));
+  unsigned char *pad = malloc(pn * APP_CONTOUR_CHANNELS);
+  int within[APP_CONTOUR_RMAX + 1], status = DSG_OK;
+  if (!dx || !dy || !sector || !rel || !pad) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contour gradients of %zu pixels", n);
+    goto out_free;
+  }
+  const int ndisc = app_contour_disc(R, dx, dy, sector, within);
+  for (int i = 0; i < ndisc; i++)
+    rel[i] = dy[i] * pw + dx[i];
+  bin_smoother smoother[APP_CONTOUR_CHANNELS];
+  for (int c = 0; c < APP_CONTOUR_CHANNELS; c++)
+    smoother_init(&smoother[c], channels[c].smooth);
+  for (int c = 0; c < APP_CONTOUR_CHANNELS; c++)
+#pragma omp parallel for schedule(static)
+    for (int y = 0; y < ph; y++)
+      for (int x = 0; x < pw; x++)
+        pad[c * pn + (size_t)y * pw + x] =
+            bins[c * n + (size_t)reflect(y - R, h) * w + reflect(x - R, w)];
+
+  /* rows in bands, the cancel flag looked at in between */
+  const int band = 16;
+  for (int y0 = 0; y0 < h && status == DSG_OK; y0 += band) {
+    const int y1 = y0 + band < h ? y0 + band : h;
+#pragma omp parallel
+    {
+      unsigned short hist[NSECT * MAX_BINS];
+      int t[MAX_BINS];
+      float chi[APP_CONTOUR_ORIENTATIONS];
+#pragma omp for schedule(dynamic, 1)
+      for (int y = y0; y < y1; y++)
+        for (int x = 0; x < w; x++) {
+          const size_t i = (size_t)y * w + x;
+          const size_t centre = (size_t)(y + R) * pw + (size_t)(x + R);
+          for (int c = 0; c < APP_CONTOUR_CHANNELS; c++) {
+            const unsigned char *map = pad + c * pn + centre;
+            const int nb = channels[c].bins;
+            int k = 0;
+            memset(hist, 0, sizeof(hist));
+            memset(t, 0, sizeof(t));
+            for (int s = 0; s < APP_CONTOUR_SCALES; s++) {
+              const int end = within[channels[c].radius[s]];
+              for (; k < end; k++) {
+                const int b = map[rel[k]];
+                hist[sector[k] * MAX_BINS + b]++;
+                t[b]++;
+              }
+              half_disc_chi2(hist, t, nb, end / 2, &smoother[c], chi);
+              float *g = grad + ((size_t)(c * APP_CONTOUR_SCALES + s) * APP_CONTOUR_ORIENTATIONS) * n;
+              for (int o = 0; o < APP_CONTOUR_ORIENTATIONS; o++)
+                g[(size_t)o * n + i] = chi[o];
+            }
+          }
+        }
+    }
+    if (cancel && *cancel)
+      status = dsg_error_set(DSG_ERR_INTERRUPTED, "interrupted by signal %d; no output was written",
+                             (int)*cancel);
+  }
+out_free:
+  free(dx);
+  free(dy);
+  free(sector);
+  free(rel);
+  free(pad);
+  return status;
+}
+
+/* ---- combination and thinning ------------------------------------------------------------ */
+
+static float bilinear(const float *m, int w, int h, double x, double y)
+{
+  if (x < 0)
+    x = 0;
+  if (y < 0)
+    y = 0;
+  if (x > w - 1)
+    x = w - 1;
+  if (y > h - 1)
+    y = h - 1;
+  const int x0 = (int)x, y0 = (int)y, x1 = x0 + 1 < w ? x0 + 1 : x0, y1 = y0 + 1 < h ? y0 + 1 : y0;
+  const double fx = x - x0, fy = y - y0;
+  return (float)((1 - fy) * ((1 - fx) * m[(size_t)y0 * w + x0] + fx * m[(size_t)y0 * w + x1]) +
+                 fy * ((1 - fx) * m[(size_t)y1 * w + x0] + fx * m[(size_t)y1 * w + x1]));
+}
+
+void app_contour_combine(const float *grad, int w, int h, float *strength, float *oriented,
+                         unsigned char *orientation)
+{
+  const size_t n = (size_t)w * h;
+  const double s0 = 1.0 / (1.0 + exp(-part_bias));
+  float *peak = oriented ? oriented : NULL;
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++) {
+    double best = -1.0;
+    int arg = 0;
+    for (int o = 0; o < APP_CONTOUR_ORIENTATIONS; o++) {
+      double z = 0.0;
+      for (int p = 0; p < APP_CONTOUR_PARTS; p++)
+        z += part_weights[p] * grad[((size_t)p * APP_CONTOUR_ORIENTATIONS + o) * n + i];
+      const double v = (1.0 / (1.0 + exp(-(part_bias + z))) - s0) / (1.0 - s0);
+      if (peak)
+        peak[(size_t)o * n + i] = (float)v;
+      if (v > best) {
+        best = v;
+        arg = o;
+      }
+    }
+    strength[i] = (float)best;
+    orientation[i] = (unsigned char)arg;
+  }
+}
+
+void app_contour_thin(const float *m, const unsigned char *orientation, int w, int h, float *out)
+{
+#pragma omp parallel for schedule(static)
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      const size_t i = (size_t)y * w + x;
+      /* the edge runs along angle o pi/8 (x right, y down); its normal is 90 degrees on */
+      const double th = orientation[i] * (M_PI / APP_CONTOUR_ORIENTATIONS);
+      const double nx = -sin(th), ny = cos(th);
+      const float a = bilinear(m, w, h, x + nx, y + ny), b = bilinear(m, w, h, x - nx, y - ny);
+      out[i] = m[i] > a && m[i] >= b ? m[i] : 0.0f;
+    }
+}
+
+/* ---- the detector ------------------------------------------------------------------------ */
+
+int app_contours(const dsg_image *img, const volatile sig_atomic_t *cancel, float *strength,
+                 float *parts, float *soft)
+{
+  const int w = img->width, h = img->height;
+  const size_t n = (size_t)w * h;
+  unsigned char *bins = malloc(n * APP_CONTOUR_CHANNELS), *orientation = malloc(n);
+  float *grad = malloc(n * APP_CONTOUR_PARTS * APP_CONTOUR_ORIENTATIONS * sizeof(float));
+  float *peak = malloc(n * sizeof(float));
+  int status = DSG_OK;
+  if (!bins || !orientation || !grad || !peak) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of a %d x %d image", w, h);
+    goto out_free;
+  }
+  status = app_contour_bins(img, bins);
+  if (status == DSG_OK)
+    status = app_contour_gradients(bins, w, h, cancel, grad);
+  if (status != DSG_OK)
+    goto out_free;
+  if (parts)
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+      for (int p = 0; p < APP_CONTOUR_PARTS; p++) {
+        float best = 0.0f;
+        for (int o = 0; o < APP_CONTOUR_ORIENTATIONS; o++) {
+          const float v = grad[((size_t)p * APP_CONTOUR_ORIENTATIONS + o) * n + i];
+          best = v > best ? v : best;
+        }
+        parts[(size_t)p * n + i] = best;
+      }
+  app_contour_combine(grad, w, h, peak, NULL, orientation);
+  app_contour_thin(peak, orientation, w, h, strength);
+  if (soft)
+    memcpy(soft, peak, n * sizeof(*soft));
+out_free:
+  free(bins);
+  free(orientation);
+  free(grad);
+  free(peak);
+  return status;
+}
+
+int dsg_contours(const dsg_image *img, const dsg_options *opt, float **strength, float **parts)
+{
+  int status;
+  float *s = NULL, *p = NULL;
+  *strength = NULL;
+  if (parts)
+    *parts = NULL;
+  if (!img || !img->pixels || img->width < 1 || img->height < 1 || img->channels < 1 ||
+      img->channels > 4)
+    return dsg_error_set(DSG_ERR_INVALID, "the image has no pixels or %d channels",
+                         img ? img->channels : 0);
+  const size_t n = (size_t)img->width * img->height;
+  s = malloc(n * sizeof(float));
+  if (parts)
+    p = malloc(n * APP_CONTOUR_PARTS * sizeof(float));
+  if (!s || (parts && !p)) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of %zu pixels", n);
+    goto out_free;
+  }
+  status = app_contours(img, opt ? opt->cancel : NULL, s, p, NULL);
+  if (status != DSG_OK)
+    goto out_free;
+  *strength = s;
+  s = NULL;
+  if (parts) {
+    *parts = p;
+    p = NULL;
+  }
+out_free:
+  free(s);
+  free(p);
+  return status;
+}

@@ -1,0 +1,532 @@
+/* A region hierarchy from a boundary-strength map: watershed regions, then greedy merging of the
+ * two regions whose common boundary is weakest on average, until one region is left (after the
+ * oriented watershed and ultrametric contour map of Arbelaez, Maire, Fowlkes & Malik, TPAMI
+ * 2011). Every scale comes from one pass: a cut at k regions replays the first merges, the
+ * ultrametric contour map (UCM) gives every boundary the level at which it disappears.
+ *
+ * Boundaries lie on the cracks between 4-adjacent pixels. Crack c between pixels p and q has
+ * strength (E_p + E_q) / 2; the strength of the boundary between two regions is the mean over its
+ * cracks. Regions smaller than min_area pixels merge first (their weakest neighbour) at level 0,
+ * so that a cut at k regions is k regions a person can see rather than specks of texture or the
+ * slivers a watershed leaves along a strong edge. Levels are made monotone (each merge's level is
+ * at least the one before), which makes the UCM an ultrametric. */
+#include "diaseg_internal.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct edge {
+  int a, b;          /* the regions it joins (current representatives), a < b */
+  double sum;        /* crack strengths */
+  long count;        /* cracks */
+  int head, tail;    /* the cracks, linked through next_crack (-1: none) */
+  unsigned version;  /* bumped at each change: heap entries with an older one are stale */
+  int alive;
+} edge;
+
+typedef struct heap_item {
+  double key;
+  int e;
+  unsigned version;
+} heap_item;
+
+typedef struct hier_state {
+  edge *edges;
+  int nedges, cap_edges;
+  int *next_crack;
+  /* hash of (a, b) -> edge, open addressing */
+  int64_t *keys;
+  int *vals;
+  size_t hcap, hused; /* slots, and slots with a key (live or forgotten) */
+  heap_item *heap;
+  size_t nheap, cap_heap;
+  int **adj; /* per region: its edges (may hold dead ones) */
+  int *nadj, *cap_adj;
+  long *area;
+  int min_area;
+} hier_state;
+
+static uint64_t mix(uint64_t x)
+{
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  return x;
+}
+
+/* doubles the table (at half load), keeping the live keys */
+static int hash_grow(hier_state *s)
+{
+  const size_t old = s->hcap;
+  int64_t *keys = s->keys;
+  int *vals = s->vals;
+  s->hcap = 2 * old;
+  s->keys = malloc(s->hcap * sizeof(*s->keys));
+  s->vals = malloc(s->hcap * sizeof(*s->vals));
+  if (!s->keys || !s->vals) {
+    free(keys);
+    free(vals);
+    return -1;
+  }
+  memset(s->keys, 0xff, s->hcap * sizeof(*s->keys));
+  s->hused = 0;
+  for (size_t i = 0; i < old; i++)
+    if (keys[i] != -1 && vals[i] >= 0) {
+      size_t j = mix((uint64_t)keys[i]) & (s->hcap - 1);
+      while (s->keys[j] != -1)
+        j = (j + 1) & (s->hcap - 1);
+      s->keys[j] = keys[i];
+      s->vals[j] = vals[i];
+      s->hused++;
+    }
+  free(keys);
+  free(vals);
+  return 0;
+}
+
+/* the value slot of (a, b); with insert, a new key gets value -1 (NULL: out of memory) */
+static int *hash_slot(hier_state *s, int a, int b, int insert)
+{
+  const int64_t key = ((int64_t)a << 32) | (uint32_t)b;
+  if (insert && 2 * (s->hused + 1) > s->hcap && hash_grow(s))
+    return NULL;
+  size_t i = mix((uint64_t)key) & (s->hcap - 1);
+  while (s->keys[i] != -1 && s->keys[i] != key)
+    i = (i + 1) & (s->hcap - 1);
+  if (s->keys[i] == -1) {
+    if (!insert)
+      return NULL;
+    s->keys[i] = key;
+    s->vals[i] = -1;
+    s->hused++;
+  }
+  return &s->vals[i];
+}
+
+/* removal by a tombstone would break probing: mark the value dead instead */
+static void hash_forget(hier_state *s, int a, int b)
+{
+  int *v = hash_slot(s, a, b, 0);
+  if (v)
+    *v = -1;
+}
+
+static int heap_push(hier_state *s, double key, int e)
+{
+  if (s->nheap == s->cap_heap) {
+    size_t cap = s->cap_heap ? 2 * s->cap_heap : 1024;
+    heap_item *h = realloc(s->heap, cap * sizeof(*h));
+    if (!h)
+      return -1;
+    s->heap = h;
+    s->cap_heap = cap;
+  }
+  size_t i = s->nheap++;
+  heap_item it = {key, e, s->edges[e].version};
+  while (i > 0 && s->heap[(i - 1) / 2].key > key) {
+    s->heap[i] = s->heap[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  s->heap[i] = it;
+  return 0;
+}
+
+static heap_item heap_pop(hier_state *s)
+{
+  heap_item top = s->heap[0], last = s->heap[--s->nheap];
+  size_t i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= s->nheap)
+      break;
+    if (c + 1 < s->nheap && s->heap[c + 1].key < s->heap[c].key)
+      c++;
+    if (s->heap[c].key >= last.key)
+      break;
+    s->heap[i] = s->heap[c];
+    i = c;
+  }
+  if (s->nheap > 0)
+    s->heap[i] = last;
+  return top;
+}
+
+static int adj_add(hier_state *s, int r, int e)
+{
+  if (s->nadj[r] == s->cap_adj[r]) {
+    int cap = s->cap_adj[r] ? 2 * s->cap_adj[r] : 4;
+    int *a = realloc(s->adj[r], (size_t)cap * sizeof(*a));
+    if (!a)
+      return -1;
+    s->adj[r] = a;
+    s->cap_adj[r] = cap;
+  }
+  s->adj[r][s->nadj[r]++] = e;
+  return 0;
+}
+
+/* the merge order: the weakest mean boundary first, boundaries of small regions before all */
+static double edge_key(const hier_state *s, const edge *e)
+{
+  const double mean = e->sum / (double)e->count;
+  return s->area[e->a] < s->min_area || s->area[e->b] < s->min_area ? mean - 1e9 : mean;
+}
+
+/* the watershed of E: pixels in ascending order, each joining the region of its lowest
+ * already-labelled 4-neighbour, or starting a new one */
+typedef struct px_key {
+  float v;
+  int i;
+} px_key;
+
+static int cmp_px(const void *a, const void *b)
+{
+  const px_key *p = a, *q = b;
+  if (p->v != q->v)
+    return p->v < q->v ? -1 : 1;
+  return p->i - q->i;
+}
+
+static int watershed(const float *E, int w, int h, int32_t *label, int *nregions)
+{
+  const size_t n = (size_t)w * h;
+  px_key *order = malloc(n * sizeof(*order));
+  if (!order)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the watershed of %zu pixels", n);
+  for (size_t i = 0; i < n; i++) {
+    order[i].v = isfinite(E[i]) ? E[i] : 0.0f;
+    order[i].i = (int)i;
+    label[i] = -1;
+  }
+  qsort(order, n, sizeof(*order), cmp_px);
+  int count = 0;
+  for (size_t t = 0; t < n; t++) {
+    const int p = order[t].i, x = p % w, y = p / w;
+    const int nb[4] = {x > 0 ? p - 1 : -1, x + 1 < w ? p + 1 : -1, y > 0 ? p - w : -1,
+                       y + 1 < h ? p + w : -1};
+    int best = -1;
+    for (int k = 0; k < 4; k++)
+      if (nb[k] >= 0 && label[nb[k]] >= 0 && (best < 0 || E[nb[k]] < E[best]))
+        best = nb[k];
+    label[p] = best >= 0 ? label[best] : count++;
+  }
+  free(order);
+  *nregions = count;
+  return DSG_OK;
+}
+
+void app_hierarchy_free(app_hierarchy *H)
+{
+  if (!H)
+    return;
+  free(H->region);
+  free(H->merge_a);
+  free(H->merge_b);
+  free(H->merge_level);
+  free(H->crack_level);
+  memset(H, 0, sizeof(*H));
+}
+
+int app_hierarchy_build(const float *E, int w, int h, int min_area, app_hierarchy *H)
+{
+  const size_t n = (size_t)w * h, ncrack = 2 * n;
+  hier_state s;
+  int status = DSG_OK, R = 0;
+  memset(&s, 0, sizeof(s));
+  memset(H, 0, sizeof(*H));
+  H->width = w;
+  H->height = h;
+  H->region = malloc(n * sizeof(*H->region));
+  H->crack_level = malloc(ncrack * sizeof(*H->crack_level));
+  s.next_crack = malloc(ncrack * sizeof(*s.next_crack));
+  if (!H->region || !H->crack_level || !s.next_crack) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the hierarchy of %zu pixels", n);
+    goto out;
+  }
+  for (size_t c = 0; c < ncrack; c++)
+    H->crack_level[c] = 0.0f;
+  status = watershed(E, w, h, H->region, &R);
+  if (status != DSG_OK)
+    goto out;
+  H->nregions = R;
+  s.min_area = min_area;
+  s.hcap = 1024;
+  while (s.hcap < 8 * (size_t)R)
+    s.hcap *= 2;
+  s.hused = 0;
+  s.keys = malloc(s.hcap * sizeof(*s.keys));
+  s.vals = malloc(s.hcap * sizeof(*s.vals));
+  s.adj = calloc((size_t)R, sizeof(*s.adj));
+  s.nadj = calloc((size_t)R, sizeof(*s.nadj));
+  s.cap_adj = calloc((size_t)R, sizeof(*s.cap_adj));
+  s.area = calloc((size_t)R, sizeof(*s.area));
+  H->merge_a = malloc((size_t)(R > 1 ? R - 1 : 1) * sizeof(int));
+  H->merge_b = malloc((size_t)(R > 1 ? R - 1 : 1) * sizeof(int));
+  H->merge_level = malloc((size_t)(R > 1 ? R - 1 : 1) * sizeof(float));
+  if (!s.keys || !s.vals || !s.adj || !s.nadj || !s.cap_adj || !s.area || !H->merge_a ||
+      !H->merge_b || !H->merge_level)
+    goto nomem;
+  memset(s.keys, 0xff, s.hcap * sizeof(*s.keys));
+  for (size_t i = 0; i < n; i++)
+    s.area[H->region[i]]++;
+
+  /* the cracks between different regions, into one edge per pair of regions */
+  for (size_t c = 0; c < ncrack; c++) {
+    const size_t p = c / 2;
+    const int x = (int)(p % (size_t)w), y = (int)(p / (size_t)w);
+    size_t q;
+    if (c % 2 == 0) { /* the crack right of p */
+      if (x + 1 >= w)
+        continue;
+      q = p + 1;
+    } else { /* the crack below p */
+      if (y + 1 >= h)
+        continue;
+      q = p + (size_t)w;
+    }
+    int a = H->region[p], b = H->region[q];
+    if (a == b)
+      continue;
+    if (a > b) {
+      const int t = a;
+      a = b;
+      b = t;
+    }
+    int *slot = hash_slot(&s, a, b, 1);
+    if (!slot)
+      goto nomem;
+    if (*slot < 0) {
+      if (s.nedges == s.cap_edges) {
+        int cap = s.cap_edges ? 2 * s.cap_edges : 1024;
+        edge *e = realloc(s.edges, (size_t)cap * sizeof(*e));
+        if (!e)
+          goto nomem;
+        s.edges = e;
+        s.cap_edges = cap;
+      }
+      s.edges[s.nedges] = (edge){a, b, 0.0, 0, -1, -1, 0, 1};
+      *slot = s.nedges++;
+      if (adj_add(&s, a, *slot) || adj_add(&s, b, *slot))
+        goto nomem;
+    }
+    edge *e = &s.edges[*slot];
+    e->sum += 0.5 * ((double)E[p] + (double)E[q]);
+    e->count++;
+    s.next_crack[c] = -1;
+    if (e->tail >= 0)
+      s.next_crack[e->tail] = (int)c;
+    else
+      e->head = (int)c;
+    e->tail = (int)c;
+  }
+  for (int e = 0; e < s.nedges; e++)
+    if (heap_push(&s, edge_key(&s, &s.edges[e]), e))
+      goto nomem;
+
+  /* merging: b's edges move to a (the smaller list into the larger) */
+  float level = 0.0f;
+  while (s.nheap > 0 && H->nmerges < R - 1) {
+    heap_item it = heap_pop(&s);
+    edge *e = &s.edges[it.e];
+    if (!e->alive || it.version != e->version)
+      continue;
+    const float mean = (float)(e->sum / (double)e->count);
+    /* a region below min_area is not a region of the hierarchy: it joins its weakest neighbour
+     * at the current level (0 before any real merge), so its boundary leaves the UCM */
+    if (it.key > -1e8)
+      level = mean > level ? mean : level;
+    for (int c = e->head; c >= 0; c = s.next_crack[c])
+      H->crack_level[c] = level;
+    int keep = e->a, gone = e->b;
+    if (s.nadj[keep] < s.nadj[gone]) {
+      keep = e->b;
+      gone = e->a;
+    }
+    H->merge_a[H->nmerges] = keep;
+    H->merge_b[H->nmerges] = gone;
+    H->merge_level[H->nmerges++] = level;
+    e->alive = 0;
+    hash_forget(&s, e->a, e->b);
+    s.area[keep] += s.area[gone];
+    for (int t = 0; t < s.nadj[gone]; t++) {
+      edge *f = &s.edges[s.adj[gone][t]];
+      if (!f->alive)
+        continue;
+      const int other = f->a == gone ? f->b : f->a;
+      hash_forget(&s, f->a, f->b);
+      const int lo = keep < other ? keep : other, hi = keep < other ? other : keep;
+      int *slot = hash_slot(&s, lo, hi, 1);
+      if (!slot)
+        goto nomem;
+      if (*slot >= 0) { /* keep and other were neighbours already: one boundary now */
+        edge *g = &s.edges[*slot];
+        g->sum += f->sum;
+        g->count += f->count;
+        s.next_crack[g->tail] = f->head;
+        g->tail = f->tail;
+        g->version++;
+        f->alive = 0;
+        if (heap_push(&s, edge_key(&s, g), *slot))
+          goto nomem;
+      } else {
+        f->a = lo;
+        f->b = hi;
+        f->version++;
+        *slot = (int)(f - s.edges);
+        if (adj_add(&s, keep, *slot) || heap_push(&s, edge_key(&s, f), *slot))
+          goto nomem;
+      }
+    }
+    /* keep's own edges changed key when its area did: queue them again */
+    if (s.area[keep] - s.area[gone] < s.min_area)
+      for (int t = 0; t < s.nadj[keep]; t++) {
+        edge *f = &s.edges[s.adj[keep][t]];
+        if (f->alive) {
+          f->version++;
+          if (heap_push(&s, edge_key(&s, f), s.adj[keep][t]))
+            goto nomem;
+        }
+      }
+    free(s.adj[gone]);
+    s.adj[gone] = NULL;
+    s.nadj[gone] = s.cap_adj[gone] = 0;
+  }
+  goto out;
+nomem:
+  status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the hierarchy of %zu pixels", n);
+out:
+  if (s.adj)
+    for (int r = 0; r < R; r++)
+      free(s.adj[r]);
+  free(s.adj);
+  free(s.nadj);
+  free(s.cap_adj);
+  free(s.area);
+  free(s.edges);
+  free(s.keys);
+  free(s.vals);
+  free(s.heap);
+  free(s.next_crack);
+  if (status != DSG_OK)
+    app_hierarchy_free(H);
+  return status;
+}
+
+/* sum over the eigenvectors j >= 1 of |grad v_j| / sqrt(1 - mu_j), v_j = D^-1/2 u_j scaled to
+ * [0, 1], the gradient by Gaussian derivatives of sigma 1: the spectral boundary term of gPb
+ * (Arbelaez et al. 2011, section 3.2); 1 - mu_j is the generalised eigenvalue of the cut */
+int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, int w, int h,
+                          float *out)
+{
+  const size_t n = (size_t)w * h;
+  float *v = malloc(n * sizeof(float)), *tmp = malloc(n * sizeof(float));
+  float *gx = malloc(n * sizeof(float)), *gy = malloc(n * sizeof(float));
+  float k0[7], k1[7];
+  int status = DSG_OK;
+  if (!v || !tmp || !gx || !gy) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the spectral gradient of %zu pixels",
+                           n);
+    goto out;
+  }
+  {
+    double s0 = 0.0;
+    for (int t = -3; t <= 3; t++)
+      s0 += exp(-0.5 * t * t);
+    for (int t = -3; t <= 3; t++) {
+      k0[t + 3] = (float)(exp(-0.5 * t * t) / s0);
+      k1[t + 3] = (float)(-t * exp(-0.5 * t * t) / s0);
+    }
+  }
+  memset(out, 0, n * sizeof(*out));
+  for (int j = 1; j < res->nconv; j++) {
+    const double mu = res->values[j], lam = 1.0 - mu;
+    if (!(lam > 1e-6))
+      continue; /* another component's indicator: no gradient inside it */
+    const float *u = res->vectors + (size_t)j * n;
+    float lo = HUGE_VALF, hi = -HUGE_VALF;
+    for (size_t i = 0; i < n; i++) {
+      v[i] = (float)(u[i] / sqrt_degree[i]);
+      lo = v[i] < lo ? v[i] : lo;
+      hi = v[i] > hi ? v[i] : hi;
+    }
+    if (!(hi > lo))
+      continue;
+    const float scale = (float)(1.0 / ((double)(hi - lo) * sqrt(lam)));
+    app_conv_sep(v, w, h, k1, k0, 3, tmp, gx);
+    app_conv_sep(v, w, h, k0, k1, 3, tmp, gy);
+    for (size_t i = 0; i < n; i++)
+      out[i] += scale * sqrtf(gx[i] * gx[i] + gy[i] * gy[i]);
+  }
+out:
+  free(v);
+  free(tmp);
+  free(gx);
+  free(gy);
+  return status;
+}
+
+static int find(int *parent, int x)
+{
+  while (parent[x] != x) {
+    parent[x] = parent[parent[x]];
+    x = parent[x];
+  }
+  return x;
+}
+
+int app_hierarchy_cut(const app_hierarchy *H, int k, double threshold, int32_t *labels)
+{
+  const size_t n = (size_t)H->width * H->height;
+  const int R = H->nregions;
+  int *parent = malloc((size_t)R * sizeof(*parent)), *id = malloc((size_t)R * sizeof(*id));
+  if (!parent || !id) {
+    free(parent);
+    free(id);
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a cut of %d regions", R);
+  }
+  for (int r = 0; r < R; r++) {
+    parent[r] = r;
+    id[r] = -1;
+  }
+  for (int m = 0; m < H->nmerges; m++) {
+    if (k > 0 ? R - m <= k : H->merge_level[m] > threshold)
+      break;
+    parent[find(parent, H->merge_b[m])] = find(parent, H->merge_a[m]);
+  }
+  int next = 0;
+  for (size_t i = 0; i < n; i++) {
+    const int r = find(parent, H->region[i]);
+    if (id[r] < 0)
+      id[r] = next++;
+    labels[i] = id[r];
+  }
+  free(parent);
+  free(id);
+  return DSG_OK;
+}
+
+void app_hierarchy_ucm(const app_hierarchy *H, float *ucm)
+{
+  const int w = H->width, h = H->height, W2 = 2 * w + 1, H2 = 2 * h + 1;
+  memset(ucm, 0, (size_t)W2 * H2 * sizeof(*ucm));
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      const size_t p = (size_t)y * w + x;
+      if (x + 1 < w)
+        ucm[(size_t)(2 * y + 1) * W2 + (size_t)(2 * x + 2)] = H->crack_level[2 * p];
+      if (y + 1 < h)
+        ucm[(size_t)(2 * y + 2) * W2 + (size_t)(2 * x + 1)] = H->crack_level[2 * p + 1];
+    }
+  /* the corners between four pixels: the strongest crack that meets there */
+  for (int y = 2; y < H2 - 1; y += 2)
+    for (int x = 2; x < W2 - 1; x += 2) {
+      const size_t i = (size_t)y * W2 + x;
+      float m = ucm[i - 1];
+      m = ucm[i + 1] > m ? ucm[i + 1] : m;
+      m = ucm[i - W2] > m ? ucm[i - W2] : m;
+      m = ucm[i + W2] > m ? ucm[i + W2] : m;
+      ucm[i] = m;
+    }
+}

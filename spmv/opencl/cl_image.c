@@ -1,0 +1,725 @@
+/* The image stages on an OpenCL device: the boundary detector's gradients, combination and
+ * thinning (kernels/contours.cl) and the affinity N (kernels/affinity.cl). spmv/spmv_image.h
+ * documents the functions; the kernels' files their design. */
+#include "spmv_image.h"
+
+#include "cl_runtime.h"
+
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define IMAGE_LOCAL 128   /* work-group size of the one-pixel-per-item kernels but the gradients */
+#define GRAD_LOCAL_MAX 64 /* the gradients' work-group, at most: 64 x 512 one-byte counters */
+#define MAX_PAD 4096      /* the reflection padding, at most (the gradients' largest radius) */
+
+struct spmv_cl_image {
+  spmv_cl_runtime rt;
+  cl_program contours; /* built with contours_options (its -D values depend on the geometry) */
+  char contours_options[256];
+  cl_program affinity;
+  unsigned long long max_constant; /* CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE */
+};
+
+int spmv_cl_image_create(spmv_cl_image **out, const char *device, const char *kernel_dir)
+{
+  spmv_cl_image *im;
+  cl_ulong bytes = 0;
+  int status;
+
+  *out = NULL;
+  im = calloc(1, sizeof(*im));
+  if (!im)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the OpenCL image stages");
+  status = spmv_cl_runtime_open(&im->rt, device, kernel_dir, 0);
+  if (status != DSG_OK) {
+    free(im);
+    return status;
+  }
+  /* OpenCL 1.2 promises at least 64 KiB */
+  if (clGetDeviceInfo(im->rt.device, CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE, sizeof(bytes), &bytes,
+                      NULL) != CL_SUCCESS ||
+      bytes == 0)
+    bytes = 65536;
+  im->max_constant = bytes;
+  *out = im;
+  return DSG_OK;
+}
+
+void spmv_cl_image_destroy(spmv_cl_image *im)
+{
+  if (!im)
+    return;
+  if (im->rt.queue)
+    clFinish(im->rt.queue);
+  if (im->contours)
+    clReleaseProgram(im->contours);
+  if (im->affinity)
+    clReleaseProgram(im->affinity);
+  spmv_cl_runtime_close(&im->rt);
+  free(im);
+}
+
+const char *spmv_cl_image_device(const spmv_cl_image *im) { return im->rt.dev.name; }
+
+/* ---- helpers ---- */
+
+/* A buffer of `bytes` (at least 1), copied from host when given; nothing when *status is already
+ * an error, so that a run of them needs one check. what names it in the message. */
+static cl_mem buffer(spmv_cl_image *im, cl_mem_flags flags, unsigned long long bytes,
+                     const void *host, const char *what, int *status)
+{
+  cl_int err;
+  cl_mem m;
+  if (*status != DSG_OK)
+    return NULL;
+  if (bytes > im->rt.max_alloc) {
+    char need[32], cap[32];
+    *status = dsg_error_set(DSG_ERR_LIMIT,
+                            "%s needs one buffer of %s, over %s's largest allocation of %s "
+                            "(CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
+                            what, spmv_cl_bytes(bytes, need), im->rt.dev.name,
+                            spmv_cl_bytes(im->rt.max_alloc, cap));
+    return NULL;
+  }
+  m = clCreateBuffer(im->rt.ctx, flags | (host ? CL_MEM_COPY_HOST_PTR : 0),
+                     bytes ? (size_t)bytes : 1, (void *)host, &err);
+  if (err != CL_SUCCESS) {
+    char msg[128];
+    snprintf(msg, sizeof(msg), "allocating %s", what);
+    *status = spmv_cl_fail(err, msg, im->rt.dev.name);
+    return NULL;
+  }
+  return m;
+}
+
+static void release(cl_mem *m)
+{
+  if (*m)
+    clReleaseMemObject(*m);
+  *m = NULL;
+}
+
+/* Kernel `name` of prog into *k, its `count` arguments given as (size_t size, const void *value)
+ * pairs. */
+static int kernel(const spmv_cl_image *im, cl_program prog, const char *name, cl_kernel *k,
+                  int count, ...)
+{
+  char what[128];
+  va_list ap;
+  cl_int err;
+  *k = clCreateKernel(prog, name, &err);
+  if (err != CL_SUCCESS) {
+    snprintf(what, sizeof(what), "clCreateKernel(%s)", name);
+    return spmv_cl_fail(err, what, im->rt.dev.name);
+  }
+  va_start(ap, count);
+  for (int a = 0; a < count && err == CL_SUCCESS; a++) {
+    const size_t size = va_arg(ap, size_t);
+    const void *value = va_arg(ap, const void *);
+    err = clSetKernelArg(*k, (cl_uint)a, size, value);
+  }
+  va_end(ap);
+  if (err != CL_SUCCESS) {
+    clReleaseKernel(*k);
+    *k = NULL;
+    snprintf(what, sizeof(what), "setting the arguments of %s", name);
+    return spmv_cl_fail(err, what, im->rt.dev.name);
+  }
+  return DSG_OK;
+}
+
+/* Runs k over items (rounded up to whole work-groups of `local`, or for local 0 of IMAGE_LOCAL
+ * capped by the device) times dim1, waits, and adds its device time. */
+static int launch(const spmv_cl_image *im, cl_kernel k, const char *name, size_t items,
+                  size_t local, size_t dim1, double *seconds)
+{
+  if (!local)
+    local = IMAGE_LOCAL < im->rt.dev.max_work_group ? IMAGE_LOCAL : im->rt.dev.max_work_group;
+  const size_t global[2] = {(items + local - 1) / local * local, dim1}, lsize[2] = {local, 1};
+  char what[128];
+  cl_event ev = NULL;
+  cl_int err = clEnqueueNDRangeKernel(im->rt.queue, k, 2, NULL, global, lsize, 0, NULL, &ev);
+  if (err == CL_SUCCESS)
+    err = clWaitForEvents(1, &ev);
+  if (err != CL_SUCCESS) {
+    if (ev)
+      clReleaseEvent(ev);
+    snprintf(what, sizeof(what), "running %s", name);
+    return spmv_cl_fail(err, what, im->rt.dev.name);
+  }
+  *seconds += spmv_cl_event_seconds(ev);
+  clReleaseEvent(ev);
+  return DSG_OK;
+}
+
+static int read_back(const spmv_cl_image *im, cl_mem m, size_t bytes, void *host, const char *what)
+{
+  char msg[128];
+  cl_int err;
+  if (!host)
+    return DSG_OK;
+  err = clEnqueueReadBuffer(im->rt.queue, m, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
+  if (err == CL_SUCCESS)
+    return DSG_OK;
+  snprintf(msg, sizeof(msg), "reading %s", what);
+  return spmv_cl_fail(err, msg, im->rt.dev.name);
+}
+
+/* ---- the boundary detector ---- */
+
+/* What the gradients' program and launch are built for. */
+typedef struct contour_plan {
+  int max_bins;   /* MAX_BINS: the most bins of a channel */
+  int smooth_max; /* SMOOTH_MAX: the largest smoothing radius */
+  int per_word;   /* counters per 32-bit word: 4 (uchar) or 2 (ushort) */
+  size_t wg;      /* WG */
+} contour_plan;
+
+static int check_geometry(const spmv_contour_geometry *g, contour_plan *plan)
+{
+  int most = 0, population[2 * SPMV_CONTOUR_MAX_ORIENT] = {0};
+  if (!g || g->ndisc < 2 || !g->dx || !g->dy || !g->sector || !g->bins || !g->count ||
+      !g->smooth_radius || !g->smooth)
+    return dsg_error_set(DSG_ERR_INVALID, "the contour geometry lacks its disc or its tables");
+  if (g->norient < 1 || g->norient > SPMV_CONTOUR_MAX_ORIENT || g->nchannels < 1 ||
+      g->nscales < 1 || g->nchannels > 64 || g->nscales > 64)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "the contour geometry has %d orientations (at most %d), %d channels and "
+                         "%d scales (1 to 64 each)",
+                         g->norient, SPMV_CONTOUR_MAX_ORIENT, g->nchannels, g->nscales);
+  if (g->pad < 1 || g->pad > MAX_PAD)
+    return dsg_error_set(DSG_ERR_INVALID, "the contour padding %d is outside [1, %d]", g->pad,
+                         MAX_PAD);
+  for (int k = 0; k < g->ndisc; k++) {
+    if (abs(g->dx[k]) > g->pad || abs(g->dy[k]) > g->pad || (!g->dx[k] && !g->dy[k]) ||
+        g->sector[k] < 0 || g->sector[k] >= 2 * g->norient)
+      return dsg_error_set(DSG_ERR_INVALID,
+                           "contour disc offset %d (%d, %d) in sector %d: it must be nonzero, "
+                           "within the padding %d and in a sector of [0, %d)",
+                           k, g->dx[k], g->dy[k], g->sector[k], g->pad, 2 * g->norient);
+    population[g->sector[k]]++;
+  }
+  plan->max_bins = plan->smooth_max = 0;
+  for (int c = 0; c < g->nchannels; c++) {
+    if (g->bins[c] < 1 || g->bins[c] > SPMV_CONTOUR_MAX_BINS)
+      return dsg_error_set(DSG_ERR_INVALID, "contour channel %d has %d bins: it must have 1 to %d",
+                           c, g->bins[c], SPMV_CONTOUR_MAX_BINS);
+    if (g->smooth_radius[c] < 0 || g->smooth_radius[c] > SPMV_CONTOUR_MAX_BINS ||
+        (g->smooth_radius[c] > 0 && !g->smooth[c]))
+      return dsg_error_set(DSG_ERR_INVALID,
+                           "contour channel %d's smoothing radius %d is outside [0, %d] or has "
+                           "no taps",
+                           c, g->smooth_radius[c], SPMV_CONTOUR_MAX_BINS);
+    for (int s = 0; s < g->nscales; s++) {
+      const int m = g->count[c * g->nscales + s];
+      if (m < 2 || m > g->ndisc || m % 2 || (s > 0 && m < g->count[c * g->nscales + s - 1]))
+        return dsg_error_set(DSG_ERR_INVALID,
+                             "contour channel %d scale %d counts %d offsets: it must be even, "
+                             "in [2, %d] and not below the scale before",
+                             c, s, m, g->ndisc);
+    }
+    plan->max_bins = g->bins[c] > plan->max_bins ? g->bins[c] : plan->max_bins;
+    plan->smooth_max =
+        g->smooth_radius[c] > plan->smooth_max ? g->smooth_radius[c] : plan->smooth_max;
+  }
+  /* a counter holds at most its sector's population: one byte is enough up to 255 */
+  for (int s = 0; s < 2 * g->norient; s++)
+    most = population[s] > most ? population[s] : most;
+  if (most > 65535)
+    return dsg_error_set(DSG_ERR_LIMIT,
+                         "a contour sector holds %d offsets, over the 65535 a counter can count",
+                         most);
+  plan->per_word = most <= 255 ? 4 : 2;
+  return DSG_OK;
+}
+
+/* The gradients' program for plan, built (or kept from the last call): the largest work-group of
+ * at most GRAD_LOCAL_MAX items whose counters fit the device's local memory and that the kernel
+ * can run. */
+static int contour_program(spmv_cl_image *im, const spmv_contour_geometry *g, contour_plan *plan)
+{
+  const unsigned long long counter_bytes = 4ull / (unsigned long long)plan->per_word;
+  const unsigned long long per_item =
+      2ull * (unsigned long long)g->norient * (unsigned long long)plan->max_bins * counter_bytes;
+  size_t wg = GRAD_LOCAL_MAX;
+  while (wg > im->rt.dev.max_work_group && wg > (size_t)plan->per_word)
+    wg /= 2;
+  while (wg > (size_t)plan->per_word && per_item * wg > im->rt.dev.local_mem)
+    wg /= 2;
+  for (;;) {
+    char options[256], have[32], need[32];
+    size_t kmax = 0;
+    cl_kernel probe;
+    cl_int err;
+    int status;
+    if (per_item * wg > im->rt.dev.local_mem)
+      return dsg_error_set(DSG_ERR_LIMIT,
+                           "the contour histograms of %zu pixels need %s of local memory, over "
+                           "%s's %s",
+                           wg, spmv_cl_bytes(per_item * wg, need), im->rt.dev.name,
+                           spmv_cl_bytes(im->rt.dev.local_mem, have));
+    snprintf(options, sizeof(options),
+             "-cl-std=CL1.2 -DWG=%zu -DHIST_T=%s -DPER_WORD=%d -DMAX_BINS=%d -DNORIENT=%d "
+             "-DSMOOTH_MAX=%d",
+             wg, plan->per_word == 4 ? "uchar" : "ushort", plan->per_word, plan->max_bins,
+             g->norient, plan->smooth_max);
+    if (!im->contours || strcmp(options, im->contours_options) != 0) {
+      if (im->contours)
+        clReleaseProgram(im->contours);
+      im->contours = NULL;
+      im->contours_options[0] = '\0';
+      status = spmv_cl_build(&im->rt, "contours", options, &im->contours);
+      if (status != DSG_OK) {
+        im->contours = NULL;
+        return status;
+      }
+      snprintf(im->contours_options, sizeof(im->contours_options), "%s", options);
+    }
+    probe = clCreateKernel(im->contours, "contour_gradients", &err);
+    if (err != CL_SUCCESS)
+      return spmv_cl_fail(err, "clCreateKernel(contour_gradients)", im->rt.dev.name);
+    err = clGetKernelWorkGroupInfo(probe, im->rt.device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(kmax),
+                                   &kmax, NULL);
+    clReleaseKernel(probe);
+    if (err != CL_SUCCESS || kmax == 0 || kmax >= wg)
+      break;
+    if (wg <= (size_t)plan->per_word)
+      return dsg_error_set(DSG_ERR_LIMIT,
+                           "contour_gradients runs at most %zu work-items per group on %s, below "
+                           "the %d it needs",
+                           kmax, im->rt.dev.name, plan->per_word);
+    while (wg > kmax && wg > (size_t)plan->per_word)
+      wg /= 2;
+  }
+  plan->wg = wg;
+  return DSG_OK;
+}
+
+/* The normals of the thinning: (ix, iy, fx, fy) of the offset (-sin th, cos th) and of its
+ * opposite, th = o pi / norient: the floor and the fraction, fractions within 1e-9 of 0 or 1
+ * rounded (cos(pi / 2) is 6e-17 in double: the C reference's sample lands on the pixel). */
+static void thin_normals(int norient, cl_float4 *normal)
+{
+  for (int side = 0; side < 2; side++)
+    for (int o = 0; o < norient; o++) {
+      const double th = o * (M_PI / norient), sign = side ? -1.0 : 1.0;
+      const double v[2] = {-sin(th) * sign, cos(th) * sign};
+      cl_float4 *q = &normal[side * norient + o];
+      for (int a = 0; a < 2; a++) {
+        double i = floor(v[a]), f = v[a] - i;
+        if (f < 1e-9)
+          f = 0.0;
+        if (f > 1.0 - 1e-9) {
+          i += 1.0;
+          f = 0.0;
+        }
+        q->s[a] = (float)i;
+        q->s[2 + a] = (float)f;
+      }
+    }
+}
+
+int spmv_cl_contours(spmv_cl_image *im, const spmv_contour_geometry *g, const float *weight,
+                     float bias, const unsigned char *bins, int width, int height,
+                     const spmv_contour_outputs *out, double *kernel_seconds)
+{
+  contour_plan plan = {0};
+  cl_mem d_bins = NULL, d_pad = NULL, d_disc = NULL, d_count = NULL, d_taps = NULL, d_grad = NULL;
+  cl_mem d_weight = NULL, d_strength = NULL, d_orient = NULL, d_parts = NULL, d_normal = NULL;
+  cl_mem d_thin = NULL;
+  cl_kernel k = NULL;
+  cl_int2 *disc = NULL;
+  float *taps = NULL;
+  double seconds = 0.0;
+  int status;
+
+  if (kernel_seconds)
+    *kernel_seconds = 0.0;
+  if (!out)
+    return dsg_error_set(DSG_ERR_INVALID, "the contour detector was given no outputs");
+  status = check_geometry(g, &plan);
+  if (status != DSG_OK)
+    return status;
+  const int nparts = g->nchannels * g->nscales,
+            combine = out->parts || out->strength || out->orientation || out->thin;
+  if (width < 1 || height < 1 || !bins)
+    return dsg_error_set(DSG_ERR_INVALID, "the contour image is %d x %d%s", width, height,
+                         bins ? "" : " without bins");
+  if (combine && !weight)
+    return dsg_error_set(DSG_ERR_INVALID, "the contour combination needs its %d weights", nparts);
+  const long long pw = (long long)width + 2 * g->pad, ph = (long long)height + 2 * g->pad;
+  if ((long long)width * height > INT_MAX / 2 || pw * ph > INT_MAX / 2)
+    return dsg_error_set(DSG_ERR_LIMIT,
+                         "the contour image %d x %d (%lld x %lld padded) has more pixels than "
+                         "diaseg indexes (%d)",
+                         width, height, pw, ph, INT_MAX / 2);
+  const int n = width * height, ntaps = 2 * plan.smooth_max + 1;
+  for (int c = 0; c < g->nchannels; c++)
+    for (int i = 0; i < n; i++)
+      if (bins[(size_t)c * n + i] >= g->bins[c])
+        return dsg_error_set(DSG_ERR_INVALID,
+                             "contour channel %d: pixel %d's bin %d is not below the channel's %d "
+                             "bins",
+                             c, i, bins[(size_t)c * n + i], g->bins[c]);
+  const unsigned long long constant =
+      (unsigned long long)g->ndisc * sizeof(cl_int2) +
+      (unsigned long long)(nparts + g->nchannels * ntaps) * sizeof(float);
+  if (constant > im->max_constant) {
+    char need[32], have[32];
+    return dsg_error_set(DSG_ERR_LIMIT,
+                         "the contour disc of %d offsets needs %s of constant memory, over %s's %s",
+                         g->ndisc, spmv_cl_bytes(constant, need), im->rt.dev.name,
+                         spmv_cl_bytes(im->max_constant, have));
+  }
+  status = contour_program(im, g, &plan);
+  if (status != DSG_OK)
+    return status;
+
+  /* the tables: disc[k] = (dy * pw + dx, sector * MAX_BINS * WG); the taps zero-padded */
+  disc = malloc((size_t)g->ndisc * sizeof(*disc));
+  taps = calloc((size_t)g->nchannels * (size_t)ntaps, sizeof(*taps));
+  if (!disc || !taps) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contour tables");
+    goto out_release;
+  }
+  for (int j = 0; j < g->ndisc; j++) {
+    disc[j].s[0] = g->dy[j] * (int)pw + g->dx[j];
+    disc[j].s[1] = g->sector[j] * plan.max_bins * (int)plan.wg;
+  }
+  for (int c = 0; c < g->nchannels; c++)
+    for (int t = -g->smooth_radius[c]; t <= g->smooth_radius[c]; t++)
+      taps[c * ntaps + plan.smooth_max + t] = g->smooth[c][t + g->smooth_radius[c]];
+
+  const unsigned long long nn = (unsigned long long)n;
+  const unsigned long long grad_floats = (unsigned long long)nparts * g->norient * nn;
+  d_bins = buffer(im, CL_MEM_READ_ONLY, nn * g->nchannels, bins, "the contour bins", &status);
+  d_pad = buffer(im, CL_MEM_READ_WRITE, (unsigned long long)(pw * ph) * g->nchannels, NULL,
+                 "the padded contour bins", &status);
+  d_disc = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)g->ndisc * sizeof(*disc), disc,
+                  "the contour disc", &status);
+  d_count = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)nparts * sizeof(int), g->count,
+                   "the contour scales", &status);
+  d_taps = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)g->nchannels * ntaps * sizeof(float),
+                  taps, "the contour smoothing", &status);
+  d_grad = buffer(im, CL_MEM_READ_WRITE, grad_floats * sizeof(float), NULL, "the contour gradients",
+                  &status);
+  if (status != DSG_OK)
+    goto out_release;
+
+  const int iw = width, ih = height, pad = g->pad, ipw = (int)pw, plane = (int)(pw * ph);
+  const int nscales = g->nscales;
+  status = kernel(im, im->contours, "contour_pad", &k, 5, sizeof(cl_mem), &d_bins, sizeof(int), &iw,
+                  sizeof(int), &ih, sizeof(int), &pad, sizeof(cl_mem), &d_pad);
+  if (status == DSG_OK)
+    status = launch(im, k, "contour_pad", (size_t)(pw * ph), 0, (size_t)g->nchannels, &seconds);
+  if (k)
+    clReleaseKernel(k);
+  k = NULL;
+  for (int c = 0; c < g->nchannels && status == DSG_OK; c++) {
+    const int nb = g->bins[c], smooth = g->smooth_radius[c] > 0, part0 = c * g->nscales;
+    status = kernel(im, im->contours, "contour_gradients", &k, 15, sizeof(cl_mem), &d_pad,
+                    sizeof(int), &ipw, sizeof(int), &plane, sizeof(int), &iw, sizeof(int), &n,
+                    sizeof(int), &pad, sizeof(cl_mem), &d_disc, sizeof(cl_mem), &d_count,
+                    sizeof(int), &nscales, sizeof(int), &c, sizeof(int), &nb, sizeof(cl_mem),
+                    &d_taps, sizeof(int), &smooth, sizeof(int), &part0, sizeof(cl_mem), &d_grad);
+    if (status == DSG_OK)
+      status = launch(im, k, "contour_gradients", (size_t)n, plan.wg, 1, &seconds);
+    if (k)
+      clReleaseKernel(k);
+    k = NULL;
+  }
+  if (status == DSG_OK)
+    status = read_back(im, d_grad, (size_t)(grad_floats * sizeof(float)), out->grad,
+                       "the contour gradients");
+  if (status != DSG_OK || !combine)
+    goto out_release;
+
+  /* the combination and the thinning */
+  cl_float4 normal[2 * SPMV_CONTOUR_MAX_ORIENT];
+  thin_normals(g->norient, normal);
+  const float s0 = (float)(1.0 / (1.0 + exp(-(double)bias)));
+  const int want_parts = out->parts != NULL;
+  d_weight = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)nparts * sizeof(float), weight,
+                    "the contour weights", &status);
+  d_strength =
+      buffer(im, CL_MEM_READ_WRITE, nn * sizeof(float), NULL, "the contour strength", &status);
+  d_orient = buffer(im, CL_MEM_READ_WRITE, nn, NULL, "the contour orientations", &status);
+  d_parts = buffer(im, CL_MEM_WRITE_ONLY, want_parts ? nn * nparts * sizeof(float) : 1, NULL,
+                   "the contour parts", &status);
+  d_normal = buffer(im, CL_MEM_READ_ONLY, 2ull * g->norient * sizeof(cl_float4), normal,
+                    "the contour normals", &status);
+  d_thin = buffer(im, CL_MEM_WRITE_ONLY, nn * sizeof(float), NULL, "the thinned contours", &status);
+  if (status != DSG_OK)
+    goto out_release;
+  status = kernel(im, im->contours, "contour_combine", &k, 10, sizeof(cl_mem), &d_grad, sizeof(int),
+                  &n, sizeof(int), &nparts, sizeof(cl_mem), &d_weight, sizeof(float), &bias,
+                  sizeof(float), &s0, sizeof(cl_mem), &d_strength, sizeof(cl_mem), &d_orient,
+                  sizeof(int), &want_parts, sizeof(cl_mem), &d_parts);
+  if (status == DSG_OK)
+    status = launch(im, k, "contour_combine", (size_t)n, 0, 1, &seconds);
+  if (k)
+    clReleaseKernel(k);
+  k = NULL;
+  if (status == DSG_OK && out->thin) {
+    status = kernel(im, im->contours, "contour_thin", &k, 6, sizeof(cl_mem), &d_strength,
+                    sizeof(cl_mem), &d_orient, sizeof(int), &iw, sizeof(int), &ih, sizeof(cl_mem),
+                    &d_normal, sizeof(cl_mem), &d_thin);
+    if (status == DSG_OK)
+      status = launch(im, k, "contour_thin", (size_t)n, 0, 1, &seconds);
+    if (k)
+      clReleaseKernel(k);
+    k = NULL;
+  }
+  if (status == DSG_OK)
+    status = read_back(im, d_strength, (size_t)nn * sizeof(float), out->strength,
+                       "the contour strength");
+  if (status == DSG_OK)
+    status = read_back(im, d_orient, (size_t)nn, out->orientation, "the contour orientations");
+  if (status == DSG_OK)
+    status = read_back(im, d_parts, (size_t)(nn * nparts * sizeof(float)), out->parts,
+                       "the contour parts");
+  if (status == DSG_OK)
+    status = read_back(im, d_thin, (size_t)nn * sizeof(float), out->thin, "the thinned contours");
+
+out_release:
+  if (status != DSG_OK)
+    clFinish(im->rt.queue);
+  release(&d_bins);
+  release(&d_pad);
+  release(&d_disc);
+  release(&d_count);
+  release(&d_taps);
+  release(&d_grad);
+  release(&d_weight);
+  release(&d_strength);
+  release(&d_orient);
+  release(&d_parts);
+  release(&d_normal);
+  release(&d_thin);
+  free(disc);
+  free(taps);
+  if (kernel_seconds)
+    *kernel_seconds = seconds;
+  return status;
+}
+
+int spmv_cl_contour_gradients(spmv_cl_image *im, const spmv_contour_geometry *g,
+                              const unsigned char *bins, int width, int height, float *grad,
+                              double *kernel_seconds)
+{
+  spmv_contour_outputs out;
+  memset(&out, 0, sizeof(out));
+  out.grad = grad;
+  return spmv_cl_contours(im, g, NULL, 0.0f, bins, width, height, &out, kernel_seconds);
+}
+
+/* ---- the affinity ---- */
+
+static int check_affinity(const spmv_affinity_geometry *g, int width, int height,
+                          const float *features, int nfeat, const float *contours,
+                          const spmv_dia *N)
+{
+  if (width < 1 || height < 1 || (long long)width * height > INT_MAX / 2)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "the affinity's image is %d x %d: it needs 1 to %d pixels", width, height,
+                         INT_MAX / 2);
+  if (nfeat < 0 || (nfeat > 0 && !features) || (nfeat == 0 && !contours))
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "the affinity has %d features per pixel%s and %s contours", nfeat,
+                         nfeat > 0 && !features ? " but none given" : "", contours ? "" : "no");
+  if (!N || N->rows != width * height || N->ndiag < 1)
+    return dsg_error_set(DSG_ERR_INVALID, "N has %d rows for an image of %d x %d pixels",
+                         N ? N->rows : 0, width, height);
+  if (!g || g->ndisc < 1 || !g->dx || !g->dy || !g->diag_of ||
+      (contours && (!g->line_at || !g->line_x || !g->line_y)))
+    return dsg_error_set(DSG_ERR_INVALID, "the affinity geometry lacks its disc%s",
+                         contours ? " or its lines" : "");
+  for (int k = 0; k < g->ndisc; k++) {
+    const int d = g->diag_of[k];
+    if (d < -1 || d >= N->ndiag ||
+        (d >= 0 && N->offsets[d] != (long long)g->dy[k] * width + g->dx[k]))
+      return dsg_error_set(DSG_ERR_INVALID,
+                           "affinity disc offset %d (%d, %d) names diagonal %d, which is not its "
+                           "offset %lld among N's %d",
+                           k, g->dx[k], g->dy[k], d, (long long)g->dy[k] * width + g->dx[k],
+                           N->ndiag);
+    if (!contours)
+      continue;
+    if (g->line_at[k] < 0 || g->line_at[k + 1] < g->line_at[k] || g->line_at[k + 1] > INT_MAX / 2)
+      return dsg_error_set(DSG_ERR_INVALID, "affinity line %d starts at %d and ends at %d", k,
+                           g->line_at[k], g->line_at[k + 1]);
+    for (int t = g->line_at[k]; t < g->line_at[k + 1]; t++) {
+      const int x = g->line_x[t], y = g->line_y[t];
+      if (x < (g->dx[k] < 0 ? g->dx[k] : 0) || x > (g->dx[k] > 0 ? g->dx[k] : 0) ||
+          y < (g->dy[k] < 0 ? g->dy[k] : 0) || y > (g->dy[k] > 0 ? g->dy[k] : 0))
+        return dsg_error_set(DSG_ERR_INVALID,
+                             "affinity line %d's point (%d, %d) lies outside the box of (0, 0) "
+                             "and (%d, %d)",
+                             k, x, y, g->dx[k], g->dy[k]);
+    }
+  }
+  return DSG_OK;
+}
+
+/* 1 / sigma^power as two floats, inv->s[0] + inv->s[1], when sigma is finite and positive and
+ * that is a finite float; name is the parameter's, DSG_PARAM-marked. */
+static int inverse(double sigma, int power, const char *name, cl_float2 *inv)
+{
+  const double r = 1.0 / pow(sigma, power);
+  if (!isfinite(sigma) || !(sigma > 0.0) || !(r <= FLT_MAX))
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "%s %g is out of range for the device's float arithmetic: it must be "
+                         "finite and > 0, and 1 / %s^%d at most %g",
+                         name, sigma, name, power, (double)FLT_MAX);
+  inv->s[0] = (float)r;
+  inv->s[1] = (float)(r - (double)inv->s[0]);
+  return DSG_OK;
+}
+
+int spmv_cl_affinity(spmv_cl_image *im, const spmv_affinity_geometry *g, int width, int height,
+                     const float *features, int nfeat, const float *contours, double sigma_i,
+                     double sigma_x, double sigma_c, spmv_dia *N, double *sqrt_degree, int *linked,
+                     double *kernel_seconds)
+{
+  cl_mem d_f = NULL, d_contours = NULL, d_disc = NULL, d_spatial = NULL, d_line = NULL;
+  cl_mem d_values = NULL, d_sdeg = NULL, d_offsets = NULL, d_linked = NULL;
+  cl_kernel k = NULL;
+  cl_int4 *disc = NULL;
+  float *spatial = NULL, *sdeg = NULL;
+  cl_float2 inv_si2 = {{0.0f, 0.0f}}, inv_sc = {{0.0f, 0.0f}}, inv_sx2;
+  int *line = NULL, nline = 0, is_linked = 0, status;
+  double seconds = 0.0;
+
+  if (kernel_seconds)
+    *kernel_seconds = 0.0;
+  if (linked)
+    *linked = 0;
+  status = check_affinity(g, width, height, features, nfeat, contours, N);
+  if (status == DSG_OK)
+    status = inverse(sigma_i, 2, DSG_PARAM("sigma_i"), &inv_si2);
+  if (status == DSG_OK)
+    status = inverse(sigma_x, 2, DSG_PARAM("sigma_x"), &inv_sx2);
+  if (status == DSG_OK && contours)
+    status = inverse(sigma_c, 1, DSG_PARAM("sigma_c"), &inv_sc);
+  if (status != DSG_OK)
+    return status;
+  if (!im->affinity) {
+    status = spmv_cl_build(&im->rt, "affinity", "-cl-std=CL1.2", &im->affinity);
+    if (status != DSG_OK) {
+      im->affinity = NULL;
+      return status;
+    }
+  }
+
+  const int n = width * height, ndisc = g->ndisc, use_contours = contours != NULL;
+  const int pitch = (int)N->pitch;
+  nline = contours ? g->line_at[ndisc] - g->line_at[0] : 0;
+  disc = malloc((size_t)(ndisc + 1) * sizeof(*disc));
+  spatial = malloc((size_t)ndisc * sizeof(*spatial));
+  line = malloc((size_t)(nline > 0 ? nline : 1) * sizeof(*line));
+  sdeg = malloc((size_t)n * sizeof(*sdeg));
+  if (!disc || !spatial || !line || !sdeg) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the affinity's tables");
+    goto out_release;
+  }
+  for (int j = 0; j < ndisc; j++) {
+    const double d2 = (double)g->dx[j] * g->dx[j] + (double)g->dy[j] * g->dy[j];
+    disc[j].s[0] = g->dx[j];
+    disc[j].s[1] = g->dy[j];
+    disc[j].s[2] = g->diag_of[j];
+    disc[j].s[3] = contours ? g->line_at[j] - g->line_at[0] : 0;
+    spatial[j] = (float)exp(-d2 / (sigma_x * sigma_x));
+  }
+  disc[ndisc].s[0] = disc[ndisc].s[1] = disc[ndisc].s[2] = 0;
+  disc[ndisc].s[3] = nline;
+  for (int t = 0; t < nline; t++)
+    line[t] = g->line_y[g->line_at[0] + t] * width + g->line_x[g->line_at[0] + t];
+
+  const unsigned long long nn = (unsigned long long)n;
+  d_f = buffer(im, CL_MEM_READ_ONLY, nfeat > 0 ? nn * nfeat * sizeof(float) : 1,
+               nfeat > 0 ? features : NULL, "the features", &status);
+  d_contours = buffer(im, CL_MEM_READ_ONLY, contours ? nn * sizeof(float) : 1, contours,
+                      "the contours", &status);
+  d_disc = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)(ndisc + 1) * sizeof(*disc), disc,
+                  "the affinity disc", &status);
+  d_spatial = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)ndisc * sizeof(float), spatial,
+                     "the affinity's spatial terms", &status);
+  d_line = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)(nline > 0 ? nline : 1) * sizeof(int),
+                  line, "the affinity lines", &status);
+  d_values = buffer(im, CL_MEM_READ_WRITE, spmv_dia_bytes(N), NULL, "the matrix", &status);
+  d_sdeg = buffer(im, CL_MEM_READ_WRITE, nn * sizeof(float), NULL, "the degrees", &status);
+  d_offsets = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)N->ndiag * sizeof(int), N->offsets,
+                     "the matrix offsets", &status);
+  d_linked = buffer(im, CL_MEM_READ_WRITE, sizeof(int), &is_linked, "the affinity flag", &status);
+  if (status != DSG_OK)
+    goto out_release;
+  {
+    const float zero = 0.0f;
+    cl_int err = clEnqueueFillBuffer(im->rt.queue, d_values, &zero, sizeof(zero), 0,
+                                     spmv_dia_bytes(N), 0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+      status = spmv_cl_fail(err, "zeroing the matrix", im->rt.dev.name);
+      goto out_release;
+    }
+  }
+
+  const int iw = width, ih = height, ndiag = N->ndiag;
+  status =
+      kernel(im, im->affinity, "affinity_weights", &k, 15, sizeof(int), &iw, sizeof(int), &ih,
+             sizeof(cl_mem), &d_f, sizeof(int), &nfeat, sizeof(cl_mem), &d_contours, sizeof(int),
+             &use_contours, sizeof(cl_float2), &inv_si2, sizeof(cl_float2), &inv_sc, sizeof(int),
+             &ndisc, sizeof(cl_mem), &d_disc, sizeof(cl_mem), &d_spatial, sizeof(cl_mem), &d_line,
+             sizeof(cl_mem), &d_values, sizeof(int), &pitch, sizeof(cl_mem), &d_sdeg);
+  if (status == DSG_OK)
+    status = launch(im, k, "affinity_weights", (size_t)n, 0, 1, &seconds);
+  if (k)
+    clReleaseKernel(k);
+  k = NULL;
+  if (status == DSG_OK)
+    status = kernel(im, im->affinity, "affinity_normalise", &k, 7, sizeof(int), &n, sizeof(int),
+                    &ndiag, sizeof(cl_mem), &d_offsets, sizeof(cl_mem), &d_values, sizeof(int),
+                    &pitch, sizeof(cl_mem), &d_sdeg, sizeof(cl_mem), &d_linked);
+  if (status == DSG_OK)
+    status = launch(im, k, "affinity_normalise", (size_t)n, 0, 1, &seconds);
+  if (k)
+    clReleaseKernel(k);
+  k = NULL;
+  if (status == DSG_OK)
+    status = read_back(im, d_values, spmv_dia_bytes(N), N->values, "the matrix");
+  if (status == DSG_OK)
+    status = read_back(im, d_sdeg, (size_t)n * sizeof(float), sdeg, "the degrees");
+  if (status == DSG_OK)
+    status = read_back(im, d_linked, sizeof(int), &is_linked, "the affinity flag");
+  if (status != DSG_OK)
+    goto out_release;
+  if (sqrt_degree)
+    for (int i = 0; i < n; i++)
+      sqrt_degree[i] = sdeg[i];
+  if (linked)
+    *linked = is_linked != 0;
+
+out_release:
+  if (status != DSG_OK)
+    clFinish(im->rt.queue);
+  release(&d_f);
+  release(&d_contours);
+  release(&d_disc);
+  release(&d_spatial);
+  release(&d_line);
+  release(&d_values);
+  release(&d_sdeg);
+  release(&d_offsets);
+  release(&d_linked);
+  free(disc);
+  free(spatial);
+  free(line);
+  free(sdeg);
+  if (kernel_seconds)
+    *kernel_seconds = seconds;
+  return status;
+}

@@ -1,0 +1,140 @@
+/* spmv_image: the image stages of diaseg on an OpenCL device — the boundary detector's oriented
+ * histogram gradients (kernels/contours.cl) and the intervening-contour affinity N = D^-1/2 W
+ * D^-1/2 (kernels/affinity.cl). Their C references are the library's app_contour_gradients,
+ * app_contour_combine, app_contour_thin and app_affinity_build (app/lib/contours.c, affinity.c);
+ * spmv does not call them (layering): the caller passes its tables (the disc, its sectors and
+ * lines, the channels' bins and smoothing) as data. The formulas are in docs/PIPELINE.md.
+ *
+ * One spmv_cl_image holds one device's context and queue and builds each program on first use,
+ * so that a caller running both stages, or many images, opens the device once. Everything runs
+ * synchronously: a function returns when its results are on the host; one thread at a time may
+ * use an spmv_cl_image. Like the rest of spmv it reads no environment and no files but the
+ * kernel folder it is given.
+ */
+#ifndef DIASEG_SPMV_IMAGE_H
+#define DIASEG_SPMV_IMAGE_H
+
+#include "spmv.h"
+
+typedef struct spmv_cl_image spmv_cl_image;
+
+/* Opens the OpenCL device that `device` names (spmv_cl_pick: an index or a name; NULL or "": the
+ * first GPU, else the first device) for the image stages; kernel_dir (NULL or "": the copies
+ * embedded at build time) is where kernels/contours.cl and affinity.cl are read from. Returns
+ * DSG_OK, DSG_ERR_NODEVICE, DSG_ERR_NOMEM or DSG_ERR_OPENCL with the message. Free with
+ * spmv_cl_image_destroy. */
+int spmv_cl_image_create(spmv_cl_image **out, const char *device, const char *kernel_dir);
+/* Waits for the device and frees im and every OpenCL object it holds (NULL is allowed). */
+void spmv_cl_image_destroy(spmv_cl_image *im);
+/* The device's name, as messages show it. */
+const char *spmv_cl_image_device(const spmv_cl_image *im);
+
+/* ---------------------------------------------------------------------------------------------
+ * Oriented histogram gradients (the boundary detector's dominant cost).
+ *
+ * For every pixel, channel c and scale s: the histograms of the channel's bins over the 16
+ * angular sectors of the disc of scale s's radius (the image padded by reflection, as the C
+ * reference's `reflect`), and for each orientation o the chi-squared distance of the two
+ * half-discs (sectors o .. o + norient - 1 against the rest), with the histograms smoothed along
+ * their bins where the channel asks for it:
+ *   chi2 = 1/(2 m) sum_b (2 g_b - T_b)^2 / T_b   (counts; T the disc, g one half, m = count / 2).
+ * The disc's offsets are given nearest first; scale s of channel c takes the first
+ * count[c * nscales + s] of them, so the histograms grow scale by scale.
+ * ------------------------------------------------------------------------------------------- */
+
+#define SPMV_CONTOUR_MAX_BINS 32   /* bins of a channel's histogram, at most */
+#define SPMV_CONTOUR_MAX_ORIENT 16 /* orientations, at most (2 norient sectors) */
+
+typedef struct spmv_contour_geometry {
+  int ndisc;         /* disc offsets without the centre, nearest first (app_contour_disc) */
+  const int *dx;     /* ndisc column offsets, |dx| <= pad */
+  const int *dy;     /* ndisc row offsets (y down the rows), |dy| <= pad */
+  const int *sector; /* ndisc sectors in [0, 2 norient): the opposite of an offset in sector s
+                      * lies in sector (s + norient) mod 2 norient */
+  int pad;           /* the reflection padding: the largest radius */
+  int nchannels;     /* channels of `bins` (4: L, a, b, textons) */
+  int nscales;       /* scales per channel (3); part p = c * nscales + s */
+  int norient;       /* orientations (8), at most SPMV_CONTOUR_MAX_ORIENT */
+  const int *bins;   /* nchannels: histogram bins, in [1, SPMV_CONTOUR_MAX_BINS] */
+  const int *count;  /* nchannels * nscales: offsets within scale s of channel c, nondecreasing
+                      * in s, even (whole opposite pairs), at most ndisc */
+  const int *smooth_radius;   /* nchannels: the bin smoothing's radius, 0: none (then
+                               * smooth[c] is not read); at most SPMV_CONTOUR_MAX_BINS */
+  const float *const *smooth; /* nchannels: 2 * smooth_radius[c] + 1 taps, centre at index
+                               * smooth_radius[c] (the histogram is cut at its ends) */
+} spmv_contour_geometry;
+
+/* The gradients of a width x height image: bins[c * n + i] (n = width * height pixels, row-major)
+ * is pixel i's bin in channel c, below g->bins[c]; grad[((p * norient) + o) * n + i] receives
+ * part p's chi-squared at orientation o (nchannels * nscales * norient * n floats).
+ * kernel_seconds (optional) receives the device time of the kernels (the transfers not
+ * included). Equal to app_contour_gradients up to float rounding (1e-5;
+ * tests/spmv/test_cl_image.c). Returns DSG_OK, DSG_ERR_INVALID (a geometry or a bin out of range,
+ * with the first one named), DSG_ERR_LIMIT (a buffer over the device's allocation limit, or the
+ * tables over its constant memory), DSG_ERR_NOMEM, DSG_ERR_IO (kernel_dir) or DSG_ERR_OPENCL (the
+ * build log in spmv_cl_build_log()). */
+int spmv_cl_contour_gradients(spmv_cl_image *im, const spmv_contour_geometry *g,
+                              const unsigned char *bins, int width, int height, float *grad,
+                              double *kernel_seconds);
+
+/* The detector's outputs on the host, each optional (NULL: not computed or not read back). */
+typedef struct spmv_contour_outputs {
+  float *grad;                /* nparts * norient * n: the gradients, laid out as above */
+  float *parts;               /* nparts * n: each part's largest gradient over the orientations
+                               * (at least 0) */
+  float *strength;            /* n: the combination's largest value over the orientations */
+  unsigned char *orientation; /* n: the first orientation that reaches it */
+  float *thin;                /* n: strength after non-maximum suppression */
+} spmv_contour_outputs;
+
+/* The detector on the device: the gradients (as spmv_cl_contour_gradients, kept on the device),
+ * then, when parts, strength, orientation or thin is asked for, the combination and thinning of
+ * app_contour_combine and app_contour_thin: for every pixel and orientation z = sum_p weight[p]
+ * grad_p(o) (nparts = nchannels * nscales weights), v(o) = (logistic(bias + z) - s0) / (1 - s0)
+ * with s0 = logistic(bias); strength = max_o v; then non-maximum suppression across each pixel's
+ * orientation (the normal at angle o pi / norient + pi / 2, x right and y down, sampled
+ * bilinearly one pixel away on both sides, clamped to the image). Only the outputs asked for
+ * cross back to the host. The device computes in float where the combination's reference uses
+ * double: strengths agree to 1e-5, and an orientation or a thinned pixel can differ where two
+ * values tie within that. Returns as spmv_cl_contour_gradients. */
+int spmv_cl_contours(spmv_cl_image *im, const spmv_contour_geometry *g, const float *weight,
+                     float bias, const unsigned char *bins, int width, int height,
+                     const spmv_contour_outputs *out, double *kernel_seconds);
+
+/* ---------------------------------------------------------------------------------------------
+ * The affinity: W_ij = exp(-|F_i - F_j|^2 / sigma_i^2 - ic_ij / sigma_c) exp(-|X_i - X_j|^2 /
+ * sigma_x^2) over the disc, ic_ij the largest contour strength on the line from i to j (both
+ * ends included; 0 without contours); D the row sums of W; N = D^-1/2 W D^-1/2.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct spmv_affinity_geometry {
+  int ndisc;          /* disc offsets, (0, 0) included (app_disc_offsets) */
+  const int *dx;      /* ndisc column offsets */
+  const int *dy;      /* ndisc row offsets */
+  const int *diag_of; /* ndisc: the diagonal of N (index into N->offsets) that offset k fills, -1:
+                       * none; N->offsets[diag_of[k]] must be dy[k] * width + dx[k] */
+  /* The lines of the contour term (NULL: no contour term): offset k's line is the points
+   * (line_x[t], line_y[t]), t in [line_at[k], line_at[k + 1]), relative to pixel i, each inside
+   * the box spanned by (0, 0) and (dx[k], dy[k]) (app_line). line_at has ndisc + 1 entries. */
+  const int *line_at;
+  const int *line_x;
+  const int *line_y;
+} spmv_affinity_geometry;
+
+/* Fills N (created by the caller with spmv_dia_create: n = width * height rows and the diagonals
+ * that g->diag_of names; its values are overwritten) with D^-1/2 W D^-1/2 of a width x height
+ * image: features (nfeat floats per pixel; nfeat 0 and features NULL for the contour and spatial
+ * terms alone), contours (n floats, or NULL: no contour term; then g's lines are not read).
+ * sqrt_degree (optional, n doubles) receives D^1/2; linked (optional) 1 when some off-diagonal
+ * entry of N is above 1e-7 (a pixel has a neighbour), else 0; kernel_seconds (optional) the
+ * kernels' device time. The device computes in float where the reference uses double, the
+ * weight's exponent carried in two floats: entries agree to a relative 1e-5 (5e-7 measured)
+ * wherever they are above 1e-30, and an entry is zero on one side only where its weight underflows
+ * float on the other. Returns DSG_OK, DSG_ERR_INVALID (a geometry, N's shape or a sigma out of
+ * range, named), DSG_ERR_LIMIT, DSG_ERR_NOMEM, DSG_ERR_IO or DSG_ERR_OPENCL. */
+int spmv_cl_affinity(spmv_cl_image *im, const spmv_affinity_geometry *g, int width, int height,
+                     const float *features, int nfeat, const float *contours, double sigma_i,
+                     double sigma_x, double sigma_c, spmv_dia *N, double *sqrt_degree, int *linked,
+                     double *kernel_seconds);
+
+#endif /* DIASEG_SPMV_IMAGE_H */
