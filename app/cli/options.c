@@ -70,7 +70,8 @@ typedef struct opt_def {
 
 static const opt_def options[] = {
     {"k", 'k', "SEGMENTS", OPT_K, CMD_BIT(APP_CMD_SEGMENT),
-     "number of segments, 1 <= k <= min(nev, 64) (default 5), or a list 2,4,8 (one solve)"},
+     "number of segments (default 5): up to 9999 for the hierarchy, min(nev, 64) for kmeans; or "
+     "a list 2,4,8 (one solve, at most 64 values)"},
     {"output", 'o', "DIR", OPT_OUT, (SOLVE_CMDS | CONTOURS_CMD),
      "output folder, created if missing (default out)"},
     {"nev", 0, "N", OPT_NEV, (SOLVE_CMDS | BENCH_CMD),
@@ -90,27 +91,27 @@ static const opt_def options[] = {
     {"sigma-c", 0, "S", OPT_SIGMA_C, (IMAGE_CMDS | BENCH_CMD),
      "contour scale of the contour cues: exp(-max contour / S) (default 0.1)"},
     {"affinity", 0, "KIND", OPT_AFFINITY, (IMAGE_CMDS | BENCH_CMD),
-     "cue: intensity (default), color, contour, contour+color"},
-    {"matvec", 0, "BACKEND", OPT_MATVEC, (SOLVE_CMDS | BENCH_CMD),
+     "cue: contour (default), contour+color, intensity, color"},
+    {"matvec", 0, "BACKEND", OPT_MATVEC, (SOLVE_CMDS | BENCH_CMD | CONTOURS_CMD),
      "auto (default: first OpenCL GPU, else cpu), cpu, opencl (bench: also all)"},
     {"solver", 0, "NAME", OPT_SOLVER, (SOLVE_CMDS | BENCH_CMD),
      "lanczos (default: diaseg's own, device-resident on OpenCL) or arpack (bench: also all)"},
-    {"cl-device", 0, "DEV", OPT_CL_DEVICE, (SOLVE_CMDS | BENCH_CMD | DEVICES_CMD),
+    {"cl-device", 0, "DEV", OPT_CL_DEVICE, (SOLVE_CMDS | BENCH_CMD | DEVICES_CMD | CONTOURS_CMD),
      "OpenCL device: index or name substring (see 'diaseg devices'; $DIASEG_CL_DEVICE)"},
     {"kernel", 0, "NAME", OPT_KERNEL, (SOLVE_CMDS | BENCH_CMD),
      "DIA kernel: naive, aligned, local, vector, image, auto (default; bench: all, or a list a,b)"},
     {"local-size", 0, "N", OPT_LOCAL_SIZE, (SOLVE_CMDS | BENCH_CMD),
      "OpenCL work-group size (default 128)"},
-    {"kernel-dir", 0, "DIR", OPT_KERNEL_DIR, (SOLVE_CMDS | BENCH_CMD),
+    {"kernel-dir", 0, "DIR", OPT_KERNEL_DIR, (SOLVE_CMDS | BENCH_CMD | CONTOURS_CMD),
      "load dia_spmv.cl from DIR instead of the built-in copy ($DIASEG_KERNEL_DIR)"},
     {"cl-max-alloc", 0, "BYTES", OPT_CL_MAX_ALLOC, (SOLVE_CMDS | BENCH_CMD),
      "pretend the device's largest allocation is BYTES ($DIASEG_CL_MAX_ALLOC)"},
     {"grouping", 0, "HOW", OPT_GROUPING, CMD_BIT(APP_CMD_SEGMENT),
-     "hierarchy (cuts of the region hierarchy) or kmeans (of the eigenvectors) (default kmeans)"},
+     "hierarchy (default: cuts of the region hierarchy) or kmeans (of the eigenvectors)"},
     {"spectral-weight", 0, "W", OPT_SPECTRAL_WEIGHT, CMD_BIT(APP_CMD_SEGMENT),
-     "hierarchy: weight of the eigenvectors' gradient beside the contours (default 1)"},
+     "hierarchy: weight of the eigenvectors' gradient beside the contours (default 0)"},
     {"min-region", 0, "PIXELS", OPT_MIN_REGION, CMD_BIT(APP_CMD_SEGMENT),
-     "hierarchy: smaller regions merge first (default 0: pixels / 500)"},
+     "hierarchy: smaller regions merge first (default 0: max(pixels / 1500, 32))"},
     {"seed", 0, "S", OPT_SEED, CMD_BIT(APP_CMD_SEGMENT), "k-means++ seed (default 1)"},
     {"restarts", 0, "R", OPT_RESTARTS, CMD_BIT(APP_CMD_SEGMENT),
      "k-means restarts; the best is kept (default 8)"},
@@ -262,17 +263,19 @@ static int parse_ks(app_config *cfg, const char *flag, const char *v)
     int status;
     if (len >= sizeof(item))
       return dsg_error_set(DSG_ERR_INVALID, "%s: '%.*s...' is not an integer in [1, %d]", what, 16,
-                           p, APP_MAX_K);
+                           p, DSG_MAX_CUT);
+    if (nks == APP_MAX_K)
+      return dsg_error_set(DSG_ERR_INVALID, "%s: a list holds at most %d values", what, APP_MAX_K);
     memcpy(item, p, len);
     item[len] = '\0';
-    status = parse_range(what, item, 1, APP_MAX_K, "", &k);
+    status = parse_range(what, item, 1, DSG_MAX_CUT, "", &k);
     if (status != DSG_OK)
       return status;
     for (int i = 0; i < nks; i++)
       if (cfg->ks[i] == (int)k)
         return dsg_error_set(DSG_ERR_INVALID, "%s: %lld is in the list twice (give each k once)",
                              what, k);
-    cfg->ks[nks++] = (int)k; /* distinct values in [1, APP_MAX_K]: at most APP_MAX_K of them */
+    cfg->ks[nks++] = (int)k; /* at most APP_MAX_K of them (checked above) */
     p += len;
     if (!*p)
       break;
@@ -293,7 +296,7 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
     cfg->opt.nks = 0;
     if (strchr(v, ','))
       return parse_ks(cfg, flag, v);
-    status = parse_long(flag, v, 1, APP_MAX_K, &iv);
+    status = parse_long(flag, v, 1, DSG_MAX_CUT, &iv);
     cfg->opt.k = (int)iv;
     break;
   case OPT_OUT:

@@ -33,6 +33,13 @@ static const char *const run_outputs[] = {"eigvec_[0-9][0-9].png",
                                           "overlay.png",
                                           "labels_k[0-9].npy",
                                           "labels_k[0-9][0-9].npy",
+                                          "labels_k[0-9][0-9][0-9].npy",
+                                          "labels_k[0-9][0-9][0-9][0-9].npy",
+                                          "labels_k[0-9][0-9][0-9].png",
+                                          "labels_k[0-9][0-9][0-9][0-9].png",
+                                          "overlay_k[0-9][0-9][0-9].png",
+                                          "overlay_k[0-9][0-9][0-9][0-9].png",
+                                          "contour_parts.npy",
                                           "labels_k[0-9].png",
                                           "labels_k[0-9][0-9].png",
                                           "overlay_k[0-9].png",
@@ -311,6 +318,7 @@ static int stage_export(run *r)
   app_json_int(&j, "radius", opt->radius);
   app_json_number(&j, "sigma_i", opt->sigma_i);
   app_json_number(&j, "sigma_x", opt->sigma_x);
+  app_json_number(&j, "sigma_c", opt->sigma_c);
   app_json_string(&j, "affinity", opt->affinity);
   app_json_end_object(&j);
   status = app_json_finish(&j);

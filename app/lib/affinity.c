@@ -72,6 +72,41 @@ int app_line(int dx, int dy, int *px, int *py)
   return m;
 }
 
+/* W, D and N on p->device: the geometry (offsets, their diagonals, the lines as points) handed
+ * over as data; *degree receives D^1/2 */
+static int build_on_device(const app_affinity_params *p, int width, int height,
+                           const float *features, int nfeat, int ndisc, const int *dx,
+                           const int *dy, const int *diag_of, const int *line_at, spmv_dia *A,
+                           double **degree)
+{
+  int *lx = NULL, *ly = NULL, linked = 0, status = DSG_OK;
+  if (p->contours) {
+    lx = malloc((size_t)line_at[ndisc] * sizeof(*lx));
+    ly = malloc((size_t)line_at[ndisc] * sizeof(*ly));
+    if (!lx || !ly) {
+      status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the lines of the affinity");
+      goto out;
+    }
+    for (int k = 0; k < ndisc; k++)
+      app_line(dx[k], dy[k], lx + line_at[k], ly + line_at[k]);
+  }
+  {
+    const spmv_affinity_geometry g = {ndisc, dx, dy, diag_of, p->contours ? line_at : NULL, lx, ly};
+    status = spmv_cl_affinity(p->device, &g, width, height, nfeat > 0 ? features : NULL, nfeat,
+                              p->contours, p->sigma_i, p->sigma_x, p->sigma_c, A, *degree,
+                              &linked, NULL);
+  }
+  if (status == DSG_OK && !linked)
+    status = dsg_error_set(DSG_ERR_INVALID,
+                           "no pixel has a neighbour: every weight of this image is 0 or below "
+                           "float resolution (1e-7); raise " DSG_PARAM("sigma_i") " (or "
+                           DSG_PARAM("sigma_c") " for a contour cue)");
+out:
+  free(lx);
+  free(ly);
+  return status;
+}
+
 static int cmp_int(const void *a, const void *b)
 {
   int x = *(const int *)a, y = *(const int *)b;
@@ -236,6 +271,13 @@ int app_affinity_build_cancel(int width, int height, const float *features, int 
   status = spmv_dia_create(&A, n, ndiag, offsets);
   if (status != DSG_OK)
     goto out_free;
+  if (p->device) { /* both passes on the OpenCL device (kernels/affinity.cl) */
+    status = build_on_device(p, width, height, features, nfeat, ndisc, dx, dy, diag_of, line_at,
+                             A, &degree);
+    if (status != DSG_OK)
+      goto out_free;
+    goto done;
+  }
 
   /* Pass 1: W (float) into the diagonals, D = row sums of W (double). need: the smallest
    * sigma_i that lifts the weight of a pair at or below APP_COMPONENT_THRESHOLD above it (for the
@@ -332,6 +374,7 @@ int app_affinity_build_cancel(int width, int height, const float *features, int 
         p->sigma_i, isfinite(need) ? ceil(need * 1.01 * scale) / scale : 1.0);
     goto out_free;
   }
+done:
   *N_out = A;
   A = NULL;
   if (sqrt_degree) {

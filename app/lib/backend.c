@@ -97,6 +97,39 @@ int app_backend_check(const char *name)
                        name ? name : "");
 }
 
+int app_image_device(const dsg_options *opt, spmv_cl_image **im)
+{
+  spmv_cl_device *list = NULL;
+  int status, count = 0, index = -1;
+  char spec[16];
+  /* kernel_dir is the DIA and Lanczos kernels' (--kernel-dir): the image stages build their
+   * built-in copies */
+  const char *kdir = NULL;
+  *im = NULL;
+  if (!opt->matvec || strcmp(opt->matvec, "cpu") == 0)
+    return DSG_OK;
+  if (strcmp(opt->matvec, "opencl") == 0)
+    return spmv_cl_image_create(im, opt->cl_device, kdir);
+  /* auto: a named device, else the first GPU, else the C path */
+  status = spmv_cl_devices(&list, &count);
+  if (status == DSG_OK)
+    status = spmv_cl_pick(list, count, opt->cl_device, 1, &index);
+  free(list);
+  if (status != DSG_OK) {
+    if (opt->cl_device && *opt->cl_device)
+      app_log(opt, DSG_LOG_INFO, "image stages: the C path (%s)", dsg_error_raw());
+    return DSG_OK;
+  }
+  snprintf(spec, sizeof(spec), "%d", index);
+  status = spmv_cl_image_create(im, spec, kdir);
+  if (status != DSG_OK) {
+    app_log(opt, DSG_LOG_WARNING,
+            "the image stages cannot run on OpenCL (%s); they take the C path", dsg_error_raw());
+    *im = NULL;
+  }
+  return DSG_OK;
+}
+
 int app_matvec_create(const dsg_options *opt, const spmv_dia *N, const eig_solver *solver,
                       spmv_matvec **mv)
 {

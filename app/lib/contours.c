@@ -585,6 +585,60 @@ out_free:
   return status;
 }
 
+/* The detector with its gradients, combination and thinning on the device im: the bins (CIELAB,
+ * textons) on the host, the tables handed over as data (spmv_image.h). */
+int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const volatile sig_atomic_t *cancel,
+                    float *strength, float *parts, float *soft)
+{
+  const int w = img->width, h = img->height, R = APP_CONTOUR_RMAX;
+  const size_t n = (size_t)w * h;
+  const int cap = (2 * R + 1) * (2 * R + 1);
+  int *dx = malloc(cap * sizeof(int)), *dy = malloc(cap * sizeof(int));
+  int *sector = malloc(cap * sizeof(int)), within[APP_CONTOUR_RMAX + 1];
+  unsigned char *bins = malloc(n * APP_CONTOUR_CHANNELS);
+  float *peak = soft ? NULL : malloc(n * sizeof(float));
+  int nbins[APP_CONTOUR_CHANNELS], count[APP_CONTOUR_PARTS], sradius[APP_CONTOUR_CHANNELS];
+  bin_smoother sm[APP_CONTOUR_CHANNELS];
+  const float *taps[APP_CONTOUR_CHANNELS];
+  float weight[APP_CONTOUR_PARTS];
+  int status = DSG_OK;
+  if (!dx || !dy || !sector || !bins || (!soft && !peak)) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of a %d x %d image", w, h);
+    goto out;
+  }
+  const int ndisc = app_contour_disc(R, dx, dy, sector, within);
+  for (int c = 0; c < APP_CONTOUR_CHANNELS; c++) {
+    nbins[c] = channels[c].bins;
+    smoother_init(&sm[c], channels[c].smooth);
+    sradius[c] = sm[c].radius;
+    taps[c] = sm[c].k;
+    for (int s = 0; s < APP_CONTOUR_SCALES; s++)
+      count[c * APP_CONTOUR_SCALES + s] = within[channels[c].radius[s]];
+  }
+  for (int p = 0; p < APP_CONTOUR_PARTS; p++)
+    weight[p] = (float)part_weights[p];
+  status = app_contour_bins(img, bins);
+  if (status == DSG_OK && cancel && *cancel)
+    status = dsg_error_set(DSG_ERR_INTERRUPTED, "interrupted by signal %d; no output was written",
+                           (int)*cancel);
+  if (status != DSG_OK)
+    goto out;
+  {
+    const spmv_contour_geometry g = {ndisc,  dx,    dy,   sector, R,       APP_CONTOUR_CHANNELS,
+                                     APP_CONTOUR_SCALES, APP_CONTOUR_ORIENTATIONS, nbins, count,
+                                     sradius, taps};
+    const spmv_contour_outputs o = {NULL, parts, soft ? soft : peak, NULL, strength};
+    status = spmv_cl_contours(im, &g, weight, (float)part_bias, bins, w, h, &o, NULL);
+  }
+out:
+  free(dx);
+  free(dy);
+  free(sector);
+  free(bins);
+  free(peak);
+  return status;
+}
+
 int dsg_contours(const dsg_image *img, const dsg_options *opt, float **strength, float **parts)
 {
   int status;
@@ -604,7 +658,30 @@ int dsg_contours(const dsg_image *img, const dsg_options *opt, float **strength,
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of %zu pixels", n);
     goto out_free;
   }
-  status = app_contours(img, opt ? opt->cancel : NULL, s, p, NULL);
+  {
+    spmv_cl_image *im = NULL;
+    dsg_options defaults;
+    if (!opt) {
+      dsg_options_init(&defaults);
+      defaults.matvec = "cpu";
+      opt = &defaults;
+    }
+    status = app_image_device(opt, &im);
+    if (status == DSG_OK && im) {
+      status = app_contours_cl(im, img, opt->cancel, s, p, NULL);
+      if (status != DSG_OK && status != DSG_ERR_INTERRUPTED && status != DSG_ERR_NOMEM &&
+          strcmp(opt->matvec, "auto") == 0) { /* "opencl": failures are errors */
+        app_log(opt, DSG_LOG_WARNING, "the contours failed on OpenCL (%s); taking the C path",
+                dsg_error_raw());
+        spmv_cl_image_destroy(im);
+        im = NULL;
+        status = DSG_OK;
+      }
+    }
+    if (status == DSG_OK && !im)
+      status = app_contours(img, opt->cancel, s, p, NULL);
+    spmv_cl_image_destroy(im);
+  }
   if (status != DSG_OK)
     goto out_free;
   *strength = s;

@@ -80,15 +80,16 @@ typedef struct dsg_options {
    * the call. nks 0 (the default, ks NULL): the single k. */
   const int *ks;
   int nks;
-  /* "hierarchy": cuts of the region hierarchy (watershed regions of the boundary map E merged by
-   * boundary strength, docs/PIPELINE.md) at k regions; "kmeans": k-means++ on the spectral
-   * embedding. E = the contour cue's strength (before thinning) + spectral_weight * the
-   * spectral gradient of the eigenvectors. */
+  /* "hierarchy" (default): cuts of the region hierarchy (watershed regions of the boundary map E
+   * merged by boundary strength, docs/PIPELINE.md) at k regions, k up to DSG_MAX_CUT and not
+   * bounded by nev; "kmeans": k-means++ on the spectral embedding. E = the contour cue's
+   * strength (before thinning) + spectral_weight * the spectral gradient of the eigenvectors
+   * (the gradient alone for a cue without contours). */
   const char *grouping;
-  double spectral_weight; /* >= 0 */
-  int min_region;         /* hierarchy: regions below this many pixels merge first; 0: n / 500 */
+  double spectral_weight; /* >= 0; default 0: on BSDS500 train the term lowered every measure */
+  int min_region; /* hierarchy: regions below this many pixels merge first; 0: max(n / 1500, 32) */
   /* affinity */
-  const char *affinity; /* the cue: "intensity" or "color" */
+  const char *affinity; /* the cue: "contour" (default), "contour+color", "intensity", "color" */
   int radius;           /* disc radius r >= 1 (81 offsets for r = 5) */
   double sigma_i;       /* feature scale > 0 */
   double sigma_x;       /* spatial scale > 0 */
@@ -117,7 +118,8 @@ typedef struct dsg_options {
   void *log_data;
 } dsg_options;
 
-#define DSG_MAX_K 64      /* segments at most */
+#define DSG_MAX_K 64      /* k-means segments at most, and k values in a list at most */
+#define DSG_MAX_CUT 9999  /* regions of a cut of the hierarchy at most */
 #define DSG_MAX_RADIUS 30 /* disc radius at most */
 /* The smallest tol diaseg honours. The eigenvectors are float32: |N u - lambda u| of a float32
  * vector, measured with a float32 product, comes out at 1e-7 to 3e-7 |lambda| however far the
@@ -127,8 +129,9 @@ typedef struct dsg_options {
  * C path and OpenCL: docs/RELIABILITY.md); dsg_options_check refuses a smaller tol. */
 #define DSG_MIN_TOL 1e-6
 
-/* The defaults: k 5, seed 1, restarts 8, intensity, radius 5, sigma_i 0.1, sigma_x 4, nev 8,
- * tol 1e-5, max_iter 1000, lanczos, auto; no list of k (ks NULL, nks 0); no callbacks. */
+/* The defaults: k 5, seed 1, restarts 8, grouping hierarchy, spectral_weight 0, min_region 0
+ * (automatic), affinity contour, radius 5, sigma_i 0.1, sigma_x 4, sigma_c 0.1, nev 8, tol 1e-5,
+ * max_iter 1000, lanczos, auto; no list of k (ks NULL, nks 0); no callbacks. */
 void dsg_options_init(dsg_options *opt);
 /* Checks opt on its own (names, ranges, every k of ks, tol against DSG_MIN_TOL), before any work.
  * Returns DSG_OK or DSG_ERR_INVALID. */

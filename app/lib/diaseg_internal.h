@@ -22,6 +22,7 @@
 #include "diaseg.h"
 #include "eigensolver.h"
 #include "spmv.h"
+#include "spmv_image.h"
 
 /* ---- cues ------------------------------------------------------------------------------- */
 
@@ -78,6 +79,9 @@ void app_contour_thin(const float *m, const unsigned char *orientation, int widt
  * (parts n floats each) and the strength before thinning (soft, n floats). */
 int app_contours(const dsg_image *img, const volatile sig_atomic_t *cancel, float *strength,
                  float *parts, float *soft);
+/* The same with the gradients, combination and thinning on an OpenCL device (spmv_image.h). */
+int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const volatile sig_atomic_t *cancel,
+                    float *strength, float *parts, float *soft);
 
 /* dst = src convolved with kx (2r + 1 taps) along rows, then ky along columns, borders
  * reflected; tmp holds width * height floats */
@@ -99,6 +103,9 @@ typedef struct app_hierarchy {
   float *crack_level;  /* 2 n: the level at which the crack's two sides join (0: same region) */
 } app_hierarchy;
 
+/* The default smallest region of the hierarchy: pixels / this (about 100 for a BSDS500 photo;
+ * fit on BSDS500 train, docs/QUALITY.md), and at least a speck (APP_SPECK_PIXELS). */
+#define APP_MIN_REGION_FRACTION 1500
 /* Regions below min_area pixels merge before any other. */
 int app_hierarchy_build(const float *E, int width, int height, int min_area, app_hierarchy *H);
 /* Labels (0.., in order of first appearance) of the cut with k regions (k > 0; fewer when the
@@ -122,6 +129,7 @@ typedef struct app_affinity_params {
    * the maximum over the 4-connected straight line from i to j, both ends included */
   const float *contours;
   double sigma_c; /* contour scale, > 0 when contours are given */
+  spmv_cl_image *device; /* NULL: the C path; else W, D and N on this OpenCL device */
 } app_affinity_params;
 
 #define APP_MAX_RADIUS DSG_MAX_RADIUS
@@ -252,6 +260,10 @@ int app_backend_check(const char *name);
 int app_cl_options(const dsg_options *opt, spmv_cl_options *cl);
 /* The eigensolver options opt asks for (nev, ncv, tol, max_iter; the rest at their defaults). */
 void app_eig_options(const dsg_options *opt, eig_options *eo);
+/* The OpenCL device for the image stages (contours, affinity) that opt->matvec asks for: "cpu"
+ * gives *im NULL (the C path); "opencl" opt's device, failures are errors; "auto" the named
+ * device or the first GPU, else (or when it cannot be opened, with a warning) NULL. */
+int app_image_device(const dsg_options *opt, spmv_cl_image **im);
 /* Creates the matvec opt->matvec asks for on N. "cpu": the C path. "opencl": opt's device and
  * kernel; failures are errors. "auto": the named device, else the first OpenCL GPU, else the C
  * path; if the OpenCL path fails it falls back to the C path. With a solver, the OpenCL path is
@@ -269,6 +281,9 @@ int app_grouping_find(const char *name);
 
 typedef struct app_grouping {
   int k;
+  int segments;  /* labels written: k, or fewer when the hierarchy has fewer regions */
+  int hierarchy; /* 1: a cut of the hierarchy (level), 0: k-means (inertia, pick, skipped) */
+  double level;  /* the cut's level: boundaries above it stay */
   int32_t *labels;         /* NULL: fewer than k pairs converged */
   int pick[APP_MAX_EMBED]; /* eigenvectors used by the embedding */
   int skipped;             /* localised eigenvectors passed over for it */

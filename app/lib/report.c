@@ -14,7 +14,11 @@ static void json_grouping(app_json *j, const char *key, const app_grouping *g, i
   if (with_k)
     app_json_int(j, "k", g->k);
   app_json_bool(j, "written", g->labels != NULL);
-  if (g->labels) {
+  if (g->labels)
+    app_json_int(j, "segments", g->segments);
+  if (g->labels && g->hierarchy) {
+    app_json_number(j, "level", g->level); /* the UCM threshold between this cut's regions */
+  } else if (g->labels) {
     app_json_number(j, "kmeans_inertia", g->inertia);
     app_json_begin_array(j, "embedding_vectors");
     for (int q = 0; q < g->k && g->k > 1; q++)

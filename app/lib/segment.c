@@ -28,13 +28,13 @@ void dsg_options_init(dsg_options *opt)
   opt->k = 5;
   opt->seed = 1;
   opt->restarts = 8;
-  opt->affinity = "intensity";
+  opt->affinity = "contour";
   opt->radius = 5;
   opt->sigma_i = 0.1;
   opt->sigma_x = 4.0;
   opt->sigma_c = 0.1;
-  opt->grouping = "kmeans";
-  opt->spectral_weight = 1.0;
+  opt->grouping = "hierarchy";
+  opt->spectral_weight = 0.0;
   opt->nev = 8;
   opt->ncv = 0;
   opt->tol = 1e-5;
@@ -78,12 +78,15 @@ int app_option_ks(const dsg_options *opt, int *ks)
 static int check_ks(const dsg_options *opt)
 {
   int max_k = 0, max_at = 0;
+  const int top =
+      app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY ? DSG_MAX_CUT : APP_MAX_EMBED;
   if (opt->nks == 0) {
-    if (opt->k < 0 || opt->k > APP_MAX_EMBED)
-      return dsg_error_set(
-          DSG_ERR_INVALID,
-          DSG_PARAM("k") " %d is out of range: it must be in [0, %d] (0: no grouping)", opt->k,
-          APP_MAX_EMBED);
+    if (opt->k < 0 || opt->k > top)
+      return dsg_error_set(DSG_ERR_INVALID,
+                           DSG_PARAM("k") " %d is out of range: it must be in [0, %d] (0: no "
+                                          "grouping; %d segments at most for k-means, %d regions "
+                                          "for a cut of the hierarchy)",
+                           opt->k, top, APP_MAX_EMBED, DSG_MAX_CUT);
     if (opt->k > opt->nev && app_grouping_find(opt->grouping) == APP_GROUPING_KMEANS)
       return dsg_error_set(DSG_ERR_INVALID,
                            DSG_PARAM("k") " %d needs k <= nev: raise " DSG_PARAM("nev") " to %d",
@@ -97,11 +100,12 @@ static int check_ks(const dsg_options *opt)
                          opt->nks, opt->ks ? "" : " and no array", APP_MAX_EMBED);
   for (int i = 0; i < opt->nks; i++) {
     const int k = opt->ks[i];
-    if (k < 1 || k > APP_MAX_EMBED)
+    if (k < 1 || k > top)
       return dsg_error_set(DSG_ERR_INVALID,
                            DSG_PARAM("k") " %d (value %d of the list) is out of range: each k "
-                                          "of a list must be in [1, %d]",
-                           k, i + 1, APP_MAX_EMBED);
+                                          "of a list must be in [1, %d] (%d for k-means, %d "
+                                          "for a cut of the hierarchy)",
+                           k, i + 1, top, APP_MAX_EMBED, DSG_MAX_CUT);
     for (int j = 0; j < i; j++)
       if (opt->ks[j] == k)
         return dsg_error_set(DSG_ERR_INVALID,
@@ -163,6 +167,10 @@ int dsg_options_check(const dsg_options *opt)
   if (app_grouping_find(opt->grouping) < 0)
     return dsg_error_set(DSG_ERR_INVALID, DSG_PARAM("grouping") " '%s' is not one of %s, %s",
                          opt->grouping ? opt->grouping : "", groupings[0], groupings[1]);
+  if (!isfinite(opt->sigma_c) || !(opt->sigma_c > 0.0))
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("sigma_c") " %g is invalid: it must be finite and > 0",
+                         opt->sigma_c);
   if (opt->min_region < 0)
     return dsg_error_set(DSG_ERR_INVALID,
                          DSG_PARAM("min_region") " %d is out of range: it must be >= 0 (0: "
@@ -222,33 +230,63 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
                           double *t_contours)
 {
   float *soft_map = NULL;
-  app_affinity_params ap = {opt->radius, opt->sigma_i, opt->sigma_x, NULL, opt->sigma_c};
+  app_affinity_params ap = {opt->radius, opt->sigma_i, opt->sigma_x, NULL, opt->sigma_c, NULL};
   float *features = NULL, *edges = NULL;
   int nfeat = 0, status = DSG_OK;
   double t0 = dsg_seconds();
+  spmv_cl_image *im = NULL;
+  const int fallback = strcmp(opt->matvec, "auto") == 0; /* "opencl": failures are errors */
   if (contours)
     *contours = NULL;
   if (soft)
     *soft = NULL;
+  if (t_contours)
+    *t_contours = 0.0;
+  /* the image stages go to the device for the contour cues, whose detector is worth it */
+  if (cue->contours)
+    status = app_image_device(opt, &im); /* NULL: the C path */
+  if (status != DSG_OK)
+    return status;
   if (cue->contours) {
     const size_t n = (size_t)img->width * (size_t)img->height;
     edges = malloc(n * sizeof(*edges));
     soft_map = soft ? malloc(n * sizeof(*soft_map)) : NULL;
-    status = edges && (!soft || soft_map)
-                 ? app_contours(img, opt->cancel, edges, NULL, soft_map)
-                 : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of a %d x %d image",
-                                 img->width, img->height);
+    if (!edges || (soft && !soft_map))
+      status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of a %d x %d image",
+                             img->width, img->height);
+    else if (im)
+      status = app_contours_cl(im, img, opt->cancel, edges, NULL, soft_map);
+    if (im && status != DSG_OK && status != DSG_ERR_INTERRUPTED && status != DSG_ERR_NOMEM &&
+        fallback) {
+      app_log(opt, DSG_LOG_WARNING, "the contours failed on OpenCL (%s); taking the C path",
+              dsg_error_raw());
+      spmv_cl_image_destroy(im);
+      im = NULL;
+      status = DSG_OK;
+    }
+    if (status == DSG_OK && !im)
+      status = app_contours(img, opt->cancel, edges, NULL, soft_map);
     ap.contours = edges;
+    if (t_contours)
+      *t_contours = dsg_seconds() - t0;
   }
-  if (t_contours)
-    *t_contours = dsg_seconds() - t0;
   if (status == DSG_OK)
     status = app_features(img, cue, &features, &nfeat);
   if (status == DSG_OK)
     status = check_cancel(opt); /* between the stages: the features, W and N, the components */
+  ap.device = im;
   if (status == DSG_OK)
     status = app_affinity_build_cancel(img->width, img->height, features, nfeat, &ap, opt->cancel,
                                        N, sqrt_degree);
+  if (im && status != DSG_OK && status != DSG_ERR_INTERRUPTED && status != DSG_ERR_NOMEM &&
+      status != DSG_ERR_INVALID && fallback) {
+    app_log(opt, DSG_LOG_WARNING, "the affinity failed on OpenCL (%s); taking the C path",
+            dsg_error_raw());
+    ap.device = NULL;
+    status = app_affinity_build_cancel(img->width, img->height, features, nfeat, &ap, opt->cancel,
+                                       N, sqrt_degree);
+  }
+  spmv_cl_image_destroy(im);
   free(features);
   if (status == DSG_OK)
     status = check_cancel(opt);
@@ -511,7 +549,10 @@ static int build_hierarchy(dsg_problem *p, const dsg_options *opt, dsg_result *r
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the hierarchy of %zu pixels", n);
     goto out;
   }
-  status = app_hierarchy_build(E, w, h, opt->min_region > 0 ? opt->min_region : (int)(n / 500),
+  const size_t auto_min = n / APP_MIN_REGION_FRACTION > APP_SPECK_PIXELS
+                              ? n / APP_MIN_REGION_FRACTION
+                              : APP_SPECK_PIXELS;
+  status = app_hierarchy_build(E, w, h, opt->min_region > 0 ? opt->min_region : (int)auto_min,
                                r->hierarchy);
 out:
   free(E);
@@ -530,14 +571,27 @@ static int group(dsg_problem *p, const dsg_options *opt, dsg_result *r)
   if (hierarchy && r->ngroups > 0 && r->eig.nconv > 0)
     status = build_hierarchy(p, opt, r);
   for (int g = 0; g < r->ngroups && status == DSG_OK; g++) {
+    app_grouping *gr = &r->groups[g];
     if (hierarchy && r->hierarchy) {
-      app_grouping *gr = &r->groups[g];
+      const app_hierarchy *H = r->hierarchy;
+      gr->hierarchy = 1;
       gr->labels = malloc(n_of(r) * sizeof(*gr->labels));
-      status = gr->labels ? app_hierarchy_cut(r->hierarchy, gr->k, 0.0, gr->labels)
+      status = gr->labels ? app_hierarchy_cut(H, gr->k, 0.0, gr->labels)
                           : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %zu labels", n_of(r));
+      gr->segments = gr->k < H->nregions ? gr->k : H->nregions;
+      /* the cut at k regions applied the first nregions - k merges: the next one's level */
+      gr->level = H->nregions - gr->k >= 0 && H->nregions - gr->k < H->nmerges
+                      ? H->merge_level[H->nregions - gr->k]
+                      : 0.0;
+      if (status == DSG_OK && gr->segments < gr->k)
+        app_log(opt, DSG_LOG_WARNING,
+                "k %d: the hierarchy of this image has %d regions; the cut has %d", gr->k,
+                H->nregions, gr->segments);
       continue;
     }
-    status = group_one(p, opt, r, &r->groups[g]);
+    status = group_one(p, opt, r, gr);
+    if (gr->labels)
+      gr->segments = gr->k;
     if (status == DSG_OK)
       status = check_cancel(opt); /* between two k-means: a long list stops early */
   }

@@ -42,7 +42,8 @@ except ImportError as e:  # pragma: no cover
              "(python3-numpy python3-scipy) or a venv that has them" % e)
 
 DIASEG_KS = [2, 3, 4, 6, 8, 12]
-DIASEG_KS_HIERARCHY = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]  # cuts need no eigenvector per k
+# cuts need no eigenvector per k: the list reaches as far as felzenszwalb's scales do
+DIASEG_KS_HIERARCHY = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256]
 DIASEG_AFFINITIES = ["intensity", "color", "contour", "contour+color"]
 DIASEG_GROUPINGS = ["kmeans", "hierarchy"]
 FZ_SCALES = [100, 200, 400, 800, 1600, 3200, 6400, 12800]

@@ -102,7 +102,7 @@ def bad_inputs(tmp, data):
         (["segment", files["garbage.jpg"]], "corrupt"),
         (["segment", ok_image, "--max-pixels", "100"], "--max-pixels"),
         (["segment", ok_image, "-k", "0"], "-k"),
-        (["segment", ok_image, "-k", "9"], "k <= nev"),
+        (["segment", ok_image, "-k", "9", "--grouping", "kmeans"], "k <= nev"),
         (["segment", ok_image, "--nev", "0"], "--nev"),
         (["segment", tiny, "--nev", "12", "-k", "2"], "nev < 12 pixels"),
         (["segment", ok_image, "--sigma-i", "0"], "--sigma-i"),
@@ -163,8 +163,9 @@ def normal_run(tmp, data):
     code, stdout, stderr = run(["segment", image, "-k", "4", "--nev", "6", "-o", out,
                                 "--json", "-", "--seed", "7"])
     check(code == 0, f"normal run exit {code}: {stderr}")
-    expected = ["eigenvectors.npy", "labels.npy", "labels.png", "overlay.png", "report.json"] + \
-               [f"eigvec_{k:02d}.png" for k in range(6)]
+    expected = ["eigenvectors.npy", "labels.npy", "labels.png", "overlay.png", "report.json",
+                "contours.npy", "contours.png", "ucm.npy", "ucm.png"] + \
+               [f"eigvec_{k:02d}.png" for k in range(6)]  # the defaults: contour cue, hierarchy
     check(leftovers(out) == sorted(expected), f"outputs: {leftovers(out)}")
     report = json.load(open(os.path.join(out, "report.json")))
     check(json.loads(stdout) == report, "--json - differs from report.json")
@@ -179,8 +180,11 @@ def normal_run(tmp, data):
     check(report["matvec_backend"] == ("opencl" if auto_device() >= 0 else "cpu"),
           f"backend {report['matvec_backend']}")
     params = report["parameters"]
+    # the cue and the grouping are the defaults: pinned in tests/lib/test_api.c, compared with
+    # the library's in tests/python (test_defaults)
     check(params["radius"] == 5 and params["sigma_i"] == 0.1 and params["sigma_x"] == 4 and
-          params["affinity"] == "intensity" and params["seed"] == 7, f"parameters {params}")
+          params["seed"] == 7 and params.get("affinity") and params.get("grouping"),
+          f"parameters {params}")
     for stage in ["load", "affinity", "matvec_setup", "solve", "cluster", "write", "total"]:
         check(report["seconds"][stage] >= 0, f"seconds.{stage}")
     check(report["seconds"]["total"] >= report["seconds"]["solve"], "total < solve")
@@ -524,8 +528,9 @@ def audit_cases(tmp, data):
         (["segment", image, "--sigma-x", "0.01", "--keep-specks"], "smallest usable --sigma-x"),
         (["segment", image, "--sigma-i", "1e-200"], "sigma_i^2"),
         (["segment", image, "--sigma-i", "1e-200", "--keep-specks"], "sigma_i^2"),
-        (["eigs", ramp, "--sigma-i", "1e-4"], "no pixel has a neighbour"),
-        (["segment", image, "--sigma-x", "0.3"], "specks"),
+        (["eigs", ramp, "--sigma-i", "1e-4", "--affinity", "intensity"],
+         "no pixel has a neighbour"),
+        (["segment", image, "--sigma-x", "0.3", "--affinity", "intensity"], "specks"),
         (["segment", corrupt], "corrupt PNG"),
         (["segment", one], "at least 2 pixels"),
     ]
@@ -591,7 +596,8 @@ def k_list_cases(tmp, data):
             single[k, "report"] = json.load(open(os.path.join(out, "report.json")))
     code, _, err = run(base + ["-k", "2,3", "-o", out])
     check(code == 0 and err == "", f"-k 2,3: {code} {err!r}")
-    expected = ["eigenvectors.npy", "report.json"] + [f"eigvec_{i:02d}.png" for i in range(6)] + \
+    expected = ["eigenvectors.npy", "report.json", "contours.npy", "contours.png", "ucm.npy",
+                "ucm.png"] + [f"eigvec_{i:02d}.png" for i in range(6)] + \
                [f"{name}_k{k}.{ext}" for k in (2, 3)
                 for name, ext in (("labels", "npy"), ("labels", "png"), ("overlay", "png"))]
     # labels.npy, labels.png and overlay.png of the -k 3 run before are gone: one run's files
@@ -629,11 +635,11 @@ def k_list_cases(tmp, data):
           not any("_k" in f for f in leftovers(out)), f"-k 4 after -k 2,3: {leftovers(out)}")
 
     cases = [(["-k", "2,x"], "-k 2,x: 'x' is not an integer"),
-             (["-k", "0,3"], "-k 0,3: 0 is out of range [1, 64]"),
+             (["-k", "0,3"], "-k 0,3: 0 is out of range [1, 9999]"),
              (["-k", "3,3"], "-k 3,3: 3 is in the list twice"),
              (["-k", "2,"], "-k 2,: '' is not an integer"),
-             (["-k", "2,65"], "65 is out of range [1, 64]"),
-             (["-k", "2,9"], "-k 9 (the largest of the list) is out of range: it must satisfy "
+             (["-k", "2,10000"], "10000 is out of range [1, 9999]"),
+             (["-k", "2,9", "--grouping", "kmeans"], "-k 9 (the largest of the list) is out of range: it must satisfy "
                              "k <= nev = 8 (raise --nev to 9)")]
     for args, expect in cases:
         bad = os.path.join(tmp, "out_klist_bad")
@@ -641,6 +647,347 @@ def k_list_cases(tmp, data):
         check(code == 2 and one_error(err) and expect in err and stdout == "",
               f"{' '.join(args)}: {code} {err!r}")
         check(not os.path.exists(bad), f"{' '.join(args)}: left {leftovers(bad)}")
+
+
+# ---- issue 12: the boundary detector and the region hierarchy ----------------------------------
+
+def write_png(path, pixels):
+    """An 8-bit PNG of a uint8 (H, W) gray or (H, W, 3) RGB array, rows unfiltered."""
+    a = np.ascontiguousarray(pixels, np.uint8)
+    h, w = a.shape[:2]
+    ihdr = struct.pack(">IIBBBBB", w, h, 8, 0 if a.ndim == 2 else 2, 0, 0, 0)
+    raw = b"".join(b"\0" + a[y].tobytes() for y in range(h))
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr) +
+                png_chunk(b"IDAT", zlib.compress(raw)) + png_chunk(b"IEND", b""))
+    return path
+
+
+def read_png(path):
+    """A gray PNG of 8 or 16 bits (what diaseg writes: colour type 0, not interlaced), decoded
+    with zlib and the five row filters (PNG spec sections 7-9). Returns (bit depth, colour type,
+    array (H, W) of uint16 values); (depth, colour type, None) for any other kind."""
+    blob = open(path, "rb").read()
+    if blob[:8] != b"\x89PNG\r\n\x1a\n":
+        return None, None, None
+    w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", blob[16:29])
+    if ctype != 0 or depth not in (8, 16) or interlace:
+        return depth, ctype, None
+    pos, idat = 8, b""
+    while pos < len(blob):
+        length, kind = struct.unpack(">I4s", blob[pos:pos + 8])
+        if kind == b"IDAT":
+            idat += blob[pos + 8:pos + 8 + length]
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    bpp = depth // 8  # bytes per pixel, the filters' stride
+    stride = w * bpp
+    prev = bytearray(stride)
+    rows = []
+    for y in range(h):
+        ftype = raw[y * (stride + 1)]
+        line = raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)]
+        cur = bytearray(stride)
+        for i in range(stride):
+            a = cur[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if ftype == 0:
+                pred = 0
+            elif ftype == 1:
+                pred = a
+            elif ftype == 2:
+                pred = b
+            elif ftype == 3:
+                pred = (a + b) // 2
+            else:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+            cur[i] = (line[i] + pred) & 0xFF
+        rows.append(bytes(cur))
+        prev = cur
+    dtype = ">u2" if depth == 16 else np.uint8
+    return depth, ctype, np.frombuffer(b"".join(rows), dtype=dtype).reshape(h, w).astype(np.uint16)
+
+
+def on_cpu():
+    """["--matvec", "cpu"] when diaseg contours takes --matvec, so that its maps come from the C
+    path like those of segment --matvec cpu they are compared with, bit for bit (the OpenCL
+    detector is checked against the C path in tests/spmv/test_cl_image.c); else []."""
+    _, stdout, _ = run(["contours", "--help"])
+    return ["--matvec", "cpu"] if "--matvec" in stdout else []
+
+
+def contour_cases(tmp, data):
+    """diaseg contours IMAGE: contours.npy (float32 H x W in [0, 1)) on the step of a synthetic
+    image and 0 away from it, contours.png its 16-bit round(65535 strength), --parts the 12
+    gradients; any size down to 1 x 1; bad input is one line and no output folder."""
+    cpu = on_cpu()
+    w, h = 60, 40
+    step = np.full((h, w), 40, np.uint8)
+    step[:, 30:] = 200  # the step lies between columns 29 and 30
+    image = write_png(os.path.join(tmp, "step.png"), step)
+    out = os.path.join(tmp, "out_contours")
+    code, stdout, err = run(["contours", image, "-o", out] + cpu)
+    check(code == 0 and stdout == "" and one_error(err, "diaseg: ") and "contours in" in err,
+          f"contours: {code} {err!r}")
+    check(leftovers(out) == ["contours.npy", "contours.png"], f"contours outputs: {leftovers(out)}")
+    pb = np.load(os.path.join(out, "contours.npy")) if code == 0 else np.zeros((1, 1))
+    check(pb.dtype == np.float32 and pb.shape == (h, w), f"contours.npy {pb.dtype} {pb.shape}")
+    if pb.shape == (h, w):
+        check(pb.min() >= 0 and pb.max() < 1, f"contours.npy in [{pb.min()}, {pb.max()}]")
+        near = pb[:, 29:31].max(axis=1)
+        check(np.all(near > 0.5), f"the step's strength per row: {near.min()}")
+        far = np.abs(np.arange(w) - 29.5) > 3
+        check(pb[:, far].max() < 0.01, f"strength {pb[:, far].max()} more than 3 px from the step")
+        # thinned: one pixel per row, 0 everywhere else
+        check(np.all((pb > 0).sum(axis=1) == 1), f"nonzero per row {(pb > 0).sum(axis=1)}")
+        depth, ctype, png = read_png(os.path.join(out, "contours.png"))
+        check(depth == 16 and ctype == 0, f"contours.png: bit depth {depth}, colour type {ctype}")
+        check(png is not None and png.shape == (h, w) and
+              np.array_equal(png, np.floor(pb.astype(np.float64) * 65535 + 0.5)),
+              "contours.png is not round(65535 contours.npy)")
+    # --parts: the 12 gradients, the strength unchanged; a rerun without it removes the file
+    code, _, err = run(["contours", image, "-o", out, "--parts", "-q"] + cpu)
+    check(code == 0 and err == "", f"contours --parts: {code} {err!r}")
+    check(leftovers(out) == ["contour_parts.npy", "contours.npy", "contours.png"],
+          f"--parts outputs: {leftovers(out)}")
+    if code == 0:
+        parts = np.load(os.path.join(out, "contour_parts.npy"))
+        check(parts.dtype == np.float32 and parts.shape == (12, h, w),
+              f"contour_parts.npy {parts.dtype} {parts.shape}")
+        check(np.all(np.isfinite(parts)) and parts.min() >= 0, "contour_parts.npy values")
+        check(np.array_equal(np.load(os.path.join(out, "contours.npy")), pb),
+              "contours.npy differs with --parts")
+        # gray: brightness (parts 0-2) and texture (9-11) see the step, colour (3-8) nothing
+        check(parts.shape == (12, h, w) and np.all(parts[[0, 1, 2, 9, 10, 11]][:, :, 29:31]
+                                                   .max(axis=2) > 0.5) and
+              parts[3:9].max() == 0, "contour_parts.npy: the parts of a gray step")
+    code, _, err = run(["contours", image, "-o", out, "-q"] + cpu)
+    check(code == 0 and leftovers(out) == ["contours.npy", "contours.png"],
+          f"contours after --parts: {code} {leftovers(out)}")
+    # --resize: the detector runs on the resampled image
+    code, _, err = run(["contours", image, "-o", out, "-q", "--resize", "30x20"] + cpu)
+    check(code == 0 and np.load(os.path.join(out, "contours.npy")).shape == (20, 30) and
+          png_size(os.path.join(out, "contours.png")) == (30, 20), f"--resize 30x20: {code} {err!r}")
+    # any size: 1 x 1, a row, a column (the same numbers as the row), 2 x 2
+    ramp = np.arange(0, 250, 10, dtype=np.uint8)
+    strengths = {}
+    for name, pixels in [("one", np.array([[128]], np.uint8)), ("row", ramp[None, :]),
+                         ("column", ramp[:, None]), ("square", np.array([[0, 255], [255, 0]],
+                                                                         np.uint8))]:
+        path = write_png(os.path.join(tmp, f"tiny_{name}.png"), pixels)
+        o = os.path.join(tmp, f"out_tiny_{name}")
+        code, _, err = run(["contours", path, "-o", o, "-q"] + cpu)
+        v = np.load(os.path.join(o, "contours.npy")) if code == 0 else None
+        check(code == 0 and v is not None and v.dtype == np.float32 and v.shape == pixels.shape
+              and np.all(np.isfinite(v)) and v.min() >= 0 and v.max() < 1 and
+              png_size(os.path.join(o, "contours.png")) == pixels.shape[::-1],
+              f"contours {pixels.shape}: {code} {err!r} {v}")
+        strengths[name] = v
+    check(strengths["one"] is not None and strengths["one"].max() == 0, "1 x 1: not 0")
+    check(strengths["row"] is not None and strengths["column"] is not None and
+          np.allclose(strengths["row"].T, strengths["column"], atol=1e-6, rtol=0),
+          "a column's strength is not the row's")
+    # bad input: exit 2 (bad image, bad command line) or 1 (I/O), one line, nothing written
+    coffee = open(os.path.join(data, "coffee.png"), "rb").read()
+    truncated = os.path.join(tmp, "contours_truncated.png")
+    with open(truncated, "wb") as f:
+        f.write(coffee[:len(coffee) // 2])
+    folder = os.path.join(tmp, "contours_adir")
+    os.mkdir(folder)
+    cases = [([os.path.join(tmp, "missing.png")], 1, "No such file"),
+             ([folder], 1, "directory"),
+             ([truncated], 2, "truncated or corrupt"),
+             ([], 2, "contours needs an IMAGE"),
+             ([image, image], 2, "extra argument"),
+             ([image, "--nev", "4"], 2, "unknown option '--nev' for contours"),
+             ([image, "--resize", "0x3"], 2, "--resize"),
+             ([image, "--max-pixels", "100"], 1, "--max-pixels")]
+    for args, want, expect in cases:
+        bad = os.path.join(tmp, "out_contours_bad")
+        code, stdout, err = run(["contours"] + args + ["-o", bad])
+        what = "contours " + " ".join(os.path.basename(a) for a in args)
+        check(code == want and one_error(err) and expect in err and stdout == "",
+              f"{what}: exit {code} (expected {want}) {err!r}")
+        check(not os.path.exists(bad), f"{what}: left {leftovers(bad)}")
+
+
+def three_regions(h=48, w=64):
+    """Three vertical bands (levels 30, 130, 230, noise sd 3) and their truth."""
+    truth = np.zeros((h, w), np.int32)
+    truth[:, 22:44] = 1
+    truth[:, 44:] = 2
+    rng = np.random.default_rng(0)
+    pixels = np.array([30, 130, 230])[truth] + rng.normal(0, 3, truth.shape)
+    return np.clip(np.round(pixels), 0, 255).astype(np.uint8), truth
+
+
+def nested(fine, coarse):
+    """Every region of fine lies inside one region of coarse."""
+    table = np.zeros((fine.max() + 1, coarse.max() + 1), int)
+    np.add.at(table, (fine.ravel(), coarse.ravel()), 1)
+    return bool(np.all((table > 0).sum(axis=1) == 1))
+
+
+def ucm_cut(ucm, k):
+    """The regions of the UCM's cut at k: pixels joined across every boundary below the k-1
+    strongest levels (BSDS layout: pixel (x, y) at (2y+1, 2x+1), boundaries between them)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+    h, w = (ucm.shape[0] - 1) // 2, (ucm.shape[1] - 1) // 2
+    across_x = ucm[1::2, 2:-1:2]  # between (x, y) and (x + 1, y): h x (w - 1)
+    across_y = ucm[2:-1:2, 1::2]  # between (x, y) and (x, y + 1): (h - 1) x w
+    levels = np.unique(np.concatenate([across_x.ravel(), across_y.ravel()]))[::-1]
+    t = levels[k - 1] if k - 1 < len(levels) else -1.0
+    idx = np.arange(h * w).reshape(h, w)
+    jx, jy = across_x <= t, across_y <= t
+    rows = np.concatenate([idx[:, :-1][jx], idx[:-1, :][jy]])
+    cols = np.concatenate([idx[:, 1:][jx], idx[1:, :][jy]])
+    graph = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(h * w, h * w))
+    return connected_components(graph, directed=False)[1].reshape(h, w)
+
+
+def hierarchy_cases(tmp, data):
+    """segment --affinity contour --grouping hierarchy -k 2,3,20: one solve, the cuts of the
+    hierarchy at 2, 3 and 20 > nev regions, nested; the 3-cut is the three synthetic regions;
+    ucm.npy on BSDS's doubled grid, whose cuts are the labels; contours.npy is diaseg contours';
+    the report's new keys; bad values are one line, exit 2."""
+    pixels, truth = three_regions()
+    h, w = truth.shape
+    image = write_png(os.path.join(tmp, "three.png"), pixels)
+    out = os.path.join(tmp, "out_hierarchy")
+    code, stdout, err = run(["segment", image, "--affinity", "contour", "--grouping", "hierarchy",
+                             "-k", "2,3,20", "--matvec", "cpu", "-o", out, "-q"])
+    check(code == 0 and err == "" and stdout == "", f"contour + hierarchy: {code} {err!r}")
+    if code != 0:
+        return
+    expected = ["contours.npy", "contours.png", "eigenvectors.npy", "report.json", "ucm.npy",
+                "ucm.png"] + [f"eigvec_{i:02d}.png" for i in range(8)] + \
+               [f"{name}_k{k}.{ext}" for k in (2, 3, 20)
+                for name, ext in (("labels", "npy"), ("labels", "png"), ("overlay", "png"))]
+    check(leftovers(out) == sorted(expected), f"hierarchy outputs: {leftovers(out)}")
+    labels = {k: np.load(os.path.join(out, f"labels_k{k}.npy")) for k in (2, 3, 20)}
+    for k, count in ((2, 2), (3, 3)):
+        check(np.unique(labels[k]).tolist() == list(range(count)),
+              f"labels_k{k}: labels {np.unique(labels[k]).tolist()}")
+    check(3 < len(np.unique(labels[20])) <= 20 and
+          np.unique(labels[20]).tolist() == list(range(len(np.unique(labels[20])))),
+          f"labels_k20: labels {np.unique(labels[20]).tolist()}")
+    # the strong contours (> 0.5) lie next to the true boundaries (columns 21 | 22, 43 | 44), one
+    # pixel wide; a pixel on them may go to the region on either side, every other pixel is in
+    # its region
+    pb = np.load(os.path.join(out, "contours.npy"))
+    strong = pb > 0.5
+    cols = np.nonzero(strong)[1]
+    check(strong.sum() == 2 * h and np.all(np.isin(cols, [21, 22, 43, 44])),
+          f"strong contours: {strong.sum()} pixels in columns {np.unique(cols).tolist()}")
+    off = ~strong
+    ari = adjusted_rand(truth[off], labels[3][off])
+    check(ari == 1.0, f"the 3-cut off the strong contours: ARI {ari}")
+    check(adjusted_rand(truth.ravel(), labels[3].ravel()) >= 0.99,
+          f"the 3-cut: ARI {adjusted_rand(truth.ravel(), labels[3].ravel())}")
+    check(nested(truth[off][:, None], labels[2][off][:, None]), "the 2-cut splits a region")
+    check(nested(labels[3], labels[2]) and nested(labels[20], labels[3]), "the cuts are not nested")
+    # ucm.npy: BSDS's (2H+1) x (2W+1), 0 on the frame and at the pixels, and its cut at k regions
+    # is labels_kK
+    ucm = np.load(os.path.join(out, "ucm.npy"))
+    check(ucm.dtype == np.float32 and ucm.shape == (2 * h + 1, 2 * w + 1),
+          f"ucm.npy {ucm.dtype} {ucm.shape}")
+    if ucm.shape == (2 * h + 1, 2 * w + 1):
+        frame = np.concatenate([ucm[0], ucm[-1], ucm[:, 0], ucm[:, -1]])
+        check(np.all(frame == 0) and ucm.min() >= 0 and ucm.max() > 0 and
+              np.all(ucm[1::2, 1::2] == 0),
+              f"ucm.npy: frame max {frame.max()}, min {ucm.min()}, pixel sites "
+              f"max {ucm[1::2, 1::2].max()}")
+        for k in (2, 3, 20):
+            check(adjusted_rand(ucm_cut(ucm, len(np.unique(labels[k]))).ravel(),
+                                labels[k].ravel()) == 1.0, f"the UCM's cut is not labels_k{k}")
+    # ucm.png: 8-bit gray, dark on white, 255 (1 - sqrt(level / top level))
+    depth, ctype, gray = read_png(os.path.join(out, "ucm.png"))
+    if ucm.shape == (2 * h + 1, 2 * w + 1) and gray is not None and gray.shape == ucm.shape:
+        ratio = (ucm / ucm.max()).astype(np.float32).astype(np.float64)
+        want = np.floor(255.0 * (1.0 - np.sqrt(ratio)) + 0.5)
+        check(depth == 8 and np.abs(gray - want).max() <= 1 and gray[0, 0] == 255,
+              f"ucm.png: depth {depth}, off from 255 (1 - sqrt(ucm / top)) by "
+              f"{np.abs(gray - want).max()}")
+    else:
+        check(False, f"ucm.png: depth {depth}, colour type {ctype}, "
+                     f"shape {None if gray is None else gray.shape}")
+    # the contour cue's map is diaseg contours' map, bit for bit, and its 16-bit picture
+    code, _, err = run(["contours", image, "-o", os.path.join(tmp, "out_three_contours"), "-q"] +
+                       on_cpu())
+    check(code == 0 and np.array_equal(
+        np.load(os.path.join(out, "contours.npy")),
+        np.load(os.path.join(tmp, "out_three_contours", "contours.npy"))),
+        f"segment's contours.npy differs from diaseg contours': {code} {err!r}")
+    depth, ctype, _ = read_png(os.path.join(out, "contours.png"))
+    check(depth == 16 and ctype == 0 and png_size(os.path.join(out, "contours.png")) == (w, h),
+          f"segment's contours.png: depth {depth}, colour type {ctype}")
+    # the report: grouping, its numbers (the defaults here), sigma_c, the detector's time
+    rep = json.load(open(os.path.join(out, "report.json")))
+    params = rep["parameters"]
+    check(params.get("affinity") == "contour" and params.get("grouping") == "hierarchy" and
+          params.get("spectral_weight") == 0 and params.get("min_region") == 0 and
+          params.get("sigma_c") == 0.1, f"hierarchy report parameters {params}")
+    check(rep.get("ks") == [2, 3, 20] and rep.get("eigensolves") == 1 and rep.get("nev") == 8 and
+          [s["k"] for s in rep.get("segmentations", [])] == [2, 3, 20] and
+          all(s["written"] for s in rep.get("segmentations", [])),
+          f"hierarchy report: ks {rep.get('ks')} {rep.get('segmentations')}")
+    sec = rep["seconds"]
+    check(0 < sec.get("contours", -1) <= sec["affinity"],
+          f"seconds.contours {sec.get('contours')}, affinity {sec['affinity']}")
+    # values given are reported as given; the cut at 3 still finds the regions
+    code, _, err = run(["segment", image, "--affinity", "contour+color", "--grouping", "hierarchy",
+                        "-k", "3", "--sigma-c", "0.2", "--spectral-weight", "0.5", "--min-region",
+                        "30", "--matvec", "cpu", "-o", out, "-q"])
+    rep = json.load(open(os.path.join(out, "report.json"))) if code == 0 else {"parameters": {}}
+    params = rep["parameters"]
+    check(code == 0 and params.get("affinity") == "contour+color" and
+          params.get("sigma_c") == 0.2 and params.get("spectral_weight") == 0.5 and
+          params.get("min_region") == 30 and rep.get("ks") == [3],
+          f"given values: {code} {err!r} {params}")
+    if code == 0:
+        one = np.load(os.path.join(out, "labels.npy"))
+        off = np.load(os.path.join(out, "contours.npy")) <= 0.5
+        check(adjusted_rand(truth[off], one[off]) == 1.0, "contour+color, -k 3: the 3-cut off the "
+              f"contours: ARI {adjusted_rand(truth[off], one[off])}")
+        check("ucm.npy" in leftovers(out) and not any("_k" in f for f in leftovers(out)),
+              f"-k 3 after -k 2,3,20: {leftovers(out)}")
+    # without contours and without a hierarchy: no such files, seconds.contours about 0
+    code, _, err = run(["segment", image, "--affinity", "intensity", "--grouping", "kmeans",
+                        "-k", "3", "--nev", "4", "--matvec", "cpu", "-o", out, "-q"])
+    rep = json.load(open(os.path.join(out, "report.json"))) if code == 0 else {"seconds": {}}
+    check(code == 0 and not any(f.startswith(("contours", "ucm")) for f in leftovers(out)) and
+          rep["parameters"]["grouping"] == "kmeans" and rep["seconds"].get("contours", 1) < 1e-3,
+          f"intensity + kmeans after the hierarchy: {code} {leftovers(out)} {rep['seconds']}")
+
+    cases = [(["--grouping", "bogus"], "--grouping: 'bogus' is not one of hierarchy, kmeans"),
+             (["--spectral-weight", "-1"], "--spectral-weight: -1 is invalid: it must be >= 0"),
+             (["--spectral-weight", "nan"], "--spectral-weight"),
+             (["--min-region", "-3"], "--min-region: -3 is out of range"),
+             (["--min-region", "x"], "--min-region"),
+             (["--sigma-c", "0"], "--sigma-c: 0 is invalid: it must be > 0"),
+             (["--sigma-c", "-1"], "--sigma-c"),
+             (["--affinity", "contours"], "--affinity"),
+             (["--grouping", "kmeans", "-k", "20"], "-k 20 is out of range: it must satisfy "
+                                                     "k <= nev = 8"),
+             (["--grouping", "kmeans", "-k", "2,3,20"], "-k 20 (the largest of the list) is out "
+                                                         "of range"),
+             (["--grouping", "hierarchy", "-k", "10000"], "-k"),
+             (["--grouping", "hierarchy", "-k", "2,10000"], "10000 is out of range [1, 9999]"),
+             (["--grouping", "kmeans", "-k", "65", "--nev", "70"], "-k")]
+    for args, expect in cases:
+        bad = os.path.join(tmp, "out_hierarchy_bad")
+        code, stdout, err = run(["segment", image, "--matvec", "cpu", "-o", bad] + args)
+        check(code == 2 and one_error(err) and expect in err and stdout == "",
+              f"{' '.join(args)}: {code} {err!r}")
+        check(not os.path.exists(bad), f"{' '.join(args)}: left {leftovers(bad)}")
+    # the grouping options belong to segment
+    code, _, err = run(["eigs", image, "--grouping", "hierarchy", "-o",
+                        os.path.join(tmp, "out_hierarchy_bad")])
+    check(code == 2 and one_error(err) and "unknown option" in err, f"eigs --grouping: {code} {err!r}")
 
 
 def has_opencl():
@@ -782,7 +1129,8 @@ def issue16_cases(tmp, data):
 
 def help_and_version():
     for args in [["--help"], ["segment", "--help"], ["eigs", "--help"], ["help", "segment"],
-                 ["affinity", "--help"], ["bench", "--help"], ["devices", "--help"]]:
+                 ["affinity", "--help"], ["bench", "--help"], ["devices", "--help"],
+                 ["contours", "--help"]]:
         code, stdout, _ = run(args)
         check(code == 0 and "Usage: diaseg" in stdout, f"{args}: {code}")
     code, stdout, _ = run(["--version"])
@@ -804,6 +1152,8 @@ def main():
         audit_cases(tmp, opts.data)
         issue16_cases(tmp, opts.data)
         k_list_cases(tmp, opts.data)
+        contour_cases(tmp, opts.data)
+        hierarchy_cases(tmp, opts.data)
         opencl_runs(tmp, opts.data)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -187,8 +187,10 @@ def overwrite(tmp, image):
     check(sum(f.startswith("eigvec_0") and len(f) == 13 for f in files(out)) == 6,
           f"overwrite: {files(out)}")
     p = run("eigs", image, "--nev", "3")
-    expect = ["eigenvectors.npy", "eigvec_00.png", "eigvec_01.png", "eigvec_01_annotated.png",
-              "eigvec_02.png", "notes.txt", "report.json"]
+    # the default cue (contour) writes its contour map with the eigenvectors
+    expect = ["contours.npy", "contours.png", "eigenvectors.npy", "eigvec_00.png",
+              "eigvec_01.png", "eigvec_01_annotated.png", "eigvec_02.png", "notes.txt",
+              "report.json"]
     check(p.returncode == 0 and files(out) == expect,
           f"overwrite: after eigs --nev 3 the folder holds {files(out)}, expected {expect}")
     check(np.load(os.path.join(out, "eigenvectors.npy")).shape[0] == 3, "overwrite: stale npy")

@@ -100,7 +100,7 @@ static void disconnected_components(void)
     int x = i % W, y = i / W;
     f[i] = (float)(x < 5 ? 0.0 : (y < 5 ? 0.5 : 1.0)) + 0.02f * (float)test_uniform();
   }
-  app_affinity_params ap = {2, 0.05, 3.0, NULL, 0};
+  app_affinity_params ap = {2, 0.05, 3.0, NULL, 0, NULL};
   spmv_dia *N = NULL;
   double *sd = NULL;
   app_components comps;
@@ -208,7 +208,7 @@ static int run_all(void)
     return 1;
   dsg_image_resize(&img, 96, 64, &small);
   app_features(&small, test_cue("intensity"), &feat, &nfeat);
-  app_affinity_params ap = {5, 0.1, 4.0, NULL, 0};
+  app_affinity_params ap = {5, 0.1, 4.0, NULL, 0, NULL};
   CHECK(app_affinity_build(96, 64, feat, nfeat, &ap, &N, &sd) == DSG_OK, "affinity");
   const int n = N->rows;
   spmv_matvec *mv = NULL;

@@ -35,7 +35,7 @@ static void problem_make(problem *p, const dsg_image *src, int w, int h, const a
   dsg_image img;
   float *f = NULL;
   int nf;
-  app_affinity_params ap = {5, 0.1, 4.0, NULL, 0};
+  app_affinity_params ap = {5, 0.1, 4.0, NULL, 0, NULL};
   memset(p, 0, sizeof(*p));
   dsg_image_resize(src, w, h, &img);
   app_features(&img, feat, &f, &nf);

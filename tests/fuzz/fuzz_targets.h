@@ -299,20 +299,23 @@ static int fuzz_cli_check_config(const app_config *c, char *why, size_t cap)
   size_t total = fuzz_strlen(c->image) + fuzz_strlen(c->out_dir) + fuzz_strlen(c->opt.matvec) +
                  fuzz_strlen(c->opt.solver) + fuzz_strlen(c->opt.cl_device) +
                  fuzz_strlen(c->opt.kernel_dir) + fuzz_strlen(c->opt.kernel) +
-                 fuzz_strlen(c->opt.affinity) + fuzz_strlen(c->json) + fuzz_strlen(c->csv) +
+                 fuzz_strlen(c->opt.affinity) + fuzz_strlen(c->opt.grouping) +
+                 fuzz_strlen(c->json) + fuzz_strlen(c->csv) +
                  fuzz_strlen(c->chart);
   (void)total;
-  if (c->command < APP_CMD_NONE || c->command > APP_CMD_DEVICES)
+  if (c->command < APP_CMD_NONE || c->command > APP_CMD_CONTOURS)
     return fuzz_fail(why, cap, "command %d", (int)c->command);
-  if (c->opt.k < 0 || c->opt.k > DSG_MAX_K)
-    return fuzz_fail(why, cap, "k = %d outside [0, %d]", c->opt.k, DSG_MAX_K);
+  /* the parser takes k up to DSG_MAX_CUT (a cut of the hierarchy); k-means' 64 is the library's
+   * check, made with the grouping known */
+  if (c->opt.k < 0 || c->opt.k > DSG_MAX_CUT)
+    return fuzz_fail(why, cap, "k = %d outside [0, %d]", c->opt.k, DSG_MAX_CUT);
   if (c->opt.nks < 0 || c->opt.nks > DSG_MAX_K || (c->opt.nks > 0) != (c->opt.ks != NULL) ||
       (c->opt.nks > 0 && (c->opt.ks != c->ks || c->opt.k != c->ks[0])))
     return fuzz_fail(why, cap, "a list of k: nks = %d, ks %s, k = %d", c->opt.nks,
                      c->opt.ks ? "set" : "NULL", c->opt.k);
   for (int i = 0; i < c->opt.nks; i++) /* -k 2,4,8: each in range, none twice */
     for (int j = 0; j <= i; j++)
-      if (c->ks[i] < 1 || c->ks[i] > DSG_MAX_K || (j < i && c->ks[j] == c->ks[i]))
+      if (c->ks[i] < 1 || c->ks[i] > DSG_MAX_CUT || (j < i && c->ks[j] == c->ks[i]))
         return fuzz_fail(why, cap, "ks[%d] = %d (ks[%d] = %d)", i, c->ks[i], j, c->ks[j]);
   if (c->opt.nev < 1 || c->opt.nev > 1000)
     return fuzz_fail(why, cap, "nev = %d outside [1, 1000]", c->opt.nev);
@@ -328,9 +331,22 @@ static int fuzz_cli_check_config(const app_config *c, char *why, size_t cap)
       !isfinite(c->opt.sigma_x))
     return fuzz_fail(why, cap, "sigma_i = %g, sigma_x = %g: not finite and > 0", c->opt.sigma_i,
                      c->opt.sigma_x);
-  if (!c->opt.affinity ||
-      (strcmp(c->opt.affinity, "intensity") != 0 && strcmp(c->opt.affinity, "color") != 0))
-    return fuzz_fail(why, cap, "affinity = '%s'", c->opt.affinity ? c->opt.affinity : "(null)");
+  {
+    int cue = 0, grouping = 0; /* the names are rows of the library's tables */
+    while (c->opt.affinity && dsg_cue_name(cue) && strcmp(c->opt.affinity, dsg_cue_name(cue)) != 0)
+      cue++;
+    if (!c->opt.affinity || !dsg_cue_name(cue))
+      return fuzz_fail(why, cap, "affinity = '%s'", c->opt.affinity ? c->opt.affinity : "(null)");
+    while (c->opt.grouping && dsg_grouping_name(grouping) &&
+           strcmp(c->opt.grouping, dsg_grouping_name(grouping)) != 0)
+      grouping++;
+    if (!c->opt.grouping || !dsg_grouping_name(grouping))
+      return fuzz_fail(why, cap, "grouping = '%s'", c->opt.grouping ? c->opt.grouping : "(null)");
+  }
+  if (!(c->opt.sigma_c > 0.0) || !isfinite(c->opt.sigma_c) || !(c->opt.spectral_weight >= 0.0) ||
+      !isfinite(c->opt.spectral_weight) || c->opt.min_region < 0)
+    return fuzz_fail(why, cap, "sigma_c = %g, spectral_weight = %g, min_region = %d",
+                     c->opt.sigma_c, c->opt.spectral_weight, c->opt.min_region);
   if (!c->opt.matvec || (strcmp(c->opt.matvec, "auto") != 0 && strcmp(c->opt.matvec, "cpu") != 0 &&
                          strcmp(c->opt.matvec, "opencl") != 0 &&
                          (c->command != APP_CMD_BENCH || strcmp(c->opt.matvec, "all") != 0)))
@@ -377,11 +393,19 @@ static int fuzz_cli_check_config(const app_config *c, char *why, size_t cap)
     return fuzz_fail(why, cap, "an empty --json, --csv or --chart file name was accepted");
   if (c->help || c->version || c->command == APP_CMD_NONE)
     return 0;
-  if (c->command == APP_CMD_EIGS && !c->image)
-    return fuzz_fail(why, cap, "eigs accepted without an IMAGE");
-  if (c->command == APP_CMD_SEGMENT && (c->opt.k < 1 || c->opt.k > c->opt.nev))
-    return fuzz_fail(why, cap, "segment accepted k = %d outside [1, nev = %d]", c->opt.k,
-                     c->opt.nev);
+  if ((c->command == APP_CMD_EIGS || c->command == APP_CMD_CONTOURS) && !c->image)
+    return fuzz_fail(why, cap, "%s accepted without an IMAGE", app_command_name(c->command));
+  if (c->parts && c->command != APP_CMD_CONTOURS)
+    return fuzz_fail(why, cap, "--parts accepted by %s", app_command_name(c->command));
+  /* k <= nev for k-means; a cut of the hierarchy needs no eigenvector per segment */
+  if (c->command == APP_CMD_SEGMENT &&
+      (c->opt.k < 1 || (c->opt.k > c->opt.nev && strcmp(c->opt.grouping, "hierarchy") != 0)))
+    return fuzz_fail(why, cap, "segment accepted k = %d outside [1, nev = %d] (grouping %s)",
+                     c->opt.k, c->opt.nev, c->opt.grouping);
+  for (int i = 0; c->command == APP_CMD_SEGMENT && i < c->opt.nks; i++)
+    if (c->ks[i] > c->opt.nev && strcmp(c->opt.grouping, "hierarchy") != 0)
+      return fuzz_fail(why, cap, "segment accepted ks[%d] = %d > nev = %d (grouping %s)", i,
+                       c->ks[i], c->opt.nev, c->opt.grouping);
   if (c->command != APP_CMD_SEGMENT && c->opt.k != 0)
     return fuzz_fail(why, cap, "%s asks for k = %d segments", app_command_name(c->command),
                      c->opt.k);

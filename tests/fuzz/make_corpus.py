@@ -413,6 +413,12 @@ def cli_seeds():
         ["segment", img, "--k=3"], ["segment", img, "-o", "out"], ["eigs", img, "--output=res"],
         ["segment", img, "--nev", "12", "-k", "10"], ["eigs", img, "--ncv", "40"],
         ["segment", img, "-k", "2,4,8"], ["segment", img, "-k", "4,2", "-k", "3"],
+        ["contours", img], ["contours", img, "--parts", "-o", "edges"],
+        ["contours", img, "--resize", "32x24", "--matvec", "cpu", "-q"],
+        ["segment", img, "--affinity", "contour", "--grouping", "hierarchy", "-k", "2,3,20"],
+        ["segment", img, "--affinity", "contour+color", "--sigma-c", "0.2"],
+        ["segment", img, "--grouping", "hierarchy", "--spectral-weight", "0", "--min-region",
+         "10", "-k", "30"],
         ["segment", img, "--tol", "1e-6"], ["eigs", img, "--max-iter", "300"],
         ["affinity", img, "--radius", "10"], ["segment", img, "--sigma-i", "0.05"],
         ["segment", img, "--sigma-x", "2.5"], ["segment", img, "--affinity", "color"],
@@ -464,6 +470,9 @@ def cli_seeds():
         "--resize": ["0x10", "10x0", "65537x1", "10x", "x10", "10x10x", "-5x5", "10*10", "",
                      "99999999999999999999x1", "1x99999999999999999999"],
         "--json": [""], "--max-pixels": ["0", "1073741824", "-1"],
+        "--sigma-c": ["0", "-1", "nan", "inf"], "--grouping": ["bogus", "", "KMEANS"],
+        "--spectral-weight": ["-1", "nan", "inf", "abc"],
+        "--min-region": ["-3", "2147483648", "x"],
     }
     for opt, values in bad.items():
         for v in values:
@@ -498,7 +507,11 @@ def cli_seeds():
                  ["bench", "--", "a.png", "b.png"], ["segment", img, "-k", "9", "--help"],
                  ["segment", img, "--ncv", "5", "--version"], ["--quiet"], ["-k", "5"],
                  ["help", "segment", "extra"], ["segment", "-k", "3", "-k", "70"],
-                 ["segment", img, "--nev", "4"], ["eigs", img, "--nev", "40", "--ncv", "40"]):
+                 ["segment", img, "--nev", "4"], ["eigs", img, "--nev", "40", "--ncv", "40"],
+                 ["contours"], ["contours", img, "--nev", "4"], ["contours", img, "-k", "3"],
+                 ["contours", img, img], ["eigs", img, "--grouping", "hierarchy"],
+                 ["segment", img, "--parts"], ["segment", img, "-k", "20", "--grouping", "kmeans"],
+                 ["segment", img, "-k", "2,20", "--grouping", "hierarchy", "--grouping", "kmeans"]):
         add(args)
     return A
 

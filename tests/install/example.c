@@ -1,5 +1,6 @@
 /* A program of a libdiaseg user: built against the installed header with pkg-config (shared and
- * static) by check_install.sh. Segments a synthetic two-region image and checks the labels. */
+ * static) by check_install.sh. Segments a synthetic two-region image and checks the labels, then
+ * runs the boundary detector on it and checks that its one contour lies along the step. */
 #include <diaseg.h>
 
 #include <stdio.h>
@@ -27,5 +28,23 @@ int main(void)
   printf("diaseg %s: %d segments, %d pixels off, lambda_2 = %.6f\n", dsg_version(), opt.k, wrong,
          dsg_result_eigenvalues(r)[1]);
   dsg_result_destroy(r);
+  {
+    float *strength = NULL;
+    int off = 0;
+    if (dsg_contours(&img, NULL, &strength, NULL) != DSG_OK) {
+      fprintf(stderr, "example: %s\n", dsg_error_message());
+      return 1;
+    }
+    /* the step lies between columns W/2 - 1 and W/2: the contour on one of them, in every row */
+    for (int y = 0; y < H; y++) {
+      const float *row = strength + y * W;
+      off += !(row[W / 2 - 1] > 0.5f || row[W / 2] > 0.5f);
+      for (int x = 0; x < W; x++)
+        off += (x < W / 2 - 1 || x > W / 2) && !(row[x] < 0.01f);
+    }
+    printf("contours: %d pixels off\n", off);
+    wrong += off;
+    dsg_free(strength);
+  }
   return wrong == 0 ? 0 : 1;
 }

@@ -52,7 +52,7 @@ static double *dense_reference(int w, int h, const float *f, int nf, const app_a
 static void one_case(int w, int h, int radius, int nf)
 {
   const int n = w * h;
-  app_affinity_params p = {radius, 0.1 + 0.2 * test_uniform(), 1.5 + 4.0 * test_uniform(), NULL, 0};
+  app_affinity_params p = {radius, 0.1 + 0.2 * test_uniform(), 1.5 + 4.0 * test_uniform(), NULL, 0, NULL};
   float *f = malloc((size_t)n * nf * sizeof(*f));
   double *sd_ref = malloc((size_t)n * sizeof(*sd_ref)), *sd = NULL;
   spmv_dia *A = NULL;
@@ -130,7 +130,7 @@ int main(void)
   {
     const int w = 481, h = 321;
     float *f = calloc((size_t)w * h, sizeof(*f));
-    app_affinity_params p = {5, 0.1, 4.0, NULL, 0};
+    app_affinity_params p = {5, 0.1, 4.0, NULL, 0, NULL};
     spmv_dia *A = NULL;
     CHECK(app_affinity_build(w, h, f, 1, &p, &A, NULL) == DSG_OK, "481x321 build");
     if (A) {
@@ -146,13 +146,13 @@ int main(void)
     float f[4] = {0};
     spmv_dia *A = NULL;
     app_affinity_params bad[] = {
-        {0, 0.1, 4, NULL, 0}, {5, 0, 4, NULL, 0}, {5, 0.1, -1, NULL, 0}, {5, NAN, 4, NULL, 0}, {5, 0.1, INFINITY, NULL, 0}};
+        {0, 0.1, 4, NULL, 0, NULL}, {5, 0, 4, NULL, 0, NULL}, {5, 0.1, -1, NULL, 0, NULL}, {5, NAN, 4, NULL, 0, NULL}, {5, 0.1, INFINITY, NULL, 0, NULL}};
     for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
       int st = app_affinity_build(2, 2, f, 1, &bad[b], &A, NULL);
       CHECK(st == DSG_ERR_INVALID && A == NULL && strlen(dsg_error_message()) > 10,
             "bad params %zu accepted (%d)", b, st);
     }
-    app_affinity_params ok = {1, 0.1, 4, NULL, 0};
+    app_affinity_params ok = {1, 0.1, 4, NULL, 0, NULL};
     CHECK(app_affinity_build(1, 1, f, 1, &ok, &A, NULL) == DSG_ERR_INVALID,
           "a 1x1 image has no neighbours");
   }
@@ -167,7 +167,7 @@ int main(void)
     /* sigma^2 must be a normal double: 1e-200^2 underflows to 0, 1e-160^2 is subnormal */
     const double tiny_i[] = {1e-200, 1e-160};
     for (int t = 0; t < 2; t++) {
-      app_affinity_params p = {5, tiny_i[t], 4, NULL, 0};
+      app_affinity_params p = {5, tiny_i[t], 4, NULL, 0, NULL};
       int st = app_affinity_build(S, S, flat, 1, &p, &A, &sd);
       CHECK(st == DSG_ERR_INVALID && !A && !sd && strstr(dsg_error_message(), "sigma_i^2"),
             "--sigma-i %g: %d '%s'", tiny_i[t], st, dsg_error_message());
@@ -180,7 +180,7 @@ int main(void)
      * message gives the smallest usable value, which works, and a value just below it does not */
     const double tiny_x[] = {0.01, 0.1, 0.249};
     for (int t = 0; t < 3; t++) {
-      app_affinity_params p = {5, 0.1, tiny_x[t], NULL, 0};
+      app_affinity_params p = {5, 0.1, tiny_x[t], NULL, 0, NULL};
       int st = app_affinity_build(S, S, flat, 1, &p, &A, &sd);
       char shown[1024]; /* the message as the command line shows it */
       dsg_error_render(dsg_error_raw(), shown, sizeof(shown), cli_spell, NULL);
@@ -194,7 +194,7 @@ int main(void)
       sd = NULL;
     }
     {
-      app_affinity_params p = {5, 0.1, 0.2491, NULL, 0};
+      app_affinity_params p = {5, 0.1, 0.2491, NULL, 0, NULL};
       int st = app_affinity_build(S, S, flat, 1, &p, &A, &sd);
       CHECK(st == DSG_OK && A, "the advertised --sigma-x 0.2491: %s", dsg_error_message());
       spmv_dia_destroy(A);
@@ -204,7 +204,7 @@ int main(void)
     }
     /* no pixel linked to any neighbour (every feature weight underflows): the message names
      * the smallest --sigma-i that links a pair, and that one builds */
-    app_affinity_params p = {5, 1e-4, 4, NULL, 0};
+    app_affinity_params p = {5, 1e-4, 4, NULL, 0, NULL};
     int st = app_affinity_build(S, S, ramp, 1, &p, &A, &sd);
     const char *msg = dsg_error_message(), *at = strstr(msg, "at least ");
     CHECK(st == DSG_ERR_INVALID && !A && !sd && strstr(msg, "no pixel has a neighbour") && at,

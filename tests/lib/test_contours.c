@@ -246,7 +246,7 @@ static void test_affinity_contour(void)
   float contour[120] = {0};
   for (int y = 0; y < h; y++)
     contour[y * w + 6] = 0.8f; /* a wall at x = 6 */
-  app_affinity_params p = {3, 0.1, 2.0, contour, 0.25};
+  app_affinity_params p = {3, 0.1, 2.0, contour, 0.25, NULL};
   spmv_dia *N = NULL;
   double *sd = NULL;
   float dummy = 0.0f;

@@ -39,7 +39,7 @@ static int one_solve(const dsg_image *img, int opencl, int lanczos)
   spmv_matvec *mv = NULL;
   eig_options opt;
   eig_result res;
-  app_affinity_params ap = {5, 0.1, 4.0, NULL, 0};
+  app_affinity_params ap = {5, 0.1, 4.0, NULL, 0, NULL};
   memset(&comps, 0, sizeof(comps));
   memset(&res, 0, sizeof(res));
   status = app_features(img, test_cue("intensity"), &f, &nf);

@@ -74,7 +74,7 @@ static double segment(const dsg_image *img, const app_cue *feature, int k, int *
   eig_options opt;
   eig_result res;
   float *emb = NULL;
-  app_affinity_params ap = {5, 0.1, 4.0, NULL, 0};
+  app_affinity_params ap = {5, 0.1, 4.0, NULL, 0, NULL};
   app_kmeans_params kp = {k, 8, 300, 1};
   app_features(img, feature, &f, &nf);
   CHECK(app_affinity_build(img->width, img->height, f, nf, &ap, &N, &sd) == DSG_OK, "affinity");

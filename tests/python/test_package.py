@@ -90,7 +90,7 @@ def test_four_regions(four):
     assert np.all(np.diff(r.eigenvalues) <= 0), r.eigenvalues
     assert abs(r.eigenvalues[0] - 1.0) <= 1e-5
     assert r.sqrt_degree.shape == (h, w) and np.all(r.sqrt_degree > 0)
-    assert set(r.timing) == {"affinity", "setup", "solve", "cluster", "total"}
+    assert set(r.timing) == {"affinity", "setup", "solve", "cluster", "total", "contours"}
 
 
 # ---- (2) float input is quantised as round(255 v) ----------------------------------------------
@@ -172,7 +172,10 @@ def test_report():
     p = rep["parameters"]
     assert p["sigma_i"] == 0.12 and p["sigma_x"] == 3.5 and p["radius"] == 4
     assert p["seed"] == 7 and p["restarts"] == 4 and p["matvec"] == "cpu"
-    assert p["affinity"] == "intensity" and p["solver"] == "lanczos"
+    d = diaseg.defaults()  # the options not given are the defaults
+    assert p["affinity"] == d["affinity"] and p["solver"] == d["solver"] == "lanczos"
+    assert p["grouping"] == d["grouping"] and p["sigma_c"] == d["sigma_c"]
+    assert p["spectral_weight"] == d["spectral_weight"] and p["min_region"] == d["min_region"]
     assert rep["width"] == 60 and rep["height"] == 40 and rep["channels"] == 1
     np.testing.assert_allclose(rep["eigenvalues"], r.eigenvalues, rtol=1e-12)
     # k = 0: eigenpairs only
@@ -197,7 +200,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match="at least 2 pixels"):
         diaseg.segment(np.zeros((1, 1), np.uint8))
     with pytest.raises(ValueError, match="nev"):
-        diaseg.segment(img, k=9, nev=8)
+        diaseg.segment(img, k=9, nev=8, grouping="kmeans")
     with pytest.raises(ValueError, match="texture"):
         diaseg.segment(img, affinity="texture")
     with pytest.raises(ValueError, match="texture"):
@@ -261,17 +264,41 @@ def test_devices_and_opencl():
 
 # ---- (9) the defaults are the library's (and the CLI's) ----------------------------------------
 
-def test_defaults():
+def test_defaults(diaseg_cli, tmp_path):
     d = diaseg.defaults()
+    # the values pinned here are those no change in view touches; the cue and the grouping are
+    # pinned once, in tests/lib/test_api.c (dsg_options_init), and only named here
     expected = {"k": 5, "nev": 8, "tol": 1e-5, "radius": 5, "sigma_i": 0.1, "sigma_x": 4.0,
-                "affinity": "intensity", "solver": "lanczos", "matvec": "auto",
-                "max_iter": 1000, "seed": 1, "restarts": 8, "ncv": 0, "keep_specks": False}
+                "solver": "lanczos", "matvec": "auto", "max_iter": 1000, "seed": 1, "restarts": 8,
+                "ncv": 0, "keep_specks": False, "sigma_c": 0.1, "spectral_weight": 0.0,
+                "min_region": 0}
     for name, value in expected.items():
         assert d[name] == value, name
     assert set(d) == {"k", "nev", "ncv", "tol", "max_iter", "radius", "sigma_i", "sigma_x",
-                      "affinity", "keep_specks", "seed", "restarts", "solver", "matvec",
-                      "cl_device", "kernel", "local_size", "kernel_dir", "cl_max_alloc"}
+                      "sigma_c", "grouping", "spectral_weight", "min_region", "affinity",
+                      "keep_specks", "seed", "restarts", "solver", "matvec", "cl_device",
+                      "kernel", "local_size", "kernel_dir", "cl_max_alloc"}
+    lib = diaseg._lib.lib
+    cues = [diaseg._lib.decode(lib.dsg_cue_name(i)) for i in range(lib.dsg_cue_count())]
+    assert cues == ["intensity", "color", "contour", "contour+color"]
+    assert d["affinity"] in cues and d["grouping"] in ("hierarchy", "kmeans")
     assert isinstance(diaseg.__version__, str) and diaseg.__version__.count(".") == 2
+    if diaseg_cli is None:
+        pytest.skip("no --diaseg: the comparison with the command line's defaults needs it")
+    # the command line without options runs with the same values (report.json's parameters)
+    img, _ = regions(24, 32, seed=6)
+    write_pgm(tmp_path / "img.pgm", img)
+    p = subprocess.run([diaseg_cli, "segment", str(tmp_path / "img.pgm"), "-o",
+                        str(tmp_path / "out"), "-q", "--matvec", "cpu", "--json", "-"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    rep = json.loads(p.stdout)
+    params = rep["parameters"]
+    for name in ("radius", "sigma_i", "sigma_x", "sigma_c", "affinity", "grouping",
+                 "spectral_weight", "min_region", "tol", "max_iter", "solver", "seed", "restarts",
+                 "keep_specks"):
+        assert params[name] == d[name], (name, params[name], d[name])
+    assert rep["k"] == d["k"] and rep["nev"] == d["nev"]
 
 
 # ---- (10) max_iter stops the solve: a warning, not an exception --------------------------------
@@ -360,10 +387,165 @@ def test_k_list_bad():
     with pytest.raises(ValueError, match="k 0 .*out of range"):
         diaseg.segment(img, k=[0, 3])
     with pytest.raises(ValueError, match="raise nev to 9"):
-        diaseg.segment(img, k=[2, 9], nev=8)
+        diaseg.segment(img, k=[2, 9], nev=8, grouping="kmeans")
     with pytest.raises(ValueError, match="empty"):
         diaseg.segment(img, k=[])
     with pytest.raises(TypeError, match="'k'"):
         diaseg.segment(img, k=[2, "3"])
     with pytest.raises(TypeError, match="'k'"):
         diaseg.segment(img, k=[2, 3.0])
+
+
+# ---- (13) the boundary detector (issue 12) -----------------------------------------------------
+
+def step(h=40, w=60, dark=40, bright=200):
+    """A vertical step between columns w/2 - 1 and w/2."""
+    img = np.full((h, w), dark, np.uint8)
+    img[:, w // 2:] = bright
+    return img
+
+
+def contours_cpu(image, **kw):
+    """diaseg.contours on the C path where it takes matvec (so that its map is comparable bit
+    for bit with segment(..., matvec='cpu').contours), else as it is."""
+    try:
+        return diaseg.contours(image, matvec="cpu", **kw)
+    except TypeError as e:
+        if "matvec" not in str(e):
+            raise
+        return diaseg.contours(image, **kw)
+
+
+def test_contours_step():
+    img = step()
+    pb = contours_cpu(img)
+    assert pb.dtype == np.float32 and pb.shape == (40, 60)
+    assert pb.min() >= 0 and pb.max() < 1
+    # on one of the two columns next to the step in every row, thinned to one pixel, 0 elsewhere
+    assert np.all(pb[:, 29:31].max(axis=1) > 0.5), pb[:, 29:31]
+    assert np.all((pb > 0).sum(axis=1) == 1)
+    assert pb[:, np.abs(np.arange(60) - 29.5) > 3].max() < 0.01
+    assert sorted(set(np.flatnonzero(pb.max(axis=0) > 0.5).tolist())) in ([29], [30])
+    # the docstring's example
+    small = np.zeros((30, 40), np.uint8)
+    small[:, 20:] = 200
+    assert sorted(set(np.flatnonzero(contours_cpu(small).max(axis=0) > 0.5).tolist())) == [19]
+    # float input is quantised as round(255 v); gray as RGB is the same image; flat is 0
+    np.testing.assert_array_equal(contours_cpu(img / 255.0), pb)
+    np.testing.assert_array_equal(contours_cpu(np.dstack([img] * 3)), pb)
+    assert contours_cpu(np.full((20, 30), 128, np.uint8)).max() == 0
+
+
+def test_contours_parts():
+    img = step()
+    pb, parts = contours_cpu(img, parts=True)
+    names = [diaseg._lib.decode(diaseg._lib.lib.dsg_contour_part_name(i)) for i in range(12)]
+    assert list(parts) == names and len(names) == 12
+    assert names[0] == "brightness_r3" and names[-1] == "texture_r20"
+    np.testing.assert_array_equal(pb, contours_cpu(img))
+    for name, m in parts.items():
+        assert m.dtype == np.float32 and m.shape == (40, 60), name
+        assert np.all(np.isfinite(m)) and m.min() >= 0, name
+        if name.startswith(("brightness", "texture")):  # a gray step: brightness and texture
+            assert np.all(m[:, 29:31].max(axis=1) > 0.5), name
+        else:  # and no colour
+            assert m.max() == 0, name
+
+
+def test_contours_sizes():
+    ramp = np.arange(0, 250, 10, dtype=np.uint8)
+    for img in (np.array([[128]], np.uint8), ramp[None, :], ramp[:, None],
+                np.array([[0, 255], [255, 0]], np.uint8)):
+        pb = contours_cpu(img)
+        assert pb.shape == img.shape and pb.dtype == np.float32
+        assert np.all(np.isfinite(pb)) and pb.min() >= 0 and pb.max() < 1
+    assert contours_cpu(np.array([[128]], np.uint8))[0, 0] == 0
+    np.testing.assert_allclose(contours_cpu(ramp[:, None]), contours_cpu(ramp[None, :]).T,
+                               rtol=0, atol=1e-6)
+    with pytest.raises(ValueError):
+        diaseg.contours(np.zeros((0, 5), np.uint8))
+    with pytest.raises(ValueError):
+        diaseg.contours(np.zeros((4, 5, 6), np.uint8))
+
+
+# ---- (14) the contour cues and the region hierarchy (issue 12) ---------------------------------
+
+def three_bands(h=48, w=64, seed=0):
+    """Three vertical bands (boundaries between columns 21 | 22 and 43 | 44) and their truth."""
+    truth = np.zeros((h, w), np.int32)
+    truth[:, 22:44] = 1
+    truth[:, 44:] = 2
+    rng = np.random.default_rng(seed)
+    img = np.array([30, 130, 230])[truth] + rng.normal(0, 3, truth.shape)
+    return np.clip(np.round(img), 0, 255).astype(np.uint8), truth
+
+
+def test_segmentation_contours():
+    img, _ = three_bands()
+    r = diaseg.segment(img, k=3, nev=4, affinity="contour", matvec="cpu")
+    assert r.contours is not None and r.contours.dtype == np.float32
+    np.testing.assert_array_equal(r.contours, contours_cpu(img))
+    assert 0 < r.timing["contours"] <= r.timing["affinity"]
+    assert r.report["parameters"]["affinity"] == "contour"
+    assert r.report["seconds"]["contours"] > 0
+    rgb = np.dstack([img, img[:, ::-1], np.full(img.shape, 90, np.uint8)])
+    c = diaseg.segment(rgb, k=3, nev=4, affinity="contour+color", matvec="cpu")
+    np.testing.assert_array_equal(c.contours, contours_cpu(rgb))
+    i = diaseg.segment(img, k=3, nev=4, affinity="intensity", matvec="cpu")
+    assert i.contours is None and i.timing["contours"] < 1e-3
+
+
+def test_hierarchy_k_list():
+    img, truth = three_bands()
+    d = diaseg.defaults()
+    r = diaseg.segment(img, k=[2, 3], grouping="hierarchy", affinity="contour", matvec="cpu")
+    assert r.ks == (2, 3)
+    assert np.unique(r.labels_for(2)).tolist() == [0, 1]
+    assert np.unique(r.labels_for(3)).tolist() == [0, 1, 2]
+    # the 3-cut is the three bands off the strong contours (whose pixels may go either way)
+    off = r.contours <= 0.5
+    assert np.all(np.isin(np.nonzero(~off)[1], [21, 22, 43, 44]))
+    assert adjusted_rand_index(r.labels_for(3)[off], truth[off]) == 1.0
+    # nested: each region of the 3-cut lies in one of the 2-cut
+    pairs = set(zip(r.labels_for(3).ravel().tolist(), r.labels_for(2).ravel().tolist()))
+    assert len(pairs) == 3
+    rep = r.report
+    assert rep["ks"] == [2, 3] and rep["eigensolves"] == 1
+    p = rep["parameters"]
+    assert p["grouping"] == "hierarchy" and p["sigma_c"] == d["sigma_c"]
+    assert p["spectral_weight"] == d["spectral_weight"] and p["min_region"] == d["min_region"]
+    # a cut needs no eigenvector per segment: k may exceed nev (not 64), with at most k regions;
+    # the same solve gives the same hierarchy, whatever the k asked for
+    nev = d["nev"]
+    many = diaseg.segment(img, k=[2, nev + 4], nev=nev, grouping="hierarchy", affinity="contour",
+                          matvec="cpu")
+    assert 3 <= len(np.unique(many.labels_for(nev + 4))) <= nev + 4
+    np.testing.assert_array_equal(many.labels_for(2), r.labels_for(2))
+    assert r.report["nev"] == nev
+    with pytest.raises(ValueError, match="raise nev to 12"):
+        diaseg.segment(img, k=[2, 12], nev=8, grouping="kmeans")
+    # given values are the report's
+    g = diaseg.segment(img, k=3, nev=4, grouping="hierarchy", affinity="contour", sigma_c=0.2,
+                       spectral_weight=0.5, min_region=30, matvec="cpu")
+    p = g.report["parameters"]
+    assert (p["sigma_c"], p["spectral_weight"], p["min_region"]) == (0.2, 0.5, 30)
+
+
+def test_hierarchy_bad():
+    img, _ = three_bands(16, 24)
+    with pytest.raises(ValueError, match="grouping 'bogus' is not one of hierarchy, kmeans"):
+        diaseg.segment(img, grouping="bogus")
+    with pytest.raises(ValueError, match="spectral_weight -1"):
+        diaseg.segment(img, spectral_weight=-1.0)
+    with pytest.raises(ValueError, match="spectral_weight"):
+        diaseg.segment(img, spectral_weight=float("nan"))
+    with pytest.raises(ValueError, match="min_region -3"):
+        diaseg.segment(img, min_region=-3)
+    with pytest.raises(ValueError, match="sigma_c"):
+        diaseg.segment(img, affinity="contour", sigma_c=0.0)
+    with pytest.raises(TypeError, match="spectral_weight"):
+        diaseg.segment(img, spectral_weight="1")
+    with pytest.raises(TypeError, match="grouping"):
+        diaseg.segment(img, grouping=3)
+    with pytest.raises(ValueError, match="k <= nev"):
+        diaseg.segment(img, k=9, nev=8, grouping="kmeans")

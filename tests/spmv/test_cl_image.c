@@ -309,7 +309,7 @@ static void check_affinity(spmv_cl_image *im, int w, int h, const float *f, int 
                            double sigma_c, const char *what)
 {
   const int n = w * h, ndisc = app_disc_size(radius), cap = 2 * radius + 1;
-  app_affinity_params p = {radius, sigma_i, sigma_x, contours, sigma_c};
+  app_affinity_params p = {radius, sigma_i, sigma_x, contours, sigma_c, NULL};
   spmv_dia *ref = NULL, *N = NULL;
   double *ref_sd = NULL, *sd = malloc((size_t)n * sizeof(double)), seconds = -1.0;
   int *dx = malloc((size_t)ndisc * sizeof(int)), *dy = malloc((size_t)ndisc * sizeof(int));

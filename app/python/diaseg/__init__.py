@@ -552,7 +552,7 @@ def affinity(image, return_degree=False, **options):
     return (N, sqrt_degree) if return_degree else N
 
 
-def contours(image, parts=False):
+def contours(image, parts=False, **options):
     """The boundary detector alone (docs/PIPELINE.md, "Contours"): oriented chi-squared
     gradients of brightness, colour and texture at 3 scales and 8 orientations, combined and
     thinned by non-maximum suppression.
@@ -564,6 +564,9 @@ def contours(image, parts=False):
     parts : bool, optional
         Also return each of the 12 gradients (channel x scale) at its best orientation, before
         the combination (default False).
+    **options
+        matvec ('auto': the first OpenCL GPU, else the C path; 'cpu'; 'opencl'), cl_device,
+        kernel_dir: where the detector runs.
 
     Returns
     -------
@@ -580,7 +583,11 @@ def contours(image, parts=False):
     >>> sorted(set(np.flatnonzero(pb.max(axis=0) > 0.5).tolist()))
     [19]
     """
-    opt, keep = _options({}, "contours")
+    unknown = set(options) - {"matvec", "cl_device", "kernel_dir"}
+    if unknown:
+        raise TypeError(f"contours() got an unexpected keyword argument {sorted(unknown)[0]!r} "
+                        f"(the options are: matvec, cl_device, kernel_dir)")
+    opt, keep = _options(options, "contours")
     pixels, img = _image(image)
     s_ptr, p_ptr = ctypes.POINTER(ctypes.c_float)(), ctypes.POINTER(ctypes.c_float)()
     with _Call(opt) as call:

@@ -145,6 +145,8 @@ _SIGNATURES = {
     "dsg_options_check": (c_int, [POINTER(DsgOptions)]),
     "dsg_cue_count": (c_int, []),
     "dsg_cue_name": (c_char_p, [c_int]),
+    "dsg_grouping_count": (c_int, []),
+    "dsg_grouping_name": (c_char_p, [c_int]),
     "dsg_segment": (c_int, [POINTER(DsgImage), POINTER(DsgOptions), POINTER(_P)]),
     "dsg_result_destroy": (None, [_P]),
     "dsg_result_width": (c_int, [_P]),
