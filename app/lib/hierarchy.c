@@ -519,6 +519,15 @@ void app_hierarchy_ucm(const app_hierarchy *H, float *ucm)
       if (y + 1 < h)
         ucm[(size_t)(2 * y + 2) * W2 + (size_t)(2 * x + 1)] = H->crack_level[2 * p + 1];
     }
+  /* the frame: the top level, as in BSDS500's ucm2, so that a cut does not join regions along
+   * the image border */
+  float top = 0.0f;
+  for (int m = 0; m < H->nmerges; m++)
+    top = H->merge_level[m] > top ? H->merge_level[m] : top;
+  for (int x = 0; x < W2; x++)
+    ucm[x] = ucm[(size_t)(H2 - 1) * W2 + x] = top;
+  for (int y = 0; y < H2; y++)
+    ucm[(size_t)y * W2] = ucm[(size_t)y * W2 + W2 - 1] = top;
   /* the corners between four pixels: the strongest crack that meets there */
   for (int y = 2; y < H2 - 1; y += 2)
     for (int x = 2; x < W2 - 1; x += 2) {

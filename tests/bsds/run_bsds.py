@@ -44,6 +44,9 @@ except ImportError as e:  # pragma: no cover
 DIASEG_KS = [2, 3, 4, 6, 8, 12]
 # cuts need no eigenvector per k: the list reaches as far as felzenszwalb's scales do
 DIASEG_KS_HIERARCHY = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256]
+# diaseg-ucm: one run with the defaults, its ultrametric contour map cut at thresholds, as the
+# benchmark scores a hierarchy (bwlabel(ucm2 <= t) on the doubled grid)
+UCM_THRESHOLDS = [round(0.03 * i, 2) for i in range(1, 33)]  # 0.03 .. 0.96
 DIASEG_AFFINITIES = ["intensity", "color", "contour", "contour+color"]
 DIASEG_GROUPINGS = ["kmeans", "hierarchy"]
 FZ_SCALES = [100, 200, 400, 800, 1600, 3200, 6400, 12800]
@@ -60,6 +63,10 @@ def log(msg):
 
 def method_config(name, args):
     """(scales, parameters) of a method; the parameters name its cache folder."""
+    if name == "diaseg-ucm":
+        params = {"nev": args.nev, "tol": args.tol, "matvec": args.matvec, "ucm": True}
+        params.update(args.diaseg_opt)
+        return UCM_THRESHOLDS, params
     if name.startswith("diaseg-"):
         # diaseg-AFFINITY or diaseg-AFFINITY-GROUPING (e.g. diaseg-contour-hierarchy)
         aff, grouping = name.split("-", 1)[1], None
@@ -125,9 +132,33 @@ def _diaseg_package(lib):
     return _DIASEG
 
 
+def ucm_cuts(ucm, thresholds):
+    """The segmentations of an ultrametric contour map (2H+1 x 2W+1) at each threshold."""
+    from scipy import ndimage
+    return [ndimage.label(ucm <= t)[0][1::2, 1::2] for t in thresholds]
+
+
 def segment_diaseg(img_path, scales, params, opts):
-    """One solve per image: the k list groups the same eigenvectors once per k."""
+    """One solve per image: the k list groups the same eigenvectors once per k (diaseg-ucm: the
+    run's hierarchy cut at each threshold)."""
     notes = []
+    if params.get("ucm"):
+        params = {k: v for k, v in params.items() if k != "ucm"}
+        extra = {k: v for k, v in params.items() if k not in ("nev", "tol", "matvec")}
+        if opts["diaseg_mode"] == "package":
+            dg = _diaseg_package(opts["diaseg_lib"])
+            r = dg.segment(load_image(img_path), k=2, nev=params["nev"], tol=params["tol"],
+                           matvec=params["matvec"], **extra)
+            return ucm_cuts(r.ucm, scales), notes
+        with tempfile.TemporaryDirectory(prefix="bsds-diaseg-") as d:
+            cmd = [opts["diaseg"], "segment", img_path, "-k", "2", "--nev", str(params["nev"]),
+                   "--tol", str(params["tol"]), "--matvec", params["matvec"], "-q", "-o", d]
+            for k, v in extra.items():
+                cmd += ["--" + k.replace("_", "-"), str(v)]
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            if p.returncode not in (0, 3):
+                raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()))
+            return ucm_cuts(np.load(os.path.join(d, "ucm.npy")), scales), notes
     extra = {k: v for k, v in params.items() if k not in ("nev", "tol", "matvec", "affinity")}
     if opts["diaseg_mode"] == "package":
         import warnings

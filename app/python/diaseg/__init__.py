@@ -297,6 +297,11 @@ class Segmentation:
         |N u_i - lambda_i u_i|, measured with one product each.
     sqrt_degree : ndarray of float64, shape (H, W)
         D^1/2 per pixel.
+    ucm : ndarray of float32, shape (2H + 1, 2W + 1), or None
+        The ultrametric contour map of the region hierarchy (grouping 'hierarchy'), on BSDS500's
+        doubled grid: pixel (y, x) at (2y + 1, 2x + 1), each boundary between two pixels holding
+        the level at which its two sides merge. The cut at level t:
+        ``scipy.ndimage.label(ucm <= t)[0][1::2, 1::2]``.
     contours : ndarray of float32, shape (H, W), or None
         The boundary detector's strength in [0, 1) (what :func:`contours` returns) when the
         affinity is a contour cue ('contour', 'contour+color'), else None.
@@ -312,9 +317,10 @@ class Segmentation:
     """
 
     def __init__(self, labels, eigenvalues, eigenvectors, residuals, sqrt_degree, converged,
-                 note, report, timing, ks=None, labels_by_k=None, contours=None):
+                 note, report, timing, ks=None, labels_by_k=None, contours=None, ucm=None):
         self.labels = labels
         self.contours = contours
+        self.ucm = ucm
         self.ks = tuple(ks) if ks is not None else ()
         self.labels_by_k = dict(labels_by_k) if labels_by_k is not None else {}
         self.eigenvalues = eigenvalues
@@ -365,7 +371,12 @@ def _result(r):
     report = json.loads(_lib.take_text(json_ptr, json_len.value))
     t = lib.dsg_result_timing(r)
     cptr = lib.dsg_result_contours(r)
+    ucm = np.empty((2 * h + 1, 2 * w + 1), np.float32)
+    if lib.dsg_result_ucm(r, ucm.ctypes.data_as(ctypes.POINTER(ctypes.c_float))) != _lib.DSG_OK:
+        ucm = None
+        lib.dsg_error_clear()
     return Segmentation(
+        ucm=ucm,
         contours=_array(cptr, np.float32, n).reshape(h, w) if cptr else None,
         labels=labels,
         eigenvalues=_array(lib.dsg_result_eigenvalues(r), np.float64, nconv),

@@ -161,6 +161,7 @@ _SIGNATURES = {
     "dsg_result_residuals": (POINTER(c_double), [_P]),
     "dsg_result_sqrt_degree": (POINTER(c_double), [_P]),
     "dsg_result_contours": (POINTER(c_float), [_P]),
+    "dsg_result_ucm": (c_int, [_P, POINTER(c_float)]),
     "dsg_contours": (c_int, [POINTER(DsgImage), POINTER(DsgOptions), POINTER(POINTER(c_float)),
                              POINTER(POINTER(c_float))]),
     "dsg_contour_parts": (c_int, []),
