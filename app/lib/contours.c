@@ -641,6 +641,26 @@ out:
   return status;
 }
 
+int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const dsg_image *img,
+                    float *strength, float *parts, float *soft)
+{
+  int status = DSG_OK;
+  if (*im) {
+    status = app_contours_cl(*im, img, opt->cancel, strength, parts, soft);
+    if (status != DSG_OK && status != DSG_ERR_INTERRUPTED && status != DSG_ERR_NOMEM &&
+        strcmp(opt->matvec, "auto") == 0) { /* "opencl": failures are errors */
+      app_log(opt, DSG_LOG_WARNING, "the contours failed on OpenCL (%s); taking the C path",
+              dsg_error_raw());
+      spmv_cl_image_destroy(*im);
+      *im = NULL;
+      status = DSG_OK;
+    } else {
+      return status;
+    }
+  }
+  return app_contours(img, opt->cancel, strength, parts, soft);
+}
+
 int dsg_contours(const dsg_image *img, const dsg_options *opt, float **strength, float **parts)
 {
   int status;
@@ -669,19 +689,8 @@ int dsg_contours(const dsg_image *img, const dsg_options *opt, float **strength,
       opt = &defaults;
     }
     status = app_image_device(opt, &im);
-    if (status == DSG_OK && im) {
-      status = app_contours_cl(im, img, opt->cancel, s, p, NULL);
-      if (status != DSG_OK && status != DSG_ERR_INTERRUPTED && status != DSG_ERR_NOMEM &&
-          strcmp(opt->matvec, "auto") == 0) { /* "opencl": failures are errors */
-        app_log(opt, DSG_LOG_WARNING, "the contours failed on OpenCL (%s); taking the C path",
-                dsg_error_raw());
-        spmv_cl_image_destroy(im);
-        im = NULL;
-        status = DSG_OK;
-      }
-    }
-    if (status == DSG_OK && !im)
-      status = app_contours(img, opt->cancel, s, p, NULL);
+    if (status == DSG_OK)
+      status = app_contours_on(&im, opt, img, s, p, NULL);
     spmv_cl_image_destroy(im);
   }
   if (status != DSG_OK)

@@ -82,6 +82,10 @@ int app_contours(const dsg_image *img, const volatile sig_atomic_t *cancel, floa
 /* The same with the gradients, combination and thinning on an OpenCL device (spmv_image.h). */
 int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const volatile sig_atomic_t *cancel,
                     float *strength, float *parts, float *soft);
+/* The detector on *im (app_image_device; NULL: the C path). When the device fails and
+ * opt->matvec is "auto", a warning, *im is destroyed and set to NULL, and the C path runs. */
+int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const dsg_image *img,
+                    float *strength, float *parts, float *soft);
 
 /* dst = src convolved with kx (2r + 1 taps) along rows, then ky along columns, borders
  * reflected; tmp holds width * height floats */

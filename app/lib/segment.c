@@ -254,18 +254,8 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
     if (!edges || (soft && !soft_map))
       status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of a %d x %d image",
                              img->width, img->height);
-    else if (im)
-      status = app_contours_cl(im, img, opt->cancel, edges, NULL, soft_map);
-    if (im && status != DSG_OK && status != DSG_ERR_INTERRUPTED && status != DSG_ERR_NOMEM &&
-        fallback) {
-      app_log(opt, DSG_LOG_WARNING, "the contours failed on OpenCL (%s); taking the C path",
-              dsg_error_raw());
-      spmv_cl_image_destroy(im);
-      im = NULL;
-      status = DSG_OK;
-    }
-    if (status == DSG_OK && !im)
-      status = app_contours(img, opt->cancel, edges, NULL, soft_map);
+    else
+      status = app_contours_on(&im, opt, img, edges, NULL, soft_map);
     ap.contours = edges;
     if (t_contours)
       *t_contours = dsg_seconds() - t0;

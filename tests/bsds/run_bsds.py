@@ -36,6 +36,7 @@ sys.path.insert(0, HERE)
 
 try:
     import numpy as np
+    import harness
     import metrics
 except ImportError as e:  # pragma: no cover
     sys.exit("run_bsds.py needs NumPy and SciPy (%s); use /usr/bin/python3 on Debian "
@@ -239,17 +240,9 @@ def run_task(task):
     sc = metrics.evaluate_image(labels, gsegs, gbdrys)
     sc.update({"version": SCORE_VERSION, "image": iid, "segment_seconds": seg_s,
                "score_seconds": time.time() - t1, "notes": notes})
-    tmp = score_path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(sc, f)
-    os.replace(tmp, score_path)
+    harness.save_json(score_path, sc)
     sc["cached"] = False
     return name, iid, sc
-
-
-def _worker_init(threads):
-    if threads:
-        os.environ["OMP_NUM_THREADS"] = str(threads)
 
 
 # ---- output ---------------------------------------------------------------------------------------
@@ -265,13 +258,7 @@ def fmt_table(results, md=False):
                      "%.3f" % a["pri"]["ods"], "%.3f" % a["pri"]["ois"],
                      "%.3f" % a["vi"]["ods"], "%.3f" % a["vi"]["ois"],
                      "%.3f" % a["boundary"]["ods_f"], "%.3f" % a["boundary"]["ois_f"]])
-    if md:
-        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        out += ["| " + " | ".join(r) + " |" for r in rows]
-        return "\n".join(out)
-    w = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
-    line = lambda cells: "  ".join(c.rjust(w[i]) if i else c.ljust(w[i]) for i, c in enumerate(cells))
-    return "\n".join([line(head)] + [line(r) for r in rows])
+    return harness.table(head, rows, md)
 
 
 def fmt_best_scales(results):
@@ -404,12 +391,12 @@ def main(argv=None):
     if args.jobs > 1:
         import multiprocessing as mp
         ctx = mp.get_context("spawn")
-        ex = cf.ProcessPoolExecutor(args.jobs, mp_context=ctx, initializer=_worker_init,
+        ex = cf.ProcessPoolExecutor(args.jobs, mp_context=ctx, initializer=harness.worker_init,
                                     initargs=(threads,))
         futs = [ex.submit(run_task, t) for t in tasks]
         it = cf.as_completed(futs)
     else:
-        _worker_init(threads)
+        harness.worker_init(threads)
         ex = None
         it = (run_task(t) for t in tasks)
     try:

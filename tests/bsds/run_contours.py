@@ -44,6 +44,7 @@ sys.path.insert(0, HERE)
 
 try:
     import numpy as np
+    import harness
     import metrics
 except ImportError as e:  # pragma: no cover
     sys.exit("run_contours.py needs NumPy and SciPy (%s)" % e)
@@ -166,17 +167,9 @@ def run_task(task):
     sc = metrics.boundary_pr_image(pb, gbdrys, nthresh=opts["nthresh"], thin_pb=not opts["no_thin"])
     sc.update({"version": SCORE_VERSION, "image": iid, "map_seconds": map_s,
                "score_seconds": time.time() - t1, "notes": notes})
-    tmp = score_path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(sc, f)
-    os.replace(tmp, score_path)
+    harness.save_json(score_path, sc)
     sc["cached"] = False
     return name, iid, sc
-
-
-def _worker_init(threads):
-    if threads:
-        os.environ["OMP_NUM_THREADS"] = str(threads)
 
 
 # ---- output ---------------------------------------------------------------------------------------
@@ -188,13 +181,7 @@ def fmt_table(results, md=False):
         a = r["scores"]
         rows.append([name, str(a["images"]), "%.3f" % a["ods_f"], "%.3f" % a["ods_r"],
                      "%.3f" % a["ods_p"], "%.3f" % a["ods_t"], "%.3f" % a["ois_f"], "%.3f" % a["ap"]])
-    if md:
-        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        out += ["| " + " | ".join(r) + " |" for r in rows]
-        return "\n".join(out)
-    w = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
-    line = lambda cells: "  ".join(c.rjust(w[i]) if i else c.ljust(w[i]) for i, c in enumerate(cells))
-    return "\n".join([line(head)] + [line(r) for r in rows])
+    return harness.table(head, rows, md)
 
 
 def plot_pr(results, path, title):
@@ -394,11 +381,11 @@ def main(argv=None):
     if jobs > 1 and len(tasks) > 1:
         import multiprocessing as mp
         ex = cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"),
-                                    initializer=_worker_init, initargs=(threads,))
+                                    initializer=harness.worker_init, initargs=(threads,))
         futs = [ex.submit(run_task, t) for t in tasks]
         it = (f.result() for f in cf.as_completed(futs))
     else:
-        _worker_init(threads)
+        harness.worker_init(threads)
         ex = None
         it = (run_task(t) for t in tasks)
     try:
