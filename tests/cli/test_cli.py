@@ -881,7 +881,10 @@ def hierarchy_cases(tmp, data):
     pb = np.load(os.path.join(out, "contours.npy"))
     strong = pb > 0.5
     cols = np.nonzero(strong)[1]
-    check(strong.sum() == 2 * h and np.all(np.isin(cols, [21, 22, 43, 44])),
+    # (the texture of the noise may raise a few more: at least 95% lie on the true boundaries,
+    # and every row has both)
+    check(np.mean(np.isin(cols, [21, 22, 43, 44])) >= 0.95 and
+          strong[:, 21:23].any(axis=1).all() and strong[:, 43:45].any(axis=1).all(),
           f"strong contours: {strong.sum()} pixels in columns {np.unique(cols).tolist()}")
     off = ~strong
     ari = adjusted_rand(truth[off], labels[3][off])
@@ -890,14 +893,14 @@ def hierarchy_cases(tmp, data):
           f"the 3-cut: ARI {adjusted_rand(truth.ravel(), labels[3].ravel())}")
     check(nested(truth[off][:, None], labels[2][off][:, None]), "the 2-cut splits a region")
     check(nested(labels[3], labels[2]) and nested(labels[20], labels[3]), "the cuts are not nested")
-    # ucm.npy: BSDS's (2H+1) x (2W+1), 0 on the frame and at the pixels, and its cut at k regions
-    # is labels_kK
+    # ucm.npy: BSDS's (2H+1) x (2W+1), the top level on the frame (ucm2), 0 at the pixels, and
+    # its cut at k regions is labels_kK
     ucm = np.load(os.path.join(out, "ucm.npy"))
     check(ucm.dtype == np.float32 and ucm.shape == (2 * h + 1, 2 * w + 1),
           f"ucm.npy {ucm.dtype} {ucm.shape}")
     if ucm.shape == (2 * h + 1, 2 * w + 1):
         frame = np.concatenate([ucm[0], ucm[-1], ucm[:, 0], ucm[:, -1]])
-        check(np.all(frame == 0) and ucm.min() >= 0 and ucm.max() > 0 and
+        check(np.all(frame == ucm.max()) and ucm.min() >= 0 and ucm.max() > 0 and
               np.all(ucm[1::2, 1::2] == 0),
               f"ucm.npy: frame max {frame.max()}, min {ucm.min()}, pixel sites "
               f"max {ucm[1::2, 1::2].max()}")
@@ -909,7 +912,8 @@ def hierarchy_cases(tmp, data):
     if ucm.shape == (2 * h + 1, 2 * w + 1) and gray is not None and gray.shape == ucm.shape:
         ratio = (ucm / ucm.max()).astype(np.float32).astype(np.float64)
         want = np.floor(255.0 * (1.0 - np.sqrt(ratio)) + 0.5)
-        check(depth == 8 and np.abs(gray - want).max() <= 1 and gray[0, 0] == 255,
+        check(depth == 8 and np.abs(gray - want).max() <= 1 and gray[0, 0] == 0 and
+              gray[1, 1] == 255,
               f"ucm.png: depth {depth}, off from 255 (1 - sqrt(ucm / top)) by "
               f"{np.abs(gray - want).max()}")
     else:

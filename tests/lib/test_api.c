@@ -350,17 +350,18 @@ static void check_contours_api(const dsg_image *regions_img)
             t.contours, t.affinity);
       if (ucm) {
         int frame = 0, sites = 0, negative = 0;
-        float top = 0.0f;
+        float top = 0.0f, frame_level;
         CHECK(dsg_result_ucm(r, ucm) == DSG_OK, "ucm: %s", dsg_error_message());
+        frame_level = ucm[0]; /* the frame: the top level (BSDS500's ucm2), checked below */
         for (size_t y = 0; y < H2; y++)
           for (size_t x = 0; x < W2; x++) {
             const float v = ucm[y * W2 + x];
-            frame += (x == 0 || y == 0 || x == W2 - 1 || y == H2 - 1) && v != 0.0f;
+            frame += (x == 0 || y == 0 || x == W2 - 1 || y == H2 - 1) && v != frame_level;
             sites += (x % 2 == 1 && y % 2 == 1) && v != 0.0f;
             negative += !(v >= 0.0f);
             top = v > top ? v : top;
           }
-        CHECK(frame == 0 && sites == 0 && negative == 0 && top > 0.0f,
+        CHECK(frame == 0 && sites == 0 && negative == 0 && top > 0.0f && frame_level == top,
               "ucm: %d frame entries, %d pixel sites nonzero, %d negative, top %g", frame, sites,
               negative, top);
       }
