@@ -102,7 +102,7 @@ static const opt_def options[] = {
      "DIA kernel: naive, aligned, local, vector, image, auto (default; bench: all, or a list a,b)"},
     {"local-size", 0, "N", OPT_LOCAL_SIZE, (SOLVE_CMDS | BENCH_CMD),
      "OpenCL work-group size (default 128)"},
-    {"kernel-dir", 0, "DIR", OPT_KERNEL_DIR, (SOLVE_CMDS | BENCH_CMD | CONTOURS_CMD),
+    {"kernel-dir", 0, "DIR", OPT_KERNEL_DIR, (SOLVE_CMDS | BENCH_CMD),
      "load dia_spmv.cl from DIR instead of the built-in copy ($DIASEG_KERNEL_DIR)"},
     {"cl-max-alloc", 0, "BYTES", OPT_CL_MAX_ALLOC, (SOLVE_CMDS | BENCH_CMD),
      "pretend the device's largest allocation is BYTES ($DIASEG_CL_MAX_ALLOC)"},

@@ -576,8 +576,8 @@ def contours(image, parts=False, **options):
         Also return each of the 12 gradients (channel x scale) at its best orientation, before
         the combination (default False).
     **options
-        matvec ('auto': the first OpenCL GPU, else the C path; 'cpu'; 'opencl'), cl_device,
-        kernel_dir: where the detector runs.
+        matvec ('auto': the first OpenCL GPU, else the C path; 'cpu'; 'opencl') and cl_device:
+        where the detector runs.
 
     Returns
     -------
@@ -594,10 +594,10 @@ def contours(image, parts=False, **options):
     >>> sorted(set(np.flatnonzero(pb.max(axis=0) > 0.5).tolist()))
     [19]
     """
-    unknown = set(options) - {"matvec", "cl_device", "kernel_dir"}
+    unknown = set(options) - {"matvec", "cl_device"}
     if unknown:
         raise TypeError(f"contours() got an unexpected keyword argument {sorted(unknown)[0]!r} "
-                        f"(the options are: matvec, cl_device, kernel_dir)")
+                        f"(the options are: matvec, cl_device)")
     opt, keep = _options(options, "contours")
     pixels, img = _image(image)
     s_ptr, p_ptr = ctypes.POINTER(ctypes.c_float)(), ctypes.POINTER(ctypes.c_float)()
