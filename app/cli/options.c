@@ -33,6 +33,7 @@ enum opt_id {
   OPT_GROUPING,
   OPT_SPECTRAL_WEIGHT,
   OPT_MIN_REGION,
+  OPT_THRESHOLD,
   OPT_PARTS,
   OPT_AFFINITY,
   OPT_MATVEC,
@@ -112,6 +113,8 @@ static const opt_def options[] = {
      "hierarchy: weight of the eigenvectors' gradient beside the contours (default 0)"},
     {"min-region", 0, "PIXELS", OPT_MIN_REGION, CMD_BIT(APP_CMD_SEGMENT),
      "hierarchy: smaller regions merge first (default 0: max(pixels / 1500, 32))"},
+    {"threshold", 0, "T", OPT_THRESHOLD, CMD_BIT(APP_CMD_SEGMENT),
+     "hierarchy: cut at level T in (0, 1) instead of at -k regions (BSDS500 val: best at 0.5-0.8)"},
     {"seed", 0, "S", OPT_SEED, CMD_BIT(APP_CMD_SEGMENT), "k-means++ seed (default 1)"},
     {"restarts", 0, "R", OPT_RESTARTS, CMD_BIT(APP_CMD_SEGMENT),
      "k-means restarts; the best is kept (default 8)"},
@@ -463,6 +466,11 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
       }
     return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not one of %s, %s", flag, v,
                          dsg_grouping_name(0), dsg_grouping_name(1));
+  case OPT_THRESHOLD:
+    status = parse_double(flag, v, &cfg->opt.threshold);
+    if (status == DSG_OK && !(cfg->opt.threshold > 0.0 && isfinite(cfg->opt.threshold)))
+      return dsg_error_set(DSG_ERR_INVALID, "%s: %s is invalid: it must be finite and > 0", flag, v);
+    break;
   case OPT_MIN_REGION:
     status = parse_long(flag, v, 0, INT_MAX, &iv);
     cfg->opt.min_region = (int)iv;
@@ -616,7 +624,7 @@ void app_cli_log(void *data, int level, const char *message)
 int app_cli_parse(int argc, char **argv, app_config *cfg)
 {
   int i = 1, positional = 0, status, explicit_out = 0, explicit_nev = 0, explicit_tol = 0;
-  int explicit_matvec = 0, explicit_kernel = 0, explicit_solver = 0;
+  int explicit_matvec = 0, explicit_kernel = 0, explicit_solver = 0, explicit_k = 0;
 
   if (argc < 2)
     return DSG_OK; /* no command: the caller shows the overview */
@@ -687,6 +695,7 @@ int app_cli_parse(int argc, char **argv, app_config *cfg)
     }
     explicit_out |= o->id == OPT_EXPORT;
     explicit_nev |= o->id == OPT_NEV;
+    explicit_k |= o->id == OPT_K;
     explicit_tol |= o->id == OPT_TOL;
     explicit_matvec |= o->id == OPT_MATVEC;
     explicit_solver |= o->id == OPT_SOLVER;
@@ -715,6 +724,13 @@ int app_cli_parse(int argc, char **argv, app_config *cfg)
   }
   if (cfg->command == APP_CMD_EIGS && !cfg->image)
     return dsg_error_set(DSG_ERR_INVALID, "eigs needs an IMAGE (try 'diaseg eigs --help')");
+  if (cfg->opt.threshold > 0.0 && explicit_k)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "-k and --threshold both say where to cut the hierarchy: give one");
+  if (cfg->opt.threshold > 0.0 && strcmp(cfg->opt.grouping, "hierarchy") != 0)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "--threshold cuts the hierarchy: it needs --grouping hierarchy, not '%s'",
+                         cfg->opt.grouping);
   if (cfg->command == APP_CMD_CONTOURS && !cfg->image)
     return dsg_error_set(DSG_ERR_INVALID,
                          "contours needs an IMAGE (try 'diaseg contours --help')");

@@ -434,7 +434,14 @@ static void summary(const run *r, double t_start)
     if (list_ks(r->res, 1, ks, sizeof(ks)) > 0)
       snprintf(segs, sizeof(segs), ", segments for k = %s", ks);
   } else if (dsg_result_labels(r->res)) {
-    snprintf(segs, sizeof(segs), ", %d segments", cfg->opt.k);
+    const int32_t *labels = dsg_result_labels(r->res);
+    int count = 0;
+    for (size_t i = 0; i < (size_t)r->img.width * (size_t)r->img.height; i++)
+      count = labels[i] >= count ? labels[i] + 1 : count;
+    if (cfg->opt.threshold > 0.0)
+      snprintf(segs, sizeof(segs), ", %d segments at level %g", count, cfg->opt.threshold);
+    else
+      snprintf(segs, sizeof(segs), ", %d segments", count);
   }
   fprintf(stderr,
           "diaseg: %s %dx%d: %d/%d eigenpairs (max residual %.1e, %ld products, %.2f s "

@@ -88,6 +88,9 @@ typedef struct dsg_options {
   const char *grouping;
   double spectral_weight; /* >= 0; default 0: on BSDS500 train the term lowered every measure */
   int min_region; /* hierarchy: regions below this many pixels merge first; 0: max(n / 1500, 32) */
+  /* hierarchy: > 0 cuts at this level instead of at k regions (the boundaries above it stay;
+   * levels are the UCM's, in [0, 1) for the contour cues), and k and ks are not read; 0: k */
+  double threshold;
   /* affinity */
   const char *affinity; /* the cue: "contour" (default), "contour+color", "intensity", "color" */
   int radius;           /* disc radius r >= 1 (81 offsets for r = 5) */

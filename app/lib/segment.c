@@ -171,6 +171,16 @@ int dsg_options_check(const dsg_options *opt)
     return dsg_error_set(DSG_ERR_INVALID,
                          DSG_PARAM("sigma_c") " %g is invalid: it must be finite and > 0",
                          opt->sigma_c);
+  if (!isfinite(opt->threshold) || opt->threshold < 0.0)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("threshold") " %g is invalid: it must be finite and >= 0 (0: "
+                                                "cut at k regions)",
+                         opt->threshold);
+  if (opt->threshold > 0.0 && app_grouping_find(opt->grouping) != APP_GROUPING_HIERARCHY)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("threshold") " %g cuts a hierarchy: it needs "
+                         DSG_PARAM("grouping") " hierarchy, not '%s'",
+                         opt->threshold, opt->grouping ? opt->grouping : "");
   if (opt->min_region < 0)
     return dsg_error_set(DSG_ERR_INVALID,
                          DSG_PARAM("min_region") " %d is out of range: it must be >= 0 (0: "
@@ -418,6 +428,10 @@ static void keep_options(dsg_result *r, const dsg_options *opt)
   r->opt.progress = NULL;
   r->opt.log = NULL;
   r->ngroups = app_option_ks(opt, ks);
+  if (opt->threshold > 0.0) { /* one cut of the hierarchy at a level: k 0 marks it */
+    r->ngroups = 1;
+    ks[0] = 0;
+  }
   for (int g = 0; g < r->ngroups; g++)
     r->groups[g].k = ks[g];
   r->opt.k = r->ngroups > 0 ? ks[0] : 0;
@@ -566,8 +580,15 @@ static int group(dsg_problem *p, const dsg_options *opt, dsg_result *r)
       const app_hierarchy *H = r->hierarchy;
       gr->hierarchy = 1;
       gr->labels = malloc(n_of(r) * sizeof(*gr->labels));
-      status = gr->labels ? app_hierarchy_cut(H, gr->k, 0.0, gr->labels)
+      status = gr->labels ? app_hierarchy_cut(H, gr->k, opt->threshold, gr->labels)
                           : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %zu labels", n_of(r));
+      if (gr->k == 0 && gr->labels) { /* opt->threshold: as many regions as the level leaves */
+        gr->segments = 0;
+        for (size_t i = 0; i < n_of(r); i++)
+          gr->segments = gr->labels[i] >= gr->segments ? gr->labels[i] + 1 : gr->segments;
+        gr->level = opt->threshold;
+        continue;
+      }
       gr->segments = gr->k < H->nregions ? gr->k : H->nregions;
       /* the cut at k regions applied the first nregions - k merges: the next one's level */
       gr->level = H->nregions - gr->k >= 0 && H->nregions - gr->k < H->nmerges

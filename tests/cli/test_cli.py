@@ -8,6 +8,7 @@ output behind. A normal run writes every listed output; their contents are check
 Usage: test_cli.py --diaseg PATH --data DIR
 """
 import json
+import math
 import os
 import shutil
 import socket
@@ -849,6 +850,45 @@ def ucm_cut(ucm, k):
     return connected_components(graph, directed=False)[1].reshape(h, w)
 
 
+def threshold_cases(tmp):
+    """segment --threshold T: the cut of the hierarchy at level T, which is the UCM's cut there
+    (BSDS500's bwlabel(ucm2 <= T)); the report's level and segment count; bad uses refused."""
+    from scipy import ndimage
+    pixels, truth = three_regions()
+    image = write_png(os.path.join(tmp, "three_t.png"), pixels)
+    out = os.path.join(tmp, "out_threshold")
+    code, _, err = run(["segment", image, "--matvec", "cpu", "-o", out, "-q"])
+    check(code == 0, f"threshold: the reference run {code} {err!r}")
+    if code != 0:
+        return
+    ucm = np.load(os.path.join(out, "ucm.npy"))
+    levels = np.unique(ucm[1:-1, 1:-1])
+    for t in (float(levels[len(levels) // 2]) + 1e-6, float(levels[-1]) * 0.5 + 1e-6):
+        code, _, err = run(["segment", image, "--matvec", "cpu", "--threshold", repr(t), "-o",
+                            out, "-q"])
+        check(code == 0 and err == "", f"--threshold {t}: {code} {err!r}")
+        if code != 0:
+            continue
+        labels = np.load(os.path.join(out, "labels.npy"))
+        want = ndimage.label(ucm <= t)[0][1::2, 1::2]
+        check(adjusted_rand(labels.ravel(), want.ravel()) == 1.0,
+              f"--threshold {t}: not the UCM's cut at {t}")
+        rep = json.load(open(os.path.join(out, "report.json")))
+        seg = rep.get("segmentation", {})
+        check(math.isclose(rep["parameters"].get("threshold", -1), t, rel_tol=1e-12) and
+              math.isclose(seg.get("level", -1), t, rel_tol=1e-12) and
+              seg.get("segments") == len(np.unique(labels)),
+              f"--threshold {t}: report {rep['parameters'].get('threshold')} {seg}")
+    for args, expect in ((["--threshold", "0.5", "-k", "3"], "give one"),
+                         (["--threshold", "0.5", "--grouping", "kmeans"], "--grouping hierarchy"),
+                         (["--threshold", "-1"], "--threshold"),
+                         (["--threshold", "nan"], "--threshold")):
+        bad = os.path.join(tmp, "out_threshold_bad")
+        code, stdout, err = run(["segment", image, "-o", bad] + args)
+        check(code == 2 and one_error(err) and expect in err and not os.path.exists(bad),
+              f"{' '.join(args)}: {code} {err!r}")
+
+
 def hierarchy_cases(tmp, data):
     """segment --affinity contour --grouping hierarchy -k 2,3,20: one solve, the cuts of the
     hierarchy at 2, 3 and 20 > nev regions, nested; the 3-cut is the three synthetic regions;
@@ -1158,6 +1198,7 @@ def main():
         k_list_cases(tmp, opts.data)
         contour_cases(tmp, opts.data)
         hierarchy_cases(tmp, opts.data)
+        threshold_cases(tmp)
         opencl_runs(tmp, opts.data)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -271,11 +271,12 @@ def test_defaults(diaseg_cli, tmp_path):
     expected = {"k": 5, "nev": 8, "tol": 1e-5, "radius": 5, "sigma_i": 0.1, "sigma_x": 4.0,
                 "solver": "lanczos", "matvec": "auto", "max_iter": 1000, "seed": 1, "restarts": 8,
                 "ncv": 0, "keep_specks": False, "sigma_c": 0.1, "spectral_weight": 0.0,
-                "min_region": 0}
+                "min_region": 0, "threshold": 0.0}
     for name, value in expected.items():
         assert d[name] == value, name
     assert set(d) == {"k", "nev", "ncv", "tol", "max_iter", "radius", "sigma_i", "sigma_x",
-                      "sigma_c", "grouping", "spectral_weight", "min_region", "affinity",
+                      "sigma_c", "grouping", "spectral_weight", "min_region", "threshold",
+                      "affinity",
                       "keep_specks", "seed", "restarts", "solver", "matvec", "cl_device",
                       "kernel", "local_size", "kernel_dir", "cl_max_alloc"}
     lib = diaseg._lib.lib

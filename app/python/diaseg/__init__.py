@@ -78,6 +78,7 @@ _OPTIONS = {
     "k": "int", "nev": "int", "ncv": "int", "tol": "float", "max_iter": "int",
     "radius": "int", "sigma_i": "float", "sigma_x": "float", "sigma_c": "float",
     "grouping": "str", "spectral_weight": "float", "min_region": "int",
+    "threshold": "float",
     "affinity": "str",
     "keep_specks": "bool", "seed": "uint64", "restarts": "int", "solver": "str",
     "matvec": "str", "cl_device": "str", "kernel": "str", "local_size": "size",

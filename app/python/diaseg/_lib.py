@@ -69,6 +69,7 @@ class DsgOptions(Structure):
         ("grouping", c_char_p),
         ("spectral_weight", c_double),
         ("min_region", c_int),
+        ("threshold", c_double),
         # affinity
         ("affinity", c_char_p),
         ("radius", c_int),
