@@ -469,7 +469,8 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
   case OPT_THRESHOLD:
     status = parse_double(flag, v, &cfg->opt.threshold);
     if (status == DSG_OK && !(cfg->opt.threshold > 0.0 && isfinite(cfg->opt.threshold)))
-      return dsg_error_set(DSG_ERR_INVALID, "%s: %s is invalid: it must be finite and > 0", flag, v);
+      return dsg_error_set(DSG_ERR_INVALID, "%s: %s is invalid: it must be finite and > 0", flag,
+                           v);
     break;
   case OPT_MIN_REGION:
     status = parse_long(flag, v, 0, INT_MAX, &iv);
@@ -732,8 +733,7 @@ int app_cli_parse(int argc, char **argv, app_config *cfg)
                          "--threshold cuts the hierarchy: it needs --grouping hierarchy, not '%s'",
                          cfg->opt.grouping);
   if (cfg->command == APP_CMD_CONTOURS && !cfg->image)
-    return dsg_error_set(DSG_ERR_INVALID,
-                         "contours needs an IMAGE (try 'diaseg contours --help')");
+    return dsg_error_set(DSG_ERR_INVALID, "contours needs an IMAGE (try 'diaseg contours --help')");
   if (cfg->command == APP_CMD_SEGMENT && cfg->opt.nks > 0) { /* a list: its largest k */
     int max_k = 0;
     for (int k = 0; k < cfg->opt.nks; k++)

@@ -610,8 +610,8 @@ int app_out_png16(app_out *o, const char *name, int width, int height, const uin
   }
   if (setjmp(png_jmpbuf(png))) {
     int e = errno;
-    status = dsg_error_set(DSG_ERR_IO, "cannot write '%s': %s", name,
-                           ferror(fp) ? strerror(e) : why);
+    status =
+        dsg_error_set(DSG_ERR_IO, "cannot write '%s': %s", name, ferror(fp) ? strerror(e) : why);
     goto out;
   }
   png_init_io(png, fp);

@@ -93,14 +93,14 @@ static int build_on_device(const app_affinity_params *p, int width, int height,
   {
     const spmv_affinity_geometry g = {ndisc, dx, dy, diag_of, p->contours ? line_at : NULL, lx, ly};
     status = spmv_cl_affinity(p->device, &g, width, height, nfeat > 0 ? features : NULL, nfeat,
-                              p->contours, p->sigma_i, p->sigma_x, p->sigma_c, A, *degree,
-                              &linked, NULL);
+                              p->contours, p->sigma_i, p->sigma_x, p->sigma_c, A, *degree, &linked,
+                              NULL);
   }
   if (status == DSG_OK && !linked)
     status = dsg_error_set(DSG_ERR_INVALID,
                            "no pixel has a neighbour: every weight of this image is 0 or below "
-                           "float resolution (1e-7); raise " DSG_PARAM("sigma_i") " (or "
-                           DSG_PARAM("sigma_c") " for a contour cue)");
+                           "float resolution (1e-7); raise " DSG_PARAM("sigma_i") " (or " DSG_PARAM(
+                               "sigma_c") " for a contour cue)");
 out:
   free(lx);
   free(ly);
@@ -272,8 +272,8 @@ int app_affinity_build_cancel(int width, int height, const float *features, int 
   if (status != DSG_OK)
     goto out_free;
   if (p->device) { /* both passes on the OpenCL device (kernels/affinity.cl) */
-    status = build_on_device(p, width, height, features, nfeat, ndisc, dx, dy, diag_of, line_at,
-                             A, &degree);
+    status = build_on_device(p, width, height, features, nfeat, ndisc, dx, dy, diag_of, line_at, A,
+                             &degree);
     if (status != DSG_OK)
       goto out_free;
     goto done;

@@ -29,13 +29,14 @@
 #define NSECT (2 * APP_CONTOUR_ORIENTATIONS)
 #define NTEXTON 32
 #define MAX_BINS 32
-#define TEXTON_DIM 10     /* Gaussian derivatives x, y, xx, xy, yy at two scales */
+#define TEXTON_DIM 10 /* Gaussian derivatives x, y, xx, xy, yy at two scales */
 #define TEXTON_SAMPLES 24000
 
 /* The channels: bins of the histograms and the half-disc radii of the three scales (gPb's, in
  * pixels of a BSDS500-sized image), and the Gaussian that smooths the histograms along their bins
  * before the chi-squared (gPb's 0.1 and 0.05 of the range: nearby brightnesses are not as
- * different as distant ones; textons have no order). The parts are channel-major: part = 3 * channel + scale. */
+ * different as distant ones; textons have no order). The parts are channel-major: part = 3 *
+ * channel + scale. */
 static const app_contour_channel channels[APP_CONTOUR_CHANNELS] = {
     {"brightness", 25, 2.5, {3, 5, 10}},
     {"color_a", 25, 1.25, {5, 10, 20}},
@@ -65,10 +66,10 @@ int dsg_contour_parts(void) { return APP_CONTOUR_PARTS; }
 
 const char *dsg_contour_part_name(int p)
 {
-  static const char *names[APP_CONTOUR_PARTS] = {
-      "brightness_r3", "brightness_r5", "brightness_r10", "color_a_r5", "color_a_r10",
-      "color_a_r20",   "color_b_r5",    "color_b_r10",    "color_b_r20", "texture_r5",
-      "texture_r10",   "texture_r20"};
+  static const char *names[APP_CONTOUR_PARTS] = {"brightness_r3", "brightness_r5", "brightness_r10",
+                                                 "color_a_r5",    "color_a_r10",   "color_a_r20",
+                                                 "color_b_r5",    "color_b_r10",   "color_b_r20",
+                                                 "texture_r5",    "texture_r10",   "texture_r20"};
   return p >= 0 && p < APP_CONTOUR_PARTS ? names[p] : NULL;
 }
 
@@ -136,7 +137,7 @@ static int gauss_kernels(double sigma, float *k0, float *k1, float *k2)
 
 /* dst = src convolved with kx along rows, then ky along columns (reflected borders) */
 void app_conv_sep(const float *src, int w, int h, const float *kx, const float *ky, int r,
-                     float *tmp, float *dst)
+                  float *tmp, float *dst)
 {
 #pragma omp parallel for schedule(static)
   for (int y = 0; y < h; y++)
@@ -267,7 +268,7 @@ int app_contour_bins(const dsg_image *img, unsigned char *bins)
   int status = DSG_OK;
   if (!lum)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contour channels of %zu pixels", n);
-  /* gPb's ranges of a and b (rgb2lab.m): nearly all of the sRGB gamut */
+    /* gPb's ranges of a and b (rgb2lab.m): nearly all of the sRGB gamut */
 #pragma omp parallel for schedule(static)
   for (size_t i = 0; i < n; i++) {
     float lab[3];
@@ -356,7 +357,8 @@ static void smoother_init(bin_smoother *sm, double sigma)
   for (int t = -sm->radius; t <= sm->radius; t++)
     sum += sigma > 0.0 ? exp(-0.5 * t * t / (sigma * sigma)) : 1.0;
   for (int t = -sm->radius; t <= sm->radius; t++)
-    sm->k[t + sm->radius] = (float)((sigma > 0.0 ? exp(-0.5 * t * t / (sigma * sigma)) : 1.0) / sum);
+    sm->k[t + sm->radius] =
+        (float)((sigma > 0.0 ? exp(-0.5 * t * t / (sigma * sigma)) : 1.0) / sum);
 }
 
 static void smooth_bins(const bin_smoother *sm, const float *in, int nb, float *out)
@@ -417,7 +419,8 @@ int app_contour_gradients(const unsigned char *bins, int w, int h,
   const size_t n = (size_t)w * h, pn = (size_t)pw * ph;
   const int ndisc_max = (2 * R + 1) * (2 * R + 1);
   int *dx = malloc((size_t)ndisc_max * sizeof(int)), *dy = malloc((size_t)ndisc_max * sizeof(int));
-  int *sector = malloc((size_t)ndisc_max * sizeof(int)), *rel = malloc((size_t)ndisc_max * sizeof(int));
+  int *sector = malloc((size_t)ndisc_max * sizeof(int)),
+      *rel = malloc((size_t)ndisc_max * sizeof(int));
   unsigned char *pad = malloc(pn * APP_CONTOUR_CHANNELS);
   int within[APP_CONTOUR_RMAX + 1], status = DSG_OK;
   if (!dx || !dy || !sector || !rel || !pad) {
@@ -465,7 +468,8 @@ int app_contour_gradients(const unsigned char *bins, int w, int h,
                 t[b]++;
               }
               half_disc_chi2(hist, t, nb, end / 2, &smoother[c], chi);
-              float *g = grad + ((size_t)(c * APP_CONTOUR_SCALES + s) * APP_CONTOUR_ORIENTATIONS) * n;
+              float *g =
+                  grad + ((size_t)(c * APP_CONTOUR_SCALES + s) * APP_CONTOUR_ORIENTATIONS) * n;
               for (int o = 0; o < APP_CONTOUR_ORIENTATIONS; o++)
                 g[(size_t)o * n + i] = chi[o];
             }
@@ -626,9 +630,18 @@ int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const volatile sig_
   if (status != DSG_OK)
     goto out;
   {
-    const spmv_contour_geometry g = {ndisc,  dx,    dy,   sector, R,       APP_CONTOUR_CHANNELS,
-                                     APP_CONTOUR_SCALES, APP_CONTOUR_ORIENTATIONS, nbins, count,
-                                     sradius, taps};
+    const spmv_contour_geometry g = {ndisc,
+                                     dx,
+                                     dy,
+                                     sector,
+                                     R,
+                                     APP_CONTOUR_CHANNELS,
+                                     APP_CONTOUR_SCALES,
+                                     APP_CONTOUR_ORIENTATIONS,
+                                     nbins,
+                                     count,
+                                     sradius,
+                                     taps};
     const spmv_contour_outputs o = {NULL, parts, soft ? soft : peak, NULL, strength};
     status = spmv_cl_contours(im, &g, weight, (float)part_bias, bins, w, h, &o, NULL);
   }

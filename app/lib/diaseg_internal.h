@@ -99,12 +99,12 @@ void app_conv_sep(const float *src, int width, int height, const float *kx, cons
  * 2 p is the one right of pixel p, 2 p + 1 the one below. */
 typedef struct app_hierarchy {
   int width, height;
-  int nregions;        /* watershed regions */
-  int32_t *region;     /* each pixel's watershed region */
-  int nmerges;         /* nregions - 1 */
+  int nregions;           /* watershed regions */
+  int32_t *region;        /* each pixel's watershed region */
+  int nmerges;            /* nregions - 1 */
   int *merge_a, *merge_b; /* merge m joins the regions holding watershed regions a and b */
-  float *merge_level;  /* ascending */
-  float *crack_level;  /* 2 n: the level at which the crack's two sides join (0: same region) */
+  float *merge_level;     /* ascending */
+  float *crack_level;     /* 2 n: the level at which the crack's two sides join (0: same region) */
 } app_hierarchy;
 
 /* The default smallest region of the hierarchy: pixels / this (about 100 for a BSDS500 photo;
@@ -133,7 +133,7 @@ typedef struct app_affinity_params {
   /* the intervening-contour term (NULL: none): W_ij *= exp(-max_{line i..j} contours / sigma_c),
    * the maximum over the 4-connected straight line from i to j, both ends included */
   const float *contours;
-  double sigma_c; /* contour scale, > 0 when contours are given */
+  double sigma_c;        /* contour scale, > 0 when contours are given */
   spmv_cl_image *device; /* NULL: the C path; else W, D and N on this OpenCL device */
 } app_affinity_params;
 
@@ -149,11 +149,11 @@ void app_disc_offsets(int radius, int *dx, int *dy);
 int app_line(int dx, int dy, int *px, int *py);
 
 /* Builds N = D^-1/2 W D^-1/2 of a width x height image with per-pixel features (nfeat floats
- * each; nfeat 0 with contours: the contour and spatial terms alone) as a DIA matrix: offsets dy * width + dx ascending; disc offsets that give the same
- * diagonal (possible when width <= 2r) share it, since at most one of them is inside the image
- * for any pixel; diagonals with no pixel pair inside the image are left out.
- * *sqrt_degree (optional) receives D^1/2 (n doubles). Returns DSG_OK, DSG_ERR_INVALID (bad
- * parameters, no neighbours) or DSG_ERR_NOMEM / DSG_ERR_LIMIT. */
+ * each; nfeat 0 with contours: the contour and spatial terms alone) as a DIA matrix: offsets dy *
+ * width + dx ascending; disc offsets that give the same diagonal (possible when width <= 2r) share
+ * it, since at most one of them is inside the image for any pixel; diagonals with no pixel pair
+ * inside the image are left out. *sqrt_degree (optional) receives D^1/2 (n doubles). Returns
+ * DSG_OK, DSG_ERR_INVALID (bad parameters, no neighbours) or DSG_ERR_NOMEM / DSG_ERR_LIMIT. */
 int app_affinity_build(int width, int height, const float *features, int nfeat,
                        const app_affinity_params *p, spmv_dia **N, double **sqrt_degree);
 /* The same, stopping between bands of pixels with DSG_ERR_INTERRUPTED when *cancel (NULL: never)
@@ -286,10 +286,10 @@ int app_grouping_find(const char *name);
 
 typedef struct app_grouping {
   int k;
-  int segments;  /* labels written: k, or fewer when the hierarchy has fewer regions */
-  int hierarchy; /* 1: a cut of the hierarchy (level), 0: k-means (inertia, pick, skipped) */
-  double level;  /* the cut's level: boundaries above it stay */
-  int32_t *labels;         /* NULL: fewer than k pairs converged */
+  int segments;    /* labels written: k, or fewer when the hierarchy has fewer regions */
+  int hierarchy;   /* 1: a cut of the hierarchy (level), 0: k-means (inertia, pick, skipped) */
+  double level;    /* the cut's level: boundaries above it stay */
+  int32_t *labels; /* NULL: fewer than k pairs converged */
   int pick[APP_MAX_EMBED]; /* eigenvectors used by the embedding */
   int skipped;             /* localised eigenvectors passed over for it */
   double inertia;
@@ -305,7 +305,7 @@ struct dsg_result {
   char strings[7][256];
   int n;
   double *sqrt_degree;
-  float *contours; /* the boundary detector's strength (contour cues), else NULL */
+  float *contours;                 /* the boundary detector's strength (contour cues), else NULL */
   struct app_hierarchy *hierarchy; /* grouping "hierarchy": the regions and their merges */
   int ndiag;
   size_t pitch, matrix_bytes;

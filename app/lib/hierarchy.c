@@ -18,11 +18,11 @@
 #include <string.h>
 
 typedef struct edge {
-  int a, b;          /* the regions it joins (current representatives), a < b */
-  double sum;        /* crack strengths */
-  long count;        /* cracks */
-  int head, tail;    /* the cracks, linked through next_crack (-1: none) */
-  unsigned version;  /* bumped at each change: heap entries with an older one are stale */
+  int a, b;         /* the regions it joins (current representatives), a < b */
+  double sum;       /* crack strengths */
+  long count;       /* cracks */
+  int head, tail;   /* the cracks, linked through next_crack (-1: none) */
+  unsigned version; /* bumped at each change: heap entries with an older one are stale */
   int alive;
 } edge;
 
@@ -426,8 +426,7 @@ int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, int 
   float k0[7], k1[7];
   int status = DSG_OK;
   if (!v || !tmp || !gx || !gy) {
-    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the spectral gradient of %zu pixels",
-                           n);
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the spectral gradient of %zu pixels", n);
     goto out;
   }
   {

@@ -178,8 +178,8 @@ int dsg_options_check(const dsg_options *opt)
                          opt->threshold);
   if (opt->threshold > 0.0 && app_grouping_find(opt->grouping) != APP_GROUPING_HIERARCHY)
     return dsg_error_set(DSG_ERR_INVALID,
-                         DSG_PARAM("threshold") " %g cuts a hierarchy: it needs "
-                         DSG_PARAM("grouping") " hierarchy, not '%s'",
+                         DSG_PARAM("threshold") " %g cuts a hierarchy: it needs " DSG_PARAM(
+                             "grouping") " hierarchy, not '%s'",
                          opt->threshold, opt->grouping ? opt->grouping : "");
   if (opt->min_region < 0)
     return dsg_error_set(DSG_ERR_INVALID,
@@ -420,7 +420,7 @@ void dsg_result_destroy(dsg_result *r)
 static void keep_options(dsg_result *r, const dsg_options *opt)
 {
   int ks[DSG_MAX_K];
-  const char **fields[7] = {&r->opt.affinity, &r->opt.solver,     &r->opt.matvec,
+  const char **fields[7] = {&r->opt.affinity,  &r->opt.solver, &r->opt.matvec,
                             &r->opt.cl_device, &r->opt.kernel, &r->opt.kernel_dir,
                             &r->opt.grouping};
   r->opt = *opt;
@@ -546,8 +546,7 @@ static int build_hierarchy(dsg_problem *p, const dsg_options *opt, dsg_result *r
   if (status != DSG_OK)
     goto out;
   for (size_t i = 0; i < n; i++)
-    E[i] = (p->soft ? p->soft[i] : 0.0f) +
-           (float)(p->soft ? opt->spectral_weight : 1.0) * spec[i];
+    E[i] = (p->soft ? p->soft[i] : 0.0f) + (float)(p->soft ? opt->spectral_weight : 1.0) * spec[i];
   r->hierarchy = calloc(1, sizeof(*r->hierarchy));
   if (!r->hierarchy) {
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the hierarchy of %zu pixels", n);

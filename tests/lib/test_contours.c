@@ -56,8 +56,8 @@ static void smooth_ref(const double *in, int nb, double sigma, double *out)
 }
 
 /* chi2 of half-disc o at (x, y) of channel c at radius r, counted directly */
-static double chi2_ref(const unsigned char *bins, int w, int h, int x, int y, int nb,
-                       double sigma, int r, int o)
+static double chi2_ref(const unsigned char *bins, int w, int h, int x, int y, int nb, double sigma,
+                       int r, int o)
 {
   double g[64] = {0}, hh[64] = {0}, gs[64], hs[64], acc = 0.0;
   int m = 0;
@@ -107,8 +107,8 @@ static void test_gradients(void)
       for (int o = 0; o < APP_CONTOUR_ORIENTATIONS; o++)
         for (int y = 0; y < h; y += 2)
           for (int x = 0; x < w; x += 2) {
-            const double ref = chi2_ref(bins + c * n, w, h, x, y, ch->bins, ch->smooth,
-                                        ch->radius[s], o);
+            const double ref =
+                chi2_ref(bins + c * n, w, h, x, y, ch->bins, ch->smooth, ch->radius[s], o);
             const float got =
                 grad[((size_t)(c * APP_CONTOUR_SCALES + s) * APP_CONTOUR_ORIENTATIONS + o) * n +
                      (size_t)y * w + x];
@@ -227,8 +227,8 @@ static void test_lines(void)
       bad += m != abs(dx) + abs(dy) + 1 || m2 != m;
       bad += px[0] != 0 || py[0] != 0 || px[m - 1] != dx || py[m - 1] != dy;
       for (int t = 1; t < m; t++) /* 4-connected, inside the bounding box */
-        bad += abs(px[t] - px[t - 1]) + abs(py[t] - py[t - 1]) != 1 ||
-               px[t] < (dx < 0 ? dx : 0) || px[t] > (dx > 0 ? dx : 0);
+        bad += abs(px[t] - px[t - 1]) + abs(py[t] - py[t - 1]) != 1 || px[t] < (dx < 0 ? dx : 0) ||
+               px[t] > (dx > 0 ? dx : 0);
       for (int t = 0; t < m; t++) { /* the reverse offset crosses the same pixels, from j */
         int found = 0;
         for (int u = 0; u < m2; u++)
