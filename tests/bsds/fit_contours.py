@@ -51,6 +51,7 @@ sys.path.insert(0, HERE)
 try:
     import numpy as np
     from scipy import ndimage
+    import harness
     import metrics
 except ImportError as e:  # pragma: no cover
     sys.exit("fit_contours.py needs NumPy and SciPy (%s)" % e)
@@ -61,13 +62,9 @@ STANDIN_SIGMAS = (1.0, 2.0, 4.0)
 SAMPLES_VERSION = 1
 
 
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
-
-
-def load_image(path):
-    from PIL import Image
-    return np.asarray(Image.open(path).convert("RGB"))
+log = harness.log
+load_image = harness.load_image
+file_hash = harness.file_hash
 
 
 # ---- parts ------------------------------------------------------------------------------------------
@@ -257,14 +254,6 @@ def c_literal(weights, intercept, names, cname, comment):
 
 
 # ---- main -----------------------------------------------------------------------------------------
-
-def file_hash(path):
-    h = hashlib.sha1()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()[:12]
-
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],

@@ -1,7 +1,38 @@
-"""What the BSDS runners (run_bsds.py, run_contours.py) share: the per-image cache's atomic
+"""What the BSDS scripts (run_bsds.py, run_contours.py, fit_contours.py) share: progress lines,
+reading a photograph, hashing the diaseg binary for cache keys, the per-image cache's atomic
 writes, the workers' thread count, and the table layout."""
+import hashlib
 import json
 import os
+import sys
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def load_image(path):
+    """RGB uint8 H x W x 3 (PIL's JPEG reader, else matplotlib's)."""
+    import numpy as np
+    try:
+        from PIL import Image
+        return np.asarray(Image.open(path).convert("RGB"))
+    except ImportError:
+        pass
+    try:
+        import matplotlib.image as mpimg
+    except ImportError:
+        raise SystemExit("reading JPEG images needs Pillow (python3-pil) or matplotlib")
+    return np.asarray(mpimg.imread(path))[..., :3]
+
+
+def file_hash(path):
+    """The first 12 hex digits of a file's SHA-1 (a cache key that changes with a rebuild)."""
+    h = hashlib.sha1()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:12]
 
 
 def save_json(path, obj):

@@ -56,8 +56,8 @@ ALL_METHODS = ["diaseg-intensity", "diaseg-color", "felzenszwalb", "slic"]
 SCORE_VERSION = 1   # bump when metrics.py's per-image counts change
 
 
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
+log = harness.log
+load_image = harness.load_image
 
 
 # ---- methods --------------------------------------------------------------------------------------
@@ -93,20 +93,6 @@ def cache_dir(args, name, scales, params):
     key = json.dumps({"m": name, "s": list(scales), "p": params}, sort_keys=True)
     tag = hashlib.sha1(key.encode()).hexdigest()[:10]
     return os.path.join(args.cache, args.split, "%s-%s" % (name, tag))
-
-
-def load_image(path):
-    """RGB uint8 H x W x 3 (matplotlib's or PIL's JPEG reader, whichever is there)."""
-    try:
-        from PIL import Image
-        return np.asarray(Image.open(path).convert("RGB"))
-    except ImportError:
-        pass
-    try:
-        import matplotlib.image as mpimg
-    except ImportError:
-        raise SystemExit("reading JPEG images needs Pillow (python3-pil) or matplotlib")
-    return np.asarray(mpimg.imread(path))[..., :3]
 
 
 def have_image_reader():

@@ -53,21 +53,9 @@ ALL_METHODS = ["diaseg-contours", "sobel", "sobel-nms"]
 SCORE_VERSION = 1   # bump when metrics.boundary_pr_image's counts change
 
 
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
-
-
-def load_image(path):
-    try:
-        from PIL import Image
-        return np.asarray(Image.open(path).convert("RGB"))
-    except ImportError:
-        pass
-    try:
-        import matplotlib.image as mpimg
-    except ImportError:
-        raise SystemExit("reading JPEG images needs Pillow or matplotlib")
-    return np.asarray(mpimg.imread(path))[..., :3]
+log = harness.log
+load_image = harness.load_image
+file_hash = harness.file_hash
 
 
 def need_skimage(what):
@@ -270,14 +258,6 @@ def show_images(ids, split, bsds, pb_dir, pb_name, segs, out_dir):
 
 
 # ---- main -----------------------------------------------------------------------------------------
-
-def file_hash(path):
-    h = hashlib.sha1()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()[:12]
-
 
 def check_diaseg_contours(diaseg):
     if not (os.path.isfile(diaseg) and os.access(diaseg, os.X_OK)):

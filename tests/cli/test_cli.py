@@ -249,41 +249,11 @@ def normal_run(tmp, data):
 
 
 def read_gray_png(path, w, h):
-    """An 8-bit grayscale PNG, unfiltered row by row (PNG spec section 9)."""
-    blob = open(path, "rb").read()
-    pos, idat = 8, b""
-    while pos < len(blob):
-        length, kind = struct.unpack(">I4s", blob[pos:pos + 8])
-        if kind == b"IDAT":
-            idat += blob[pos + 8:pos + 8 + length]
-        pos += 12 + length
-    raw = zlib.decompress(idat)
-    out = np.zeros((h, w), dtype=np.int32)
-    prev = np.zeros(w, dtype=np.int32)
-    for y in range(h):
-        ftype = raw[y * (w + 1)]
-        line = np.frombuffer(raw, dtype=np.uint8, count=w, offset=y * (w + 1) + 1).astype(np.int32)
-        cur = np.zeros(w, dtype=np.int32)
-        for x in range(w):
-            a = cur[x - 1] if x else 0
-            b = prev[x]
-            c = prev[x - 1] if x else 0
-            if ftype == 0:
-                pred = 0
-            elif ftype == 1:
-                pred = a
-            elif ftype == 2:
-                pred = b
-            elif ftype == 3:
-                pred = (a + b) // 2
-            else:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
-            cur[x] = (line[x] + pred) & 0xFF
-        out[y] = cur
-        prev = cur
-    return out
+    """An 8-bit grayscale PNG of w x h pixels, unfiltered (read_png), as int32."""
+    depth, ctype, gray = read_png(path)
+    assert depth == 8 and ctype == 0 and gray is not None and gray.shape == (h, w), \
+        f"{path}: depth {depth}, colour type {ctype}, shape {None if gray is None else gray.shape}"
+    return gray.astype(np.int32)
 
 
 def adjusted_rand(a, b):
@@ -712,19 +682,13 @@ def read_png(path):
     return depth, ctype, np.frombuffer(b"".join(rows), dtype=dtype).reshape(h, w).astype(np.uint16)
 
 
-def on_cpu():
-    """["--matvec", "cpu"] when diaseg contours takes --matvec, so that its maps come from the C
-    path like those of segment --matvec cpu they are compared with, bit for bit (the OpenCL
-    detector is checked against the C path in tests/spmv/test_cl_image.c); else []."""
-    _, stdout, _ = run(["contours", "--help"])
-    return ["--matvec", "cpu"] if "--matvec" in stdout else []
-
-
 def contour_cases(tmp, data):
     """diaseg contours IMAGE: contours.npy (float32 H x W in [0, 1)) on the step of a synthetic
     image and 0 away from it, contours.png its 16-bit round(65535 strength), --parts the 12
     gradients; any size down to 1 x 1; bad input is one line and no output folder."""
-    cpu = on_cpu()
+    # the C path, like segment --matvec cpu its maps are compared with bit for bit (the OpenCL
+    # detector is checked against the C path in tests/spmv/test_cl_image.c)
+    cpu = ["--matvec", "cpu"]
     w, h = 60, 40
     step = np.full((h, w), 40, np.uint8)
     step[:, 30:] = 200  # the step lies between columns 29 and 30
@@ -960,8 +924,8 @@ def hierarchy_cases(tmp, data):
         check(False, f"ucm.png: depth {depth}, colour type {ctype}, "
                      f"shape {None if gray is None else gray.shape}")
     # the contour cue's map is diaseg contours' map, bit for bit, and its 16-bit picture
-    code, _, err = run(["contours", image, "-o", os.path.join(tmp, "out_three_contours"), "-q"] +
-                       on_cpu())
+    code, _, err = run(["contours", image, "-o", os.path.join(tmp, "out_three_contours"), "-q",
+                        "--matvec", "cpu"])
     check(code == 0 and np.array_equal(
         np.load(os.path.join(out, "contours.npy")),
         np.load(os.path.join(tmp, "out_three_contours", "contours.npy"))),

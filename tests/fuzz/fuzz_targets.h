@@ -300,8 +300,7 @@ static int fuzz_cli_check_config(const app_config *c, char *why, size_t cap)
                  fuzz_strlen(c->opt.solver) + fuzz_strlen(c->opt.cl_device) +
                  fuzz_strlen(c->opt.kernel_dir) + fuzz_strlen(c->opt.kernel) +
                  fuzz_strlen(c->opt.affinity) + fuzz_strlen(c->opt.grouping) +
-                 fuzz_strlen(c->json) + fuzz_strlen(c->csv) +
-                 fuzz_strlen(c->chart);
+                 fuzz_strlen(c->json) + fuzz_strlen(c->csv) + fuzz_strlen(c->chart);
   (void)total;
   if (c->command < APP_CMD_NONE || c->command > APP_CMD_CONTOURS)
     return fuzz_fail(why, cap, "command %d", (int)c->command);

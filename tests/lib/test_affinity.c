@@ -52,7 +52,8 @@ static double *dense_reference(int w, int h, const float *f, int nf, const app_a
 static void one_case(int w, int h, int radius, int nf)
 {
   const int n = w * h;
-  app_affinity_params p = {radius, 0.1 + 0.2 * test_uniform(), 1.5 + 4.0 * test_uniform(), NULL, 0, NULL};
+  app_affinity_params p = {radius, 0.1 + 0.2 * test_uniform(), 1.5 + 4.0 * test_uniform(), NULL, 0,
+                           NULL};
   float *f = malloc((size_t)n * nf * sizeof(*f));
   double *sd_ref = malloc((size_t)n * sizeof(*sd_ref)), *sd = NULL;
   spmv_dia *A = NULL;
@@ -145,8 +146,11 @@ int main(void)
   {
     float f[4] = {0};
     spmv_dia *A = NULL;
-    app_affinity_params bad[] = {
-        {0, 0.1, 4, NULL, 0, NULL}, {5, 0, 4, NULL, 0, NULL}, {5, 0.1, -1, NULL, 0, NULL}, {5, NAN, 4, NULL, 0, NULL}, {5, 0.1, INFINITY, NULL, 0, NULL}};
+    app_affinity_params bad[] = {{0, 0.1, 4, NULL, 0, NULL},
+                                 {5, 0, 4, NULL, 0, NULL},
+                                 {5, 0.1, -1, NULL, 0, NULL},
+                                 {5, NAN, 4, NULL, 0, NULL},
+                                 {5, 0.1, INFINITY, NULL, 0, NULL}};
     for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
       int st = app_affinity_build(2, 2, f, 1, &bad[b], &A, NULL);
       CHECK(st == DSG_ERR_INVALID && A == NULL && strlen(dsg_error_message()) > 10,

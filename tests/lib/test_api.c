@@ -338,7 +338,8 @@ static void check_contours_api(const dsg_image *regions_img)
           dsg_error_message());
     if (r) {
       const dsg_timing t = dsg_result_timing(r);
-      CHECK(dsg_result_contours(r) && s && memcmp(dsg_result_contours(r), s, n * sizeof(float)) == 0,
+      CHECK(dsg_result_contours(r) && s &&
+                memcmp(dsg_result_contours(r), s, n * sizeof(float)) == 0,
             "dsg_result_contours is not dsg_contours' map");
       for (int i = 0; i < 3; i++) {
         const int32_t *labels = dsg_result_labels_k(r, ks[i]);
