@@ -208,6 +208,10 @@ def _load():
             "build/app/libdiaseg.so), install the package with `pip install .` from the diaseg "
             "checkout, or install the library system-wide (cmake --install)")
     errors = []
+    # OpenMP threads that wait sleep instead of spinning (as the diaseg program does: a spinning
+    # thread takes a busy machine's cores from the working ones). libgomp reads this when it is
+    # loaded, so it counts only where no module loaded libgomp before; a policy set is kept.
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
     for where, path in candidates:
         try:
             # CDLL (not PyDLL): ctypes releases the GIL around every call into it
