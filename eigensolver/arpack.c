@@ -84,9 +84,58 @@ static void timing_since(eig_result *res, spmv_matvec *mv, spmv_timing before, d
   res->host_s = res->solve_s - res->matvec.total_s;
 }
 
+/* A Ritz value and its error bound, for the progress reports. */
+typedef struct ritz_pair {
+  double value, bound;
+} ritz_pair;
+
+static int ritz_descending(const void *a, const void *b)
+{
+  const double x = ((const ritz_pair *)a)->value, y = ((const ritz_pair *)b)->value;
+  return (x < y) - (x > y);
+}
+
+/* The progress model's view of ARPACK between two products: dsaupd leaves the ncv Ritz values of
+ * its last restart at workl[ipntr[5] - 1] and their error bounds at workl[ipntr[6] - 1] (its
+ * documented IPNTR(6), IPNTR(7); zero before the first restart). When they changed since `seen`
+ * (2 ncv doubles), a restart happened: the wanted pairs are the nev_a largest values, converged
+ * by dsconv's test, bound <= tol max(eps^2/3, |value|). */
+static void arpack_progress(eig_progress_state *s, const double *workl, const int *ipntr, int ncv,
+                            int nev_a, double *seen, ritz_pair *pairs, long matvecs)
+{
+  const int set = ipntr[5] >= 1 && ipntr[6] >= 1; /* by dsaupd's first call; checked anyway */
+  const double *ritz = workl + (set ? ipntr[5] - 1 : 0), *bounds = workl + (set ? ipntr[6] - 1 : 0);
+  const double tol = s->opt->tol;
+  double worst = 0.0, top = 0.0;
+  int nconv = 0;
+  if (!set || (memcmp(seen, ritz, (size_t)ncv * sizeof(*seen)) == 0 &&
+               memcmp(seen + ncv, bounds, (size_t)ncv * sizeof(*seen)) == 0)) {
+    eig_progress_tick(s, matvecs);
+    return;
+  }
+  memcpy(seen, ritz, (size_t)ncv * sizeof(*seen));
+  memcpy(seen + ncv, bounds, (size_t)ncv * sizeof(*seen));
+  for (int i = 0; i < ncv; i++) {
+    pairs[i].value = ritz[i];
+    pairs[i].bound = fabs(bounds[i]);
+    top = fmax(top, fabs(ritz[i]));
+  }
+  if (!(top > 0.0)) { /* before the first restart */
+    eig_progress_tick(s, matvecs);
+    return;
+  }
+  qsort(pairs, (size_t)ncv, sizeof(*pairs), ritz_descending);
+  for (int i = 0; i < nev_a && i < ncv; i++) {
+    const double ratio = pairs[i].bound / (tol * fmax(fabs(pairs[i].value), EIG_EPS23));
+    nconv += ratio <= 1.0;
+    worst = fmax(worst, ratio);
+  }
+  eig_progress_restart(s, matvecs, nconv, worst);
+}
+
 /* ARPACK on P A P (P projects out the known vectors) for nev_a pairs, stored in res from `at`. */
 static int run_arpack(const eig_fortran *f, spmv_matvec *mv, const eig_options *opt, int nev_a,
-                      int ncv, int at, eig_result *res, int *info_out, double t0)
+                      int ncv, int at, eig_result *res, int *info_out, eig_progress_state *progress)
 {
   const int n = res->n;
   int status = DSG_OK, ido = 0, info = 1, lworkl = ncv * (ncv + 8);
@@ -94,18 +143,24 @@ static int run_arpack(const eig_fortran *f, spmv_matvec *mv, const eig_options *
   double *resid, *v, *workd, *workl, *d, *proj;
   int *select;
   float *xf, *yf;
-  double next_report = t0 + 0.2;
+  double *seen = NULL; /* the progress reports' copy of the Ritz values and bounds */
+  ritz_pair *pairs = NULL;
 
   resid = malloc((size_t)n * sizeof(*resid));
   v = malloc((size_t)n * (size_t)ncv * sizeof(*v));
   workd = malloc(3 * (size_t)n * sizeof(*workd));
-  workl = malloc((size_t)lworkl * sizeof(*workl));
+  workl = calloc((size_t)lworkl, sizeof(*workl)); /* zero: no Ritz values before a restart */
   d = malloc((size_t)ncv * sizeof(*d));
   proj = malloc(((size_t)opt->known_count + 1) * sizeof(*proj));
   select = calloc((size_t)ncv, sizeof(*select));
   xf = malloc((size_t)n * sizeof(*xf));
   yf = malloc((size_t)n * sizeof(*yf));
-  if (!resid || !v || !workd || !workl || !d || !proj || !select || !xf || !yf) {
+  if (opt->progress) {
+    seen = calloc(2 * (size_t)ncv, sizeof(*seen));
+    pairs = malloc((size_t)ncv * sizeof(*pairs));
+  }
+  if (!resid || !v || !workd || !workl || !d || !proj || !select || !xf || !yf ||
+      (opt->progress && (!seen || !pairs))) {
     status = dsg_error_set(DSG_ERR_NOMEM,
                            "cannot allocate ARPACK's workspace for n = %d, ncv = %d "
                            "(%.1f MiB)",
@@ -141,10 +196,8 @@ static int run_arpack(const eig_fortran *f, spmv_matvec *mv, const eig_options *
                              res->matvecs);
       goto out_free;
     }
-    if (opt->progress && dsg_seconds() >= next_report) {
-      opt->progress(opt->progress_data, res->matvecs, -1, dsg_seconds() - t0);
-      next_report = dsg_seconds() + 0.2;
-    }
+    if (opt->progress)
+      arpack_progress(progress, workl, ipntr, ncv, nev_a, seen, pairs, res->matvecs);
   }
   res->iterations = iparam[2];
   *info_out = info;
@@ -178,6 +231,8 @@ out_free:
   free(select);
   free(xf);
   free(yf);
+  free(seen);
+  free(pairs);
   return status;
 }
 
@@ -187,6 +242,7 @@ int eig_arpack_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
   int ncv = 0, status, info = 0, nknown, nev_a;
   const eig_fortran *f = NULL;
   spmv_timing before;
+  eig_progress_state progress;
   double t0;
 
   memset(res, 0, sizeof(*res));
@@ -211,16 +267,18 @@ int eig_arpack_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
   tame_blas_threads(f, n);
   before = spmv_matvec_timing(mv);
   t0 = dsg_seconds();
+  eig_progress_begin(&progress, opt, nknown, ncv, t0);
   if (nknown > 0)
     status = eig_known_pairs(mv, opt, res->values, res->vectors, nknown);
   res->nconv = nknown;
   if (status == DSG_OK && nev_a > 0)
-    status = run_arpack(f, mv, opt, nev_a, ncv, nknown, res, &info, t0);
+    status = run_arpack(f, mv, opt, nev_a, ncv, nknown, res, &info, &progress);
   timing_since(res, mv, before, t0);
   pthread_mutex_unlock(&arpack_lock);
   if (status != DSG_OK)
     return status;
 
   res->converged = res->nconv == opt->nev && info == 0;
+  eig_progress_done(&progress, res->matvecs, res->nconv);
   return eig_finish(mv, opt, res);
 }

@@ -1,7 +1,8 @@
 /* What every solver shares: options, their checks, the start vector, known vectors, result
- * handling (sorting, residuals, the end of a solve), and the solver table. */
+ * handling (sorting, residuals, the end of a solve), the progress reports and the solver table. */
 #include "eigensolver_internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -276,4 +277,155 @@ int eig_solver_find(const char *name, const eig_solver **out)
   *out = NULL;
   return dsg_error_set(DSG_ERR_INVALID, DSG_PARAM("solver") " '%s' is not one of %s",
                        name ? name : "", names);
+}
+
+/* ---- progress ---- */
+
+#define EIG_PROGRESS_DEFAULT_S 0.5 /* seconds between reports by default */
+
+static double progress_interval(const eig_options *opt)
+{
+  return opt->progress_interval != 0.0 ? opt->progress_interval : EIG_PROGRESS_DEFAULT_S;
+}
+
+void eig_progress_begin(eig_progress_state *s, const eig_options *opt, int nknown, int ncv,
+                        double t0)
+{
+  memset(s, 0, sizeof(*s));
+  s->opt = opt;
+  s->t0 = t0;
+  s->next = t0 + fmax(progress_interval(opt), 0.0);
+  s->nknown = nknown;
+  /* ARPACK's and Lanczos' restarts each take fewer than ncv products */
+  s->max_matvecs = opt->max_iter > 0 && ncv > 0 && (long)opt->max_iter < LONG_MAX / ncv
+                       ? (long)opt->max_iter * ncv
+                       : LONG_MAX;
+  s->estimate = -1;
+  s->rec.nconv = nknown;
+  s->rec.nev = opt->nev;
+  s->rec.matvecs_estimate = -1;
+}
+
+static void progress_report(eig_progress_state *s, long matvecs)
+{
+  const double now = dsg_seconds();
+  if (matvecs > s->rec.matvecs)
+    s->rec.matvecs = matvecs;
+  s->rec.matvecs_estimate =
+      s->estimate < 0 ? -1 : (s->estimate > s->rec.matvecs ? s->estimate : s->rec.matvecs);
+  s->rec.elapsed_s = now - s->t0;
+  s->opt->progress(s->opt->progress_data, &s->rec);
+  s->next = now + fmax(progress_interval(s->opt), 0.0);
+}
+
+/* After a restart: every restart with a negative interval, else when the interval has passed. */
+static int report_due(const eig_progress_state *s)
+{
+  return progress_interval(s->opt) < 0.0 || dsg_seconds() >= s->next;
+}
+
+long eig_progress_estimate(const long *at, const double *log_worst, int count, int nconv,
+                           int nwanted, long max_matvecs)
+{
+  double total = -1.0;
+  long now;
+  if (count < 1)
+    return -1;
+  now = at[count - 1];
+  if (log_worst[count - 1] <= 0.0)
+    return now; /* every wanted pair has converged */
+  if (count >= 3) {
+    double mx = 0.0, my = 0.0, sxx = 0.0, sxy = 0.0;
+    for (int i = 0; i < count; i++) {
+      mx += (double)at[i] / count;
+      my += log_worst[i] / count;
+    }
+    for (int i = 0; i < count; i++) {
+      sxx += ((double)at[i] - mx) * ((double)at[i] - mx);
+      sxy += ((double)at[i] - mx) * (log_worst[i] - my);
+    }
+    if (sxx > 0.0 && sxy < 0.0)
+      total = (double)now + log_worst[count - 1] / (-sxy / sxx);
+  }
+  if (total < 0.0 && nconv > 0)
+    total = (double)now * nwanted / nconv;
+  if (total < 0.0)
+    return -1;
+  if (total > (double)max_matvecs)
+    total = (double)max_matvecs;
+  return total < (double)now ? now : (long)ceil(total);
+}
+
+void eig_progress_restart(eig_progress_state *s, long matvecs, int nconv, double worst)
+{
+  const int nwanted = s->rec.nev - s->nknown;
+  long limit = s->max_matvecs, estimate;
+  if (!s->opt->progress)
+    return;
+  s->rec.restarts++;
+  if (s->nknown + nconv > s->rec.nconv)
+    s->rec.nconv = s->nknown + nconv;
+  if (!isfinite(worst)) { /* no sample: the counts alone */
+    if (report_due(s))
+      progress_report(s, matvecs);
+    return;
+  }
+  if (s->count == EIG_PROGRESS_WINDOW) {
+    memmove(s->at, s->at + 1, (EIG_PROGRESS_WINDOW - 1) * sizeof(*s->at));
+    memmove(s->log_worst, s->log_worst + 1, (EIG_PROGRESS_WINDOW - 1) * sizeof(*s->log_worst));
+    s->count--;
+  }
+  s->at[s->count] = matvecs;
+  s->log_worst[s->count] = worst > 0.0 ? log(worst) : -1.0; /* 0: exact pairs */
+  s->count++;
+  /* at most max_iter restarts in all, each as long as the recent ones */
+  if (s->count >= 2 && s->opt->max_iter > s->rec.restarts) {
+    const double per_restart = (double)(s->at[s->count - 1] - s->at[0]) / (s->count - 1),
+                 cap = (double)matvecs + per_restart * (s->opt->max_iter - s->rec.restarts);
+    if (cap < (double)limit)
+      limit = (long)cap;
+  }
+  estimate = eig_progress_estimate(s->at, s->log_worst, s->count, s->rec.nconv - s->nknown, nwanted,
+                                   limit);
+  /* a window where the residuals did not fall keeps the last total rather than going back to
+   * estimating */
+  if (estimate < 0 && s->nrecent > 0)
+    estimate = s->recent[s->nrecent - 1];
+  if (estimate >= 0) {
+    long sorted[EIG_PROGRESS_MEDIAN];
+    int n;
+    if (s->nrecent == EIG_PROGRESS_MEDIAN) {
+      memmove(s->recent, s->recent + 1, (EIG_PROGRESS_MEDIAN - 1) * sizeof(*s->recent));
+      s->nrecent--;
+    }
+    s->recent[s->nrecent++] = estimate;
+    n = s->nrecent;
+    memcpy(sorted, s->recent, (size_t)n * sizeof(*sorted));
+    for (int i = 1; i < n; i++) /* insertion sort of at most 5 */
+      for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+        const long t = sorted[j];
+        sorted[j] = sorted[j - 1];
+        sorted[j - 1] = t;
+      }
+    s->estimate = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  }
+  if (report_due(s))
+    progress_report(s, matvecs);
+}
+
+void eig_progress_tick(eig_progress_state *s, long matvecs)
+{
+  if (s->opt->progress && progress_interval(s->opt) >= 0.0 && dsg_seconds() >= s->next)
+    progress_report(s, matvecs);
+}
+
+void eig_progress_done(eig_progress_state *s, long matvecs, int nconv)
+{
+  if (!s->opt->progress)
+    return;
+  if (nconv > s->rec.nconv)
+    s->rec.nconv = nconv;
+  s->estimate = matvecs;
+  s->rec.done = 1;
+  progress_report(s, matvecs);
 }

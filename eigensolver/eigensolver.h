@@ -21,8 +21,25 @@
 /* Seed of the splitmix64 stream that makes the start vector r_i = u_i - 0.5, u_i in [0, 1). */
 #define EIG_START_SEED 0x6469617365677631ull /* "diasegv1" */
 
-/* Called about once per restart from the solving thread. */
-typedef void (*eig_progress_fn)(void *data, long matvecs, int nconv_estimate, double elapsed_s);
+/* A solver's report of its progress (eig_options.progress), from the solving thread. */
+typedef struct eig_progress {
+  long matvecs; /* products with the operator so far; never decreases */
+  int nconv;    /* pairs converged, known ones included: the most seen so far, so it never
+                 * decreases (a Ritz pair's residual estimate can rise again after a restart) */
+  int nev;      /* pairs wanted */
+  int restarts; /* restarts so far */
+  /* the total products the solve is expected to take (the model: eig_progress_estimate in
+   * eigensolver_internal.h): from the rate at which the slowest wanted pair's residual estimate
+   * falls over the last restarts, else from the products per converged pair; >= matvecs,
+   * <= max_iter * ncv; the median of the last 5 restarts' totals; -1 while estimating: until
+   * the third restart, or until a pair converged or the residuals began to fall */
+  long matvecs_estimate;
+  double elapsed_s; /* since the solve began */
+  int done;         /* 1 on the last report: the solve stopped (converged or at max_iter) */
+} eig_progress;
+
+/* Called every progress_interval seconds of a solve, and once when it stops (done). */
+typedef void (*eig_progress_fn)(void *data, const eig_progress *p);
 
 typedef struct eig_options {
   int nev;      /* eigenpairs wanted, 1 <= nev < n */
@@ -49,6 +66,7 @@ typedef struct eig_options {
   const volatile sig_atomic_t *cancel; /* optional: nonzero asks the solve to stop */
   eig_progress_fn progress;            /* optional */
   void *progress_data;
+  double progress_interval; /* seconds between reports; 0: 0.5; < 0: after every restart */
   int lanczos_unfused; /* eig_lanczos_solve: compute |w| in a pass of its own (for measuring) */
 } eig_options;
 

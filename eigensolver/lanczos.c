@@ -75,7 +75,8 @@ int eig_lanczos_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
   spmv_timing before;
   spmv_known known = {opt->known_count, opt->known_label, opt->known_values};
   const eig_fortran *f = NULL;
-  double t0, beta_m = 0.0, next_report;
+  eig_progress_state progress;
+  double t0, beta_m = 0.0;
 
   memset(res, 0, sizeof(*res));
   status = eig_check_options(opt, n, &m);
@@ -97,7 +98,7 @@ int eig_lanczos_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
 
   before = spmv_matvec_timing(mv);
   t0 = dsg_seconds();
-  next_report = t0 + 0.2;
+  eig_progress_begin(&progress, opt, nknown, m, t0);
   if (nknown > 0)
     status = eig_known_pairs(mv, opt, res->values, res->vectors, nknown);
   res->nconv = nknown;
@@ -135,8 +136,10 @@ int eig_lanczos_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
 
   for (iter = 1; iter <= opt->max_iter; iter++) {
     int breakdown = -1, nconv = 0;
-    for (int j = k; j < m && status == DSG_OK; j++)
+    for (int j = k; j < m && status == DSG_OK; j++) {
       status = spmv_basis_expand(b, j);
+      eig_progress_tick(&progress, res->matvecs + (j - k + 1));
+    }
     if (status == DSG_OK)
       status = spmv_basis_coefficients(b, k, m, coef);
     if (status != DSG_OK)
@@ -168,17 +171,14 @@ int eig_lanczos_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
     status = small_eigen(f, T, m + 1, mcur, theta, Y, work, lwork);
     if (status != DSG_OK)
       goto out_timing;
-    for (int i = 0; i < nev_a && i < mcur; i++) {
+    double worst = mcur < nev_a ? INFINITY : 0.0; /* the progress model's (eig_progress) */
+    for (int i = 0, top = 1; i < nev_a && i < mcur; i++) {
       const double est = fabs(beta_m * Y[(mcur - 1) + i * mcur]);
-      if (est <= opt->tol * fabs(theta[i]))
-        nconv++;
-      else
-        break; /* converged from the top down */
+      top = top && est <= opt->tol * fabs(theta[i]); /* converged from the top down */
+      nconv += top;
+      worst = fmax(worst, est / (opt->tol * fmax(fabs(theta[i]), EIG_EPS23)));
     }
-    if (opt->progress && dsg_seconds() >= next_report) {
-      opt->progress(opt->progress_data, res->matvecs, nconv, dsg_seconds() - t0);
-      next_report = dsg_seconds() + 0.2;
-    }
+    eig_progress_restart(&progress, res->matvecs, nconv, worst);
     if (opt->cancel && *opt->cancel) {
       status = dsg_error_set(DSG_ERR_INTERRUPTED,
                              "the eigensolve was interrupted after %ld "
@@ -263,5 +263,6 @@ out_timing:
   if (status != DSG_OK)
     return status;
   res->converged = res->nconv == opt->nev;
+  eig_progress_done(&progress, res->matvecs, res->nconv);
   return eig_finish(mv, opt, res);
 }

@@ -109,16 +109,18 @@ void spmv_matvec_destroy(spmv_matvec *mv);
 /* Gets mv ready for a basis of m + 1 columns (spmv_basis_create) ahead of the solve, so that a
  * device that cannot run it says so before any work, and the kernels' build time is not part of
  * the solve: on OpenCL, checks double precision and that the basis fits the device's memory, and
- * builds the basis kernels (kernels/lanczos.cl) once per matvec. Nothing to do on the C path.
+ * builds the basis kernels (kernels/lanczos.cl) once per matvec, or takes them from the
+ * process-wide cache. Nothing to do on the C path.
  * Returns DSG_OK, DSG_ERR_INVALID (m outside [2, 4096]), DSG_ERR_NODEVICE, DSG_ERR_LIMIT,
  * DSG_ERR_IO or DSG_ERR_OPENCL (build log in spmv_cl_build_log()). */
 int spmv_matvec_prepare_basis(spmv_matvec *mv, int m);
 
 /* ---------------------------------------------------------------------------------------------
  * The OpenCL path: the DIA kernels of kernels/dia_spmv.cl on any OpenCL device (a GPU, or a CPU
- * through PoCL). One context and queue per matvec, the program built once, A uploaded once; each
- * product writes x (into an image for the image kernel), runs the kernel and reads y back, timed
- * with events.
+ * through PoCL). The device's context and queue and the built programs come from a process-wide
+ * cache (spmv_cl_cache_clear), shared with the image stages (spmv_image.h) and with later
+ * matvecs; A is uploaded once per matvec; each product writes x (into an image for the image
+ * kernel), runs the kernel and reads y back, timed with events.
  * ------------------------------------------------------------------------------------------- */
 typedef enum spmv_kernel {
   SPMV_KERNEL_AUTO = 0, /* image where the device supports images of the needed size, else vector */
@@ -197,6 +199,31 @@ const char *spmv_cl_build_log(void);
 /* The device's copy bandwidth: copy_float4 over `bytes`, the median of `repeat` event-timed runs,
  * bytes read plus written per second. mv must be an OpenCL matvec. */
 int spmv_cl_copy_gbs(spmv_matvec *mv, size_t bytes, int repeat, double *gbs);
+
+/* The process-wide OpenCL cache: one context and in-order queue per device, opened by the first
+ * matvec or spmv_cl_image on it, and every program built, keyed by (device, the source text, the
+ * build options): a matvec or an image-stage object made later in the process, on any thread,
+ * reuses them instead of opening the device and building again. A kernel folder's file is read
+ * on every creation, so an edited file is a new key and is built. Failed builds are not kept; an
+ * OpenCL call that failed during an object's life drops its context from the cache when the
+ * object is destroyed (the next creation opens a fresh one). Every object keeps its own
+ * references, so destroying it never frees what the cache holds and clearing the cache never
+ * frees what a live object uses. Objects on several threads share the device's one in-order
+ * queue, so their device work is serialised. Released at exit. */
+
+/* Releases the cache's references (thread-safe); the next creation opens the device again. Also
+ * resets the counts below. */
+void spmv_cl_cache_clear(void);
+
+/* What the cache holds, and what it did since the process began or the last spmv_cl_cache_clear
+ * (for tests and diagnostics). */
+typedef struct spmv_cl_cache_counts {
+  int contexts; /* devices opened: a context and a queue each */
+  int programs; /* built programs held */
+  long builds;  /* programs built (successfully) */
+  long reuses;  /* programs handed out from the cache instead of built */
+} spmv_cl_cache_counts;
+spmv_cl_cache_counts spmv_cl_cache_stats(void);
 
 /* ---------------------------------------------------------------------------------------------
  * Lanczos bases: the vector operations of a restarted Lanczos method, done where the matvec

@@ -5,11 +5,12 @@
  * spmv does not call them (layering): the caller passes its tables (the disc, its sectors and
  * lines, the channels' bins and smoothing) as data. The formulas are in docs/PIPELINE.md.
  *
- * One spmv_cl_image holds one device's context and queue and builds each program on first use,
- * so that a caller running both stages, or many images, opens the device once. Everything runs
- * synchronously: a function returns when its results are on the host; one thread at a time may
- * use an spmv_cl_image. Like the rest of spmv it reads no environment and no files but the
- * kernel folder it is given.
+ * One spmv_cl_image holds one device's context and queue and gets each program on first use,
+ * both from the process-wide cache (spmv.h, spmv_cl_cache_clear) that the matvec draws from too:
+ * a caller running both stages and the matvec, or many images one after the other, opens the
+ * device and builds each program once per process. Everything runs synchronously: a function
+ * returns when its results are on the host; one thread at a time may use an spmv_cl_image. Like
+ * the rest of spmv it reads no environment and no files but the kernel folder it is given.
  */
 #ifndef DIASEG_SPMV_IMAGE_H
 #define DIASEG_SPMV_IMAGE_H

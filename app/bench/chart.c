@@ -1,5 +1,6 @@
 /* bench --chart: the measurements as bar panels, one group per input and one colour per device
- * and kernel, drawn on a canvas that is SVG text or PNG pixels (the name ends in .png). */
+ * and kernel (--e2e: a stacked bar per run, one colour per stage), drawn on a canvas that is SVG
+ * text or PNG pixels (the name ends in .png). */
 #include "bench_internal.h"
 
 #include <math.h>
@@ -129,6 +130,63 @@ static void series_label(const bench_row *r, char *buf, size_t cap)
 
 enum { CHART_ROWS = 1024, CHART_SERIES = 32, CHART_SOLVERS = 8 };
 
+static const char *const colors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                     "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+
+/* A linear axis up to max: four ticks of a round step, with headroom over max; returns its top
+ * and writes the 5 ticks (0 included). */
+static double round_axis(double max, double ticks[5])
+{
+  const double raw = 1.05 * max / 4, mag = pow(10, floor(log10(raw)));
+  static const double steps[] = {1, 2, 2.5, 5, 10};
+  int m = 0;
+  while (m < 4 && steps[m] * mag < raw)
+    m++;
+  for (int t = 0; t <= 4; t++)
+    ticks[t] = 4 * steps[m] * mag * t / 4;
+  return 4 * steps[m] * mag;
+}
+
+/* Stages the chart of W x H for path: a white canvas, SVG's header written. On an error, out is
+ * committed (dropped) and the error returned. */
+static int canvas_open(canvas *cv, bench_file *out, const char *path, int W, int H)
+{
+  int status = bench_file_open(out, path);
+  cv->w = W;
+  cv->h = H;
+  if (status == DSG_OK && cv->png) {
+    cv->rgb = malloc((size_t)W * H * 3);
+    if (!cv->rgb)
+      status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the chart");
+    else
+      memset(cv->rgb, 255, (size_t)W * H * 3);
+  } else if (status == DSG_OK) {
+    status = app_out_open(out->out, out->name, &out->fp);
+    cv->svg = out->fp;
+  }
+  if (status != DSG_OK)
+    return bench_file_commit(out, status);
+  if (cv->svg)
+    fprintf(cv->svg,
+            "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' "
+            "font-family='sans-serif' font-size='12'>\n<rect width='100%%' "
+            "height='100%%' fill='white'/>\n",
+            W, H);
+  return DSG_OK;
+}
+
+/* Ends the chart and puts it in place. */
+static int canvas_close(canvas *cv, bench_file *out)
+{
+  int status = DSG_OK;
+  if (cv->svg)
+    fprintf(cv->svg, "</svg>\n");
+  else
+    status = app_out_png(out->out, out->name, cv->w, cv->h, 3, cv->rgb);
+  free(cv->rgb);
+  return bench_file_commit(out, status);
+}
+
 /* A solver's place in bench's order (bench_solver_name), or -1 for a name not in it. */
 static int solver_index(const char *name, int nsolvers)
 {
@@ -142,10 +200,8 @@ static int solver_index(const char *name, int nsolvers)
  * the eigensolve's seconds (log scale) in one sub-group per solver, when anything was solved, and
  * the SpMV's effective GB/s, one bar per device and kernel (the SpMV figures are the same for
  * every solver), with the device's copy bandwidth as a black tick. */
-int bench_write_chart(const bench *b, const char *path)
+static int spmv_chart(const bench *b, const char *path)
 {
-  static const char *colors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-                                 "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
   char series[CHART_SERIES][100], name[100], label[256], tick[32];
   int nser = 0, ninputs = 0, group_of[CHART_ROWS], series_of[CHART_ROWS], status = DSG_OK;
   /* the solve panel's sub-groups: one per solver that has a bar, in bench's order */
@@ -185,16 +241,8 @@ int bench_write_chart(const bench *b, const char *path)
     nsol += has_solver[s];
   }
   const int npanels = nsol ? 2 : 1;
-  { /* GB/s: four ticks of a round step, with headroom over the highest bar or tick */
-    const double raw = 1.05 * max_gbs / 4, mag = pow(10, floor(log10(raw)));
-    static const double steps[] = {1, 2, 2.5, 5, 10};
-    int m = 0;
-    while (m < 4 && steps[m] * mag < raw)
-      m++;
-    max_gbs = 4 * steps[m] * mag;
-    for (int t = 0; t <= 4; t++)
-      ticks[1][nticks[1]++] = max_gbs * t / 4;
-  }
+  max_gbs = round_axis(max_gbs, ticks[1]); /* GB/s: headroom over the highest bar or tick */
+  nticks[1] = 5;
   if (min_s > max_s)
     min_s = max_s / 10;
   const double lo = pow(10, floor(log10(min_s))), hi = fmax(pow(10, ceil(log10(max_s))), 10 * lo);
@@ -222,28 +270,9 @@ int bench_write_chart(const bench *b, const char *path)
   const int panel_h[2] = {38 + PH + 48, 38 + PH + 36}; /* title, plot, axis labels */
   const int legend_y = top + (nsol ? panel_h[0] : 0) + panel_h[1];
   const int H = legend_y + 20 * ((nser + ncols - 1) / ncols) + 10;
-  cv.w = W;
-  cv.h = H;
-  status = bench_file_open(&out, path);
-  if (status == DSG_OK && png) {
-    cv.rgb = malloc((size_t)W * H * 3);
-    if (!cv.rgb)
-      status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the chart");
-    else
-      memset(cv.rgb, 255, (size_t)W * H * 3);
-  } else if (status == DSG_OK) {
-    status = app_out_open(out.out, out.name, &out.fp);
-    cv.svg = out.fp;
-  }
+  status = canvas_open(&cv, &out, path, W, H);
   if (status != DSG_OK)
-    return bench_file_commit(&out, status);
-  if (cv.svg) {
-    fprintf(cv.svg,
-            "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' "
-            "font-family='sans-serif' font-size='12'>\n<rect width='100%%' "
-            "height='100%%' fill='white'/>\n",
-            W, H);
-  }
+    return status;
   if (nsol)
     snprintf(label, sizeof(label), "diaseg bench: eigensolve nev %d, tol %g; SpMV median of %d",
              b->cfg->opt.nev, b->cfg->opt.tol, b->cfg->repeat);
@@ -323,10 +352,84 @@ int bench_write_chart(const bench *b, const char *path)
     cv_rect(&cv, x, y - 11, 12, 12, colors[k % 10], NULL);
     cv_text(&cv, x + 18, y, series[k], 0, 0);
   }
-  if (cv.svg)
-    fprintf(cv.svg, "</svg>\n");
-  else
-    status = app_out_png(out.out, out.name, W, H, 3, cv.rgb);
-  free(cv.rgb);
-  return bench_file_commit(&out, status);
+  return canvas_close(&cv, &out);
+}
+
+/* --e2e: a horizontal bar per run (input, device, kernel, solver), stacked by stage in the order
+ * they run, one colour per stage named in the legend, the total at its end; a run without
+ * figures (over the budget, skipped, interrupted) says so in place of its bar. */
+static int e2e_chart(const bench *b, const char *path)
+{
+  enum { ROW_H = 22, BAR_H = 14 };
+  const size_t plen = strlen(path);
+  const int nrows = b->nrows < CHART_ROWS ? b->nrows : CHART_ROWS;
+  char name[300], series[100], label[300], tick[32];
+  double ticks[5], max_s = 1e-3;
+  canvas cv = {0};
+  bench_file out;
+  int status, left = 0;
+  cv.png = plen > 4 && strcasecmp(path + plen - 4, ".png") == 0;
+  for (int i = 0; i < nrows; i++) {
+    const bench_row *r = &b->rows[i];
+    series_label(r, series, sizeof(series));
+    snprintf(name, sizeof(name), "%s  %s, %s", r->input, series, r->solver);
+    left = cv_text_width(&cv, name) + 16 > left ? cv_text_width(&cv, name) + 16 : left;
+    if (r->solved)
+      max_s = fmax(max_s, r->total_s);
+  }
+  left = left < 120 ? 120 : left > 480 ? 480 : left;
+  max_s = round_axis(max_s, ticks);
+  const int W = 960, right = 70, top = 58, plot_w = W - left - right;
+  const int legend_y = top + ROW_H * (nrows ? nrows : 1) + 34;
+  const int H = legend_y + 20 * ((BENCH_STAGE_COUNT + 3) / 4) + 10;
+  status = canvas_open(&cv, &out, path, W, H);
+  if (status != DSG_OK)
+    return status;
+  snprintf(tick, sizeof(tick), "%g", b->cfg->opt.tol);
+  snprintf(label, sizeof(label),
+           "diaseg bench --e2e: segment, stage by stage (nev %d, tol %s), seconds", b->cfg->opt.nev,
+           b->cfg->opt.tol > 0.0 ? tick : "segment's");
+  cv_text(&cv, 10, 22, label, 0, 1);
+  const int base = top + ROW_H * (nrows ? nrows : 1); /* the axis, below the bars */
+  for (int t = 0; t < 5; t++) {
+    const int x = left + (int)lround(plot_w * ticks[t] / max_s);
+    cv_rect(&cv, x, top - 4, 1, base - top + 4, "#dddddd", NULL);
+    snprintf(tick, sizeof(tick), "%g", ticks[t]);
+    cv_text(&cv, x, base + 16, tick, 1, 0);
+  }
+  for (int i = 0; i < nrows; i++) {
+    const bench_row *r = &b->rows[i];
+    const int y = top + ROW_H * i, yb = y + (ROW_H - BAR_H) / 2;
+    double at = 0.0;
+    series_label(r, series, sizeof(series));
+    snprintf(name, sizeof(name), "%s  %s, %s", r->input, series, r->solver);
+    cv_text(&cv, left - 8, y + 15, name, 2, 0);
+    if (!r->solved) {
+      cv_text(&cv, left + 4, y + 15, bench_state_name(r->state), 0, 0);
+      continue;
+    }
+    for (int s = 0; s < BENCH_STAGE_COUNT; s++) {
+      const int x0 = left + (int)lround(plot_w * at / max_s);
+      at += r->stage_s[s];
+      const int x1 = left + (int)lround(plot_w * at / max_s);
+      snprintf(label, sizeof(label), "%s %s: %s %.4g s", r->input, r->backend, bench_stage_name(s),
+               r->stage_s[s]);
+      if (x1 > x0)
+        cv_rect(&cv, x0, yb, x1 - x0, BAR_H, colors[s % 10], label);
+    }
+    snprintf(tick, sizeof(tick), "%.3g", r->total_s);
+    cv_text(&cv, left + (int)lround(plot_w * at / max_s) + 4, y + 15, tick, 0, 0);
+  }
+  cv_hline(&cv, left, W - right, base, "#000000", 1);
+  for (int s = 0; s < BENCH_STAGE_COUNT; s++) {
+    const int colw = (W - 20) / 4, x = 10 + (s % 4) * colw, y = legend_y + 20 * (s / 4) + 12;
+    cv_rect(&cv, x, y - 11, 12, 12, colors[s % 10], NULL);
+    cv_text(&cv, x + 18, y, bench_stage_name(s), 0, 0);
+  }
+  return canvas_close(&cv, &out);
+}
+
+int bench_write_chart(const bench *b, const char *path)
+{
+  return b->cfg->e2e ? e2e_chart(b, path) : spmv_chart(b, path);
 }

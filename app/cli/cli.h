@@ -31,28 +31,48 @@ typedef enum app_command {
   APP_CMD_CONTOURS  /* image -> the boundary detector's strength (contours.npy, contours.png) */
 } app_command;
 
+/* --progress: how a run shows its progress (dsg_progress) on standard error */
+typedef enum app_progress_mode {
+  APP_PROGRESS_AUTO, /* the line for people when standard error is a terminal (the default) */
+  APP_PROGRESS_BAR,  /* the line for people, terminal or not */
+  APP_PROGRESS_JSON, /* one JSON object a line per report, for programs */
+  APP_PROGRESS_NONE
+} app_progress_mode;
+
 #define APP_MAX_INPUTS 16
+#define APP_MAX_IMAGES 4096 /* IMAGE arguments of segment, eigs and contours (a batch) */
 #define APP_MAX_K DSG_MAX_K
+#define APP_DEFAULT_PICTURES 4 /* eigenvector pictures a run writes (--pictures) */
 
 /* Everything a run needs; app_cli_parse fills it from argv and the environment, starting from
  * app_config_init. */
 typedef struct app_config {
   app_command command;
-  int help;               /* --help given: print app_cli_usage and exit 0 */
-  int version;            /* --version given */
-  dsg_options opt;        /* the library's options: -k, --nev, --sigma-i, --matvec, ... */
-  int ks[APP_MAX_K];      /* -k 2,4,8: the list opt.ks points to (opt.k is its first k) */
-  const char *image;      /* NULL: the sample image (app_find_sample) */
+  int help;          /* --help given: print app_cli_usage and exit 0 */
+  int version;       /* --version given */
+  dsg_options opt;   /* the library's options: -k, --nev, --sigma-i, --matvec, ... */
+  int ks[APP_MAX_K]; /* -k 2,4,8: the list opt.ks points to (opt.k is its first k) */
+  const char *image; /* NULL: the sample image (app_find_sample) */
+  const char *images[APP_MAX_IMAGES]; /* every IMAGE of segment, eigs, contours (image: the 1st) */
+  int nimages;
+  int full_resolution;    /* --full-resolution: opt.work_pixels 0, with an estimate first */
   const char *out_dir;    /* -o (segment, eigs; default "out") or --export (affinity; "matrix") */
-  int resize_w, resize_h; /* --resize WxH: resample the image first (0: keep) */
+  int resize_w, resize_h; /* --resize WxH, Wx, xH: resample the image first (0: from the other
+                           * side, keeping the aspect; both 0: keep) */
+  double resize_percent;  /* --resize N%: both sides times N / 100 (0: not given) */
+  int max_side;           /* --max-side N: the longer side at most N pixels (0: no limit) */
   const char *json;       /* --json FILE or "-" */
   int parts;              /* contours --parts: also contour_parts.npy (for fitting the weights) */
+  const char *colormap;   /* --colormap: the eigenvector pictures' colour map (NULL: viridis) */
+  int pictures;           /* --pictures: eigenvector pictures (-1: all; APP_DEFAULT_PICTURES) */
   size_t max_pixels;      /* --max-pixels */
   int quiet;              /* --quiet: no progress or summary on stderr */
-  int cl_device_from_env; /* opt.cl_device is $DIASEG_CL_DEVICE, not --cl-device */
+  app_progress_mode progress; /* --progress (with --quiet: none, unless json) */
+  int cl_device_from_env;     /* opt.cl_device is $DIASEG_CL_DEVICE, not --cl-device */
   /* bench */
-  int all_kernels;                    /* --kernel all (the default there) */
-  unsigned kernel_mask;               /* --kernel a,b,...: bit k for spmv_kernel k (0: see above) */
+  int all_kernels;      /* --kernel all (default: the device's own, auto) */
+  unsigned kernel_mask; /* --kernel a,b,...: bit k for spmv_kernel k (0: see above) */
+  int all_devices; /* --matvec all: every OpenCL device (default: the one --matvec opencl takes) */
   const char *inputs[APP_MAX_INPUTS]; /* IMAGE ... */
   int ninputs;
   int sizes[APP_MAX_INPUTS][2]; /* --size WxH ... (the sample image resampled) */
@@ -61,6 +81,10 @@ typedef struct app_config {
   int no_solve;      /* --spmv-only */
   const char *csv;   /* --csv FILE */
   const char *chart; /* --chart FILE.svg */
+  double budget;     /* --budget: seconds a configuration may take; INFINITY: no limit */
+  int e2e;           /* --e2e: the whole segment, stage by stage, instead of SpMV and solve */
+  /* $DIASEG_BENCH_LOAD_OVERRIDE (for testing): the 1-minute load average to assume; < 0: none */
+  double load_override;
 } app_config;
 
 void app_config_init(app_config *cfg);

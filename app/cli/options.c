@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #define CMD_BIT(c) (1u << (c))
 #define APP_STR_(x) #x
@@ -22,6 +23,8 @@
 enum opt_id {
   OPT_K,
   OPT_OUT,
+  OPT_COLORMAP,
+  OPT_PICTURES,
   OPT_NEV,
   OPT_NCV,
   OPT_TOL,
@@ -42,6 +45,7 @@ enum opt_id {
   OPT_JSON,
   OPT_MAX_PIXELS,
   OPT_QUIET,
+  OPT_PROGRESS,
   OPT_HELP,
   OPT_VERSION,
   OPT_SOLVER,
@@ -52,12 +56,17 @@ enum opt_id {
   OPT_CL_MAX_ALLOC,
   OPT_KEEP_SPECKS,
   OPT_RESIZE,
+  OPT_MAX_SIDE,
+  OPT_WORK_PIXELS,
+  OPT_FULL_RESOLUTION,
   OPT_EXPORT,
   OPT_SIZE,
   OPT_REPEAT,
   OPT_SPMV_ONLY,
   OPT_CSV,
-  OPT_CHART
+  OPT_CHART,
+  OPT_BUDGET,
+  OPT_E2E
 };
 
 typedef struct opt_def {
@@ -70,37 +79,57 @@ typedef struct opt_def {
 } opt_def;
 
 static const opt_def options[] = {
-    {"k", 'k', "SEGMENTS", OPT_K, CMD_BIT(APP_CMD_SEGMENT),
-     "number of segments (default 5): up to 9999 for the hierarchy, min(nev, 64) for kmeans; or "
-     "a list 2,4,8 (one solve, at most 64 values)"},
+    {"k", 'k', "K", OPT_K, CMD_BIT(APP_CMD_SEGMENT),
+     "segments: auto (default: the hierarchy cut at level " APP_STR(
+         DSG_AUTO_THRESHOLD) ", best on BSDS500 train; kmeans: the largest eigengap), a number (up "
+                             "to 9999 for the "
+                             "hierarchy, 64 for kmeans: --nev follows), or a list 2,4,8 (one "
+                             "solve, 64 values at most)"},
     {"output", 'o', "DIR", OPT_OUT, (SOLVE_CMDS | CONTOURS_CMD),
-     "output folder, created if missing (default out)"},
+     "output folder, created with its parents if missing (default out)"},
+    {"colormap", 0, "NAME", OPT_COLORMAP, SOLVE_CMDS,
+     "eigenvector pictures' colours: viridis (default), magma, inferno, gray, coolwarm, RdBu"},
+    {"pictures", 0, "N", OPT_PICTURES, SOLVE_CMDS,
+     "eigenvector pictures: the first N non-constant vectors (default 4), 0 none, or all"},
     {"nev", 0, "N", OPT_NEV, (SOLVE_CMDS | BENCH_CMD),
      "eigenpairs to compute, 1 <= N < pixels (default 8)"},
     {"ncv", 0, "M", OPT_NCV, (SOLVE_CMDS | BENCH_CMD),
      "Lanczos basis size, nev < M <= pixels (default max(2 nev + 1, 32))"},
     {"tol", 0, "T", OPT_TOL, (SOLVE_CMDS | BENCH_CMD),
-     "relative residual tolerance, " APP_STR(DSG_MIN_TOL) " <= T < 1 (default 1e-5)"},
+     "relative residual tolerance of the eigensolver, " APP_STR(
+         DSG_MIN_TOL) " <= T < 1 (default: " APP_STR(DSG_TOL_HIERARCHY) " where the eigenvectors "
+                                                                        "only draw "
+                                                                        "pictures beside the "
+                                                                        "hierarchy's "
+                                                                        "labels, " APP_STR(
+                                                                            DSG_TOL_VECTORS) " for "
+                                                                                             "kmean"
+                                                                                             "s "
+                                                                                             "and "
+                                                                                             "eigs"
+                                                                                             ")"},
     {"max-iter", 0, "M", OPT_MAX_ITER, (SOLVE_CMDS | BENCH_CMD),
      "Lanczos restart limit (default 1000)"},
     {"radius", 0, "R", OPT_RADIUS, (IMAGE_CMDS | BENCH_CMD),
      "neighbourhood disc radius in pixels, 1..30 (default 5: 81 diagonals)"},
     {"sigma-i", 0, "S", OPT_SIGMA_I, (IMAGE_CMDS | BENCH_CMD),
-     "feature scale of the affinity (default 0.1)"},
+     "feature scale of the intensity and color cues, in [0, 1] units: raise it (0.2) for fewer, "
+     "larger segments, lower it (0.05) to split by finer differences (default 0.1)"},
     {"sigma-x", 0, "S", OPT_SIGMA_X, (IMAGE_CMDS | BENCH_CMD),
-     "spatial scale of the affinity in pixels (default 4.0)"},
+     "spatial scale in pixels: how fast a neighbour's weight falls with its distance within the "
+     "--radius disc; keep it near radius / 1.25 (default 4.0)"},
     {"sigma-c", 0, "S", OPT_SIGMA_C, (IMAGE_CMDS | BENCH_CMD),
      "contour scale of the contour cues: exp(-max contour / S) (default 0.1)"},
     {"affinity", 0, "KIND", OPT_AFFINITY, (IMAGE_CMDS | BENCH_CMD),
      "cue: contour (default), contour+color, intensity, color"},
     {"matvec", 0, "BACKEND", OPT_MATVEC, (SOLVE_CMDS | BENCH_CMD | CONTOURS_CMD),
-     "auto (default: first OpenCL GPU, else cpu), cpu, opencl (bench: also all)"},
+     "auto (default: first OpenCL GPU, else cpu), cpu, opencl"},
     {"solver", 0, "NAME", OPT_SOLVER, (SOLVE_CMDS | BENCH_CMD),
-     "lanczos (default: diaseg's own, device-resident on OpenCL) or arpack (bench: also all)"},
+     "lanczos (default: diaseg's own, device-resident on OpenCL) or arpack"},
     {"cl-device", 0, "DEV", OPT_CL_DEVICE, (SOLVE_CMDS | BENCH_CMD | DEVICES_CMD | CONTOURS_CMD),
      "OpenCL device: index or name substring (see 'diaseg devices'; $DIASEG_CL_DEVICE)"},
     {"kernel", 0, "NAME", OPT_KERNEL, (SOLVE_CMDS | BENCH_CMD),
-     "DIA kernel: naive, aligned, local, vector, image, auto (default; bench: all, or a list a,b)"},
+     "DIA kernel: naive, aligned, local, vector, image, auto (default: chosen for the device)"},
     {"local-size", 0, "N", OPT_LOCAL_SIZE, (SOLVE_CMDS | BENCH_CMD),
      "OpenCL work-group size (default 128)"},
     {"kernel-dir", 0, "DIR", OPT_KERNEL_DIR, (SOLVE_CMDS | BENCH_CMD),
@@ -118,8 +147,17 @@ static const opt_def options[] = {
     {"seed", 0, "S", OPT_SEED, CMD_BIT(APP_CMD_SEGMENT), "k-means++ seed (default 1)"},
     {"restarts", 0, "R", OPT_RESTARTS, CMD_BIT(APP_CMD_SEGMENT),
      "k-means restarts; the best is kept (default 8)"},
-    {"resize", 0, "WxH", OPT_RESIZE, (IMAGE_CMDS | CONTOURS_CMD),
-     "resample the image to W x H pixels first (bilinear)"},
+    {"resize", 0, "SIZE", OPT_RESIZE, (IMAGE_CMDS | CONTOURS_CMD),
+     "resample the image first (bilinear): WxH, Wx or xH (the other side keeps the aspect), or "
+     "N% (both sides)"},
+    {"max-side", 0, "N", OPT_MAX_SIDE, (IMAGE_CMDS | CONTOURS_CMD),
+     "shrink the image first so that its longer side is at most N pixels (after --resize)"},
+    {"work-pixels", 0, "N", OPT_WORK_PIXELS, (SOLVE_CMDS | CONTOURS_CMD),
+     "solve images of more pixels at the largest size within N pixels; labels and contours "
+     "come back at the image's size (default " APP_STR(DSG_WORK_PIXELS) ", BSDS500's photos "
+                                                                        "whole; docs/QUALITY.md)"},
+    {"full-resolution", 0, NULL, OPT_FULL_RESOLUTION, (SOLVE_CMDS | CONTOURS_CMD),
+     "no working resolution: solve at the image's own size (says what it costs first)"},
     {"export", 0, "DIR", OPT_EXPORT, CMD_BIT(APP_CMD_AFFINITY),
      "folder for the matrix files (default matrix)"},
     {"keep-specks", 0, NULL, OPT_KEEP_SPECKS, (SOLVE_CMDS | BENCH_CMD),
@@ -130,19 +168,56 @@ static const opt_def options[] = {
      "also write the report to FILE ('-': standard output)"},
     {"max-pixels", 0, "N", OPT_MAX_PIXELS, (IMAGE_CMDS | BENCH_CMD | CONTOURS_CMD),
      "refuse images with more pixels, 1 <= N <= 1073741823 (default 33554432)"},
-    {"quiet", 'q', NULL, OPT_QUIET, (IMAGE_CMDS | BENCH_CMD | CONTOURS_CMD),
-     "no progress or summary on standard error"},
+    {"quiet", 'q', NULL, OPT_QUIET, ~0u, "no progress or summary on standard error"},
+    {"progress", 0, "HOW", OPT_PROGRESS, (SOLVE_CMDS | CONTOURS_CMD),
+     "auto (default: a line on a terminal), bar (the line always), json (a line per report), "
+     "none"},
     {"size", 0, "WxH", OPT_SIZE, BENCH_CMD,
      "bench the sample image resampled to W x H (repeatable)"},
-    {"repeat", 0, "R", OPT_REPEAT, BENCH_CMD, "timed SpMV runs after warm-up (default 20)"},
+    {"repeat", 0, "R", OPT_REPEAT, BENCH_CMD,
+     "timed SpMV runs after warm-up, within --budget (default 20)"},
+    {"budget", 0, "S", OPT_BUDGET, BENCH_CMD,
+     "seconds one configuration may take, 0: no limit (default 30; see below)"},
+    {"e2e", 0, NULL, OPT_E2E, BENCH_CMD,
+     "time the whole segment stage by stage per backend instead (image in memory)"},
     {"spmv-only", 0, NULL, OPT_SPMV_ONLY, BENCH_CMD, "time the SpMV only, no eigensolve"},
     {"csv", 0, "FILE", OPT_CSV, BENCH_CMD, "write the results as CSV"},
     {"chart", 0, "FILE", OPT_CHART, BENCH_CMD,
-     "draw solve time and SpMV throughput per backend (.svg or .png)"},
+     "draw solve time and SpMV throughput per backend, or --e2e's stages (.svg or .png)"},
     {"help", 'h', NULL, OPT_HELP, ~0u, "show this help"},
     {"version", 'V', NULL, OPT_VERSION, ~0u, "show the version"},
 };
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))
+
+/* An option's help for one command where that command's defaults differ from the line above
+ * (--help shows this line instead): bench's, set in app_cli_parse's bench block. */
+static const struct {
+  enum opt_id id;
+  app_command cmd;
+  const char *help;
+} command_help[] = {
+    {OPT_NEV, APP_CMD_BENCH,
+     "eigenpairs to compute, 1 <= N < pixels (default 16; --e2e: segment's)"},
+    {OPT_TOL, APP_CMD_BENCH,
+     "relative residual tolerance, " APP_STR(DSG_MIN_TOL) " <= T < 1 (default 1e-3; --e2e: "
+                                                          "segment's)"},
+    {OPT_MATVEC, APP_CMD_BENCH,
+     "cpu, opencl (the device it takes), all (every device); default: cpu and opencl"},
+    {OPT_SOLVER, APP_CMD_BENCH, "lanczos (default), arpack, or all"},
+    {OPT_KERNEL, APP_CMD_BENCH,
+     "DIA kernel: naive, aligned, local, vector, image, auto (default: the device's), all, or a "
+     "list a,b"},
+};
+#define NCOMMAND_HELP (sizeof(command_help) / sizeof(command_help[0]))
+
+/* The help line of o for cmd. */
+static const char *option_help(const opt_def *o, app_command cmd)
+{
+  for (size_t i = 0; i < NCOMMAND_HELP; i++)
+    if (command_help[i].id == o->id && command_help[i].cmd == cmd)
+      return command_help[i].help;
+  return o->help;
+}
 
 static const struct {
   const char *name;
@@ -177,6 +252,7 @@ void app_config_init(app_config *cfg)
   memset(cfg, 0, sizeof(*cfg));
   dsg_options_init(&cfg->opt); /* the library's defaults are the command's */
   cfg->out_dir = "out";
+  cfg->pictures = APP_DEFAULT_PICTURES;
   cfg->max_pixels = APP_DEFAULT_MAX_PIXELS;
   cfg->repeat = 20;
 }
@@ -252,6 +328,46 @@ static int parse_size(const char *flag, const char *v, int *w_out, int *h_out)
   return DSG_OK;
 }
 
+/* --resize: WxH, Wx, xH (a side 0 follows the other, keeping the aspect) or N% (0 < N <= 1000). */
+static int parse_resize(app_config *cfg, const char *flag, const char *v)
+{
+  const size_t len = strlen(v);
+  char side[16];
+  long long w = 0, h = 0;
+  int status;
+  cfg->resize_w = cfg->resize_h = 0;
+  cfg->resize_percent = 0.0;
+  if (len > 1 && v[len - 1] == '%') {
+    double pct;
+    char num[32];
+    if (len >= sizeof(num))
+      return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not a percentage", flag, v);
+    memcpy(num, v, len - 1);
+    num[len - 1] = '\0';
+    status = parse_double(flag, num, &pct);
+    if (status == DSG_OK && !(pct > 0.0 && pct <= 1000.0))
+      return dsg_error_set(DSG_ERR_INVALID, "%s: %s is out of range: a percentage in (0, 1000]",
+                           flag, v);
+    cfg->resize_percent = pct;
+    return status;
+  }
+  const char *x = strpbrk(v, "xX");
+  const size_t wlen = x ? (size_t)(x - v) : 0;
+  if (!x || (wlen == 0 && !x[1]) || wlen >= sizeof(side) || strlen(x + 1) >= sizeof(side))
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "%s: '%s' is not WIDTHxHEIGHT, WIDTHx, xHEIGHT or a percentage N%%", flag,
+                         v);
+  memcpy(side, v, wlen);
+  side[wlen] = '\0';
+  if (wlen > 0 && (status = parse_range(flag, side, 1, 65536, "", &w)) != DSG_OK)
+    return status;
+  if (x[1] && (status = parse_range(flag, x + 1, 1, 65536, "", &h)) != DSG_OK)
+    return status;
+  cfg->resize_w = (int)w;
+  cfg->resize_h = (int)h;
+  return DSG_OK;
+}
+
 /* -k 2,4,8: several k from one eigensolve (cfg->ks, opt.ks; opt.k is the first). Each value is
  * parsed as a lone -k is, and a value given twice is refused: each k names its own output files.
  * Messages quote the list and the value ("-k 2,x: 'x' is not an integer"). */
@@ -299,7 +415,11 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
     cfg->opt.nks = 0;
     if (strchr(v, ','))
       return parse_ks(cfg, flag, v);
-    status = parse_long(flag, v, 1, DSG_MAX_CUT, &iv);
+    if (strcmp(v, "auto") == 0) {
+      cfg->opt.k = DSG_K_AUTO;
+      break;
+    }
+    status = parse_range(flag, v, 1, DSG_MAX_CUT, " (or auto)", &iv);
     cfg->opt.k = (int)iv;
     break;
   case OPT_OUT:
@@ -432,7 +552,21 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
     status = parse_long(flag, v, 1, INT_MAX / 2, &iv);
     cfg->max_pixels = (size_t)iv;
     break;
-  case OPT_RESIZE: return parse_size(flag, v, &cfg->resize_w, &cfg->resize_h);
+  case OPT_RESIZE: return parse_resize(cfg, flag, v);
+  case OPT_MAX_SIDE:
+    status = parse_long(flag, v, 1, 65536, &iv);
+    cfg->max_side = (int)iv;
+    break;
+  case OPT_WORK_PIXELS:
+    status =
+        parse_range(flag, v, DSG_MIN_WORK_PIXELS, INT_MAX / 2, " (--full-resolution: none)", &iv);
+    cfg->opt.work_pixels = iv;
+    cfg->full_resolution = 0;
+    break;
+  case OPT_FULL_RESOLUTION:
+    cfg->opt.work_pixels = 0;
+    cfg->full_resolution = 1;
+    break;
   case OPT_SIZE:
     if (cfg->nsizes >= APP_MAX_INPUTS)
       return dsg_error_set(DSG_ERR_INVALID, "%s: at most %d sizes", flag, APP_MAX_INPUTS);
@@ -444,6 +578,14 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
     cfg->repeat = (int)iv;
     break;
   case OPT_SPMV_ONLY: cfg->no_solve = 1; break;
+  case OPT_BUDGET: /* 0: no limit */
+    status = parse_double(flag, v, &cfg->budget);
+    if (status == DSG_OK && !(cfg->budget >= 0.0))
+      return dsg_error_set(DSG_ERR_INVALID, "%s: %s is invalid: it must be >= 0", flag, v);
+    if (cfg->budget == 0.0)
+      cfg->budget = INFINITY;
+    break;
+  case OPT_E2E: cfg->e2e = 1; break;
   case OPT_CSV:
   case OPT_CHART:
     if (!*v)
@@ -456,8 +598,38 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
     cfg->out_dir = v;
     break;
   case OPT_QUIET: cfg->quiet = 1; break;
+  case OPT_PROGRESS: {
+    static const char *const modes[] = {"auto", "bar", "json", "none"}; /* app_progress_mode */
+    for (int m = 0; m < 4; m++)
+      if (strcmp(v, modes[m]) == 0) {
+        cfg->progress = (app_progress_mode)m;
+        return DSG_OK;
+      }
+    return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not one of auto, bar, json, none", flag, v);
+  }
   case OPT_KEEP_SPECKS: cfg->opt.keep_specks = 1; break;
   case OPT_PARTS: cfg->parts = 1; break;
+  case OPT_COLORMAP:
+    for (int m = 0; m < dsg_colormap_count(); m++)
+      if (strcasecmp(v, dsg_colormap_name(m)) == 0) {
+        cfg->colormap = dsg_colormap_name(m);
+        return DSG_OK;
+      }
+    {
+      char names[128] = "";
+      for (int m = 0; m < dsg_colormap_count(); m++)
+        snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", m ? ", " : "",
+                 dsg_colormap_name(m));
+      return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not one of %s", flag, v, names);
+    }
+  case OPT_PICTURES:
+    if (strcmp(v, "all") == 0) {
+      cfg->pictures = -1;
+      break;
+    }
+    status = parse_long(flag, v, 0, INT_MAX, &iv);
+    cfg->pictures = (int)iv;
+    break;
   case OPT_GROUPING:
     for (int g = 0; g < dsg_grouping_count(); g++)
       if (strcmp(v, dsg_grouping_name(g)) == 0) {
@@ -515,10 +687,15 @@ static int add_positional(app_config *cfg, const char *arg, int *positional)
     cfg->inputs[cfg->ninputs++] = arg;
     return DSG_OK;
   }
-  if ((*positional)++ > 0)
-    return dsg_error_set(DSG_ERR_INVALID, "unexpected extra argument '%s': %s takes one image", arg,
-                         app_command_name(cfg->command));
-  cfg->image = arg;
+  if (cfg->command == APP_CMD_AFFINITY && (*positional)++ > 0)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "unexpected extra argument '%s': affinity takes one image", arg);
+  if (cfg->nimages >= APP_MAX_IMAGES)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "more than %d images: give a folder instead (its images are all taken)",
+                         APP_MAX_IMAGES);
+  cfg->images[cfg->nimages++] = arg;
+  cfg->image = cfg->images[0];
   return DSG_OK;
 }
 
@@ -625,7 +802,7 @@ void app_cli_log(void *data, int level, const char *message)
 int app_cli_parse(int argc, char **argv, app_config *cfg)
 {
   int i = 1, positional = 0, status, explicit_out = 0, explicit_nev = 0, explicit_tol = 0;
-  int explicit_matvec = 0, explicit_kernel = 0, explicit_solver = 0, explicit_k = 0;
+  int explicit_matvec = 0, explicit_k = 0;
 
   if (argc < 2)
     return DSG_OK; /* no command: the caller shows the overview */
@@ -699,8 +876,6 @@ int app_cli_parse(int argc, char **argv, app_config *cfg)
     explicit_k |= o->id == OPT_K;
     explicit_tol |= o->id == OPT_TOL;
     explicit_matvec |= o->id == OPT_MATVEC;
-    explicit_solver |= o->id == OPT_SOLVER;
-    explicit_kernel |= o->id == OPT_KERNEL;
     status = apply_option(cfg, o, flag, value ? value : "");
     if (status != DSG_OK)
       return status;
@@ -712,16 +887,32 @@ int app_cli_parse(int argc, char **argv, app_config *cfg)
   if (cfg->command == APP_CMD_AFFINITY && !explicit_out)
     cfg->out_dir = "matrix";
   if (cfg->command == APP_CMD_BENCH) {
+    /* bench's defaults finish in about two minutes on two cores (docs/CLI.md, "bench"): the C
+     * path and the device --matvec opencl takes, its own kernel (auto), the default solver, and
+     * a budget per configuration; --matvec all --kernel all --solver all measure everything */
+    const char *load = getenv("DIASEG_BENCH_LOAD_OVERRIDE"); /* for testing: a busy host */
+    cfg->all_devices = explicit_matvec && strcmp(cfg->opt.matvec, "all") == 0;
     if (!explicit_matvec)
       cfg->opt.matvec = "all";
-    if (!explicit_solver)
-      cfg->opt.solver = "all";
-    if (!explicit_kernel)
-      cfg->all_kernels = 1;
-    if (!explicit_nev)
+    if (!explicit_nev && !cfg->e2e) /* --e2e: segment's nev and tol, what it times */
       cfg->opt.nev = 16;
-    if (!explicit_tol)
+    if (!explicit_tol && !cfg->e2e)
       cfg->opt.tol = 1e-3;
+    if (cfg->budget == 0.0) /* not given (--budget 0 is INFINITY) */
+      cfg->budget = 30.0;
+    if (cfg->e2e && cfg->no_solve)
+      return dsg_error_set(
+          DSG_ERR_INVALID,
+          "--e2e times the whole segment and --spmv-only the SpMV alone: give one");
+    cfg->load_override = -1.0;
+    if (load && *load) {
+      status = parse_double("DIASEG_BENCH_LOAD_OVERRIDE", load, &cfg->load_override);
+      if (status != DSG_OK)
+        return status;
+      if (!(cfg->load_override >= 0.0))
+        return dsg_error_set(DSG_ERR_INVALID,
+                             "DIASEG_BENCH_LOAD_OVERRIDE: %s is invalid: it must be >= 0", load);
+    }
   }
   if (cfg->command == APP_CMD_EIGS && !cfg->image)
     return dsg_error_set(DSG_ERR_INVALID, "eigs needs an IMAGE (try 'diaseg eigs --help')");
@@ -734,23 +925,27 @@ int app_cli_parse(int argc, char **argv, app_config *cfg)
                          cfg->opt.grouping);
   if (cfg->command == APP_CMD_CONTOURS && !cfg->image)
     return dsg_error_set(DSG_ERR_INVALID, "contours needs an IMAGE (try 'diaseg contours --help')");
-  if (cfg->command == APP_CMD_SEGMENT && cfg->opt.nks > 0) { /* a list: its largest k */
-    int max_k = 0;
+  if (cfg->command == APP_CMD_SEGMENT && strcmp(cfg->opt.grouping, "kmeans") == 0) {
+    int max_k = cfg->opt.k; /* k-means needs k eigenvectors: nev follows k unless given */
     for (int k = 0; k < cfg->opt.nks; k++)
       max_k = cfg->ks[k] > max_k ? cfg->ks[k] : max_k;
-    if (max_k > cfg->opt.nev && strcmp(cfg->opt.grouping, "kmeans") == 0)
-      return dsg_error_set(
-          DSG_ERR_INVALID,
-          "-k %d (the largest of the list) is out of range: it must satisfy k <= nev = %d "
-          "(raise --nev to %d)",
-          max_k, cfg->opt.nev, max_k);
+    if (max_k > DSG_MAX_K)
+      return dsg_error_set(DSG_ERR_INVALID,
+                           "-k %d is out of range for --grouping kmeans: %d at most", max_k,
+                           DSG_MAX_K);
+    if (max_k > cfg->opt.nev && !explicit_nev)
+      cfg->opt.nev = max_k;
+    else if (max_k > cfg->opt.nev)
+      return dsg_error_set(DSG_ERR_INVALID,
+                           "-k %d needs k <= nev, and --nev is %d: raise --nev to %d or leave it "
+                           "out (it follows k)",
+                           max_k, cfg->opt.nev, max_k);
   }
-  if (cfg->command == APP_CMD_SEGMENT && cfg->opt.k > cfg->opt.nev &&
-      strcmp(cfg->opt.grouping, "kmeans") == 0)
+  if (cfg->json && cfg->nimages > 1)
     return dsg_error_set(DSG_ERR_INVALID,
-                         "-k %d is out of range: it must satisfy k <= nev = %d "
-                         "(raise --nev)",
-                         cfg->opt.k, cfg->opt.nev);
+                         "--json takes one image: with %d, each image's report is report.json in "
+                         "its folder",
+                         cfg->nimages);
   if (cfg->opt.ncv && cfg->opt.ncv <= cfg->opt.nev)
     return dsg_error_set(DSG_ERR_INVALID, "--ncv %d is out of range: it must be > nev = %d",
                          cfg->opt.ncv, cfg->opt.nev);
@@ -774,7 +969,8 @@ void app_cli_usage(FILE *f, app_command cmd)
     fprintf(f, "\nOptions:\n  -h, --help     show help (also: diaseg COMMAND --help)\n"
                "  -V, --version  show the version\n\n"
                "Example: diaseg segment data/coffee.png -k 5 -o out\n"
-               "Outputs, formulas and exit codes: docs/CLI.md and docs/PIPELINE.md\n");
+               "Outputs, formulas and exit codes: CLI.md and PIPELINE.md, in docs/ of the source\n"
+               "and in " DIASEG_INSTALL_DOC_DIR " once installed\n");
     return;
   }
   for (size_t c = 0; c < NCOMMANDS; c++)
@@ -793,19 +989,36 @@ void app_cli_usage(FILE *f, app_command cmd)
     else
       snprintf(left, sizeof(left), "    --%s%s%s", o->name, o->metavar ? " " : "",
                o->metavar ? o->metavar : "");
-    fprintf(f, "  %-24s %s\n", left, o->help);
+    fprintf(f, "  %-24s %s\n", left, option_help(o, cmd));
   }
   if (cmd == APP_CMD_BENCH)
     fprintf(
         f,
-        "\nbench's own defaults: --nev 16 --tol 1e-3 (the same for every backend), --matvec all\n"
-        "(the C path and every OpenCL device), --kernel all.\n"
+        "\nbench's own defaults, chosen to finish in about two minutes on two cores: the C path\n"
+        "and the OpenCL device --matvec opencl takes, with its own kernel (auto); the lanczos\n"
+        "solver; --nev 16 --tol 1e-3 for every backend; --repeat 20; --budget 30.\n"
+        "--matvec all --kernel all --solver all --budget 0 measure everything, however long.\n"
+        "The budget: a configuration's SpMV runs stop once they took a sixth of it (3 at least);\n"
+        "a solve that takes longer is stopped and its row says so, and the solves of a backend\n"
+        "with a slower SpMV are then skipped on that input.\n"
+        "--e2e: dsg_segment as segment runs it (segment's -k, --nev and --tol), from the\n"
+        "image in memory, once per backend: contours, affinity, setup, solve, grouping,\n"
+        "resolution and the write of the default outputs (to a temporary folder), and the total.\n"
         "Without inputs it benches the sample image. Results: a table on standard output,\n"
-        "--json / --csv / --chart files; progress on standard error.\n");
+        "--json / --csv / --chart files; progress and warnings on standard error: a busy host\n"
+        "(1-minute load average over half the cores), a copy bandwidth that moved over 20%%\n"
+        "between repeats, an SpMV over its copy bound (%%bw > 100, marked ?).\n"
+        "Ctrl-C stops it: the table and files hold what was measured, marked interrupted (exit\n"
+        "130). DIASEG_BENCH_LOAD_OVERRIDE=L (for testing) assumes the load average L.\n");
   if (cmd == APP_CMD_SEGMENT)
     fprintf(f, "\nA list of k (-k 2,4,8) solves once and groups once per k, with the same --seed\n"
-               "and --restarts: labels_kK.npy, labels_kK.png and overlay_kK.png for each K\n"
-               "(a single k writes labels.npy, labels.png and overlay.png).\n");
-  fprintf(f, "\nExit codes: 0 ok, 1 runtime error, 2 bad arguments or input, 3 not converged "
-             "(partial results, flagged in report.json), 130 interrupted.\n");
+               "and --restarts: labels_kK.npy, labels_kK.png (16-bit labels), labels_color_kK.png\n"
+               "and overlay_kK.png for each K (a single k: labels.npy, labels.png,\n"
+               "labels_color.png and overlay.png).\n");
+  if (CMD_BIT(cmd) & SOLVE_CMDS)
+    fprintf(f, "\nExit codes: 0 ok, 1 runtime error, 2 bad arguments or input, 3 not converged "
+               "(partial results, flagged in report.json), 130 interrupted.\n");
+  else
+    fprintf(f, "\nExit codes: 0 ok, 1 runtime error, 2 bad arguments or input, 130 "
+               "interrupted.\n");
 }

@@ -3,12 +3,14 @@
 #include "cli.h"
 #include "json.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,14 +24,19 @@
 
 /* The files segment and eigs write into the output folder, and remove there when an earlier run
  * left them and this one does not write them (eigvec_%02d.png: two digits, more from --nev 100
- * on; labels_k%d.* and overlay_k%d.png of a list of k, 1 <= k <= 64; nothing else of the
- * user's): the folder holds one run. */
+ * on; labels_k%d.*, labels_color_k%d.png and overlay_k%d.png of a list of k, 1 <= k <= 9999;
+ * nothing else of the user's): the folder holds one run. */
 static const char *const run_outputs[] = {"eigvec_[0-9][0-9].png",
                                           "eigvec_[0-9][0-9][0-9].png",
                                           "eigvec_[0-9][0-9][0-9][0-9].png",
                                           "eigenvectors.npy",
                                           "labels.npy",
                                           "labels.png",
+                                          "labels_color.png",
+                                          "labels_color_k[0-9].png",
+                                          "labels_color_k[0-9][0-9].png",
+                                          "labels_color_k[0-9][0-9][0-9].png",
+                                          "labels_color_k[0-9][0-9][0-9][0-9].png",
                                           "overlay.png",
                                           "labels_k[0-9].npy",
                                           "labels_k[0-9][0-9].npy",
@@ -99,21 +106,75 @@ typedef struct run {
   dsg_matrix *matrix; /* affinity --export */
   int solve_status;
   app_out *out;
-  FILE *json_fp;        /* --json FILE, staged with the outputs */
-  int json_direct;      /* --json names a device, FIFO or link: written in place */
-  int input_w, input_h; /* the image's size before --resize */
+  FILE *json_fp;          /* --json FILE, staged with the outputs */
+  int json_direct;        /* --json names a device, FIFO or link: written in place */
+  int input_w, input_h;   /* the image's size before --resize */
+  int resize_w, resize_h; /* what --resize and --max-side made of it (0: kept) */
   int nfiles;
   double t_load, t_write, t_total;
 } run;
 
-static void progress(void *data, long matvecs, int nconv, double elapsed)
+/* The progress on standard error (--progress): a line for people, redrawn in place
+ * ("[4/5] solve  1234/~3000 products  5/8 converged  12.3 s  ETA 15 s"), or for programs one
+ * JSON object a line per report (docs/CLI.md, "Progress"). */
+typedef struct progress_view {
+  app_progress_mode mode; /* APP_PROGRESS_BAR or APP_PROGRESS_JSON */
+  int width;              /* characters of the line on the terminal now (0: none) */
+} progress_view;
+
+static void progress(void *data, const dsg_progress *p)
 {
-  (void)data;
-  if (nconv >= 0)
-    fprintf(stderr, "\r  solving: %ld products, %d converged, %.1f s   ", matvecs, nconv, elapsed);
-  else
-    fprintf(stderr, "\r  solving: %ld products, %.1f s   ", matvecs, elapsed);
+  progress_view *v = data;
+  char line[256];
+  int len;
+  if (v->mode == APP_PROGRESS_JSON) {
+    fprintf(stderr,
+            "{\"stage\":\"%s\",\"stage_index\":%d,\"stage_count\":%d,\"products\":%ld,"
+            "\"products_estimate\":",
+            p->stage, p->stage_index, p->stage_count, p->products);
+    if (p->products_estimate >= 0)
+      fprintf(stderr, "%ld", p->products_estimate);
+    else
+      fputs("null", stderr);
+    fprintf(stderr,
+            ",\"converged\":%d,\"wanted\":%d,\"elapsed_s\":%.3f,\"stage_elapsed_s\":%.3f,"
+            "\"eta_s\":",
+            p->converged, p->wanted, p->elapsed_s, p->stage_elapsed_s);
+    if (p->eta_s >= 0.0)
+      fprintf(stderr, "%.3f}\n", p->eta_s);
+    else
+      fputs("null}\n", stderr);
+    fflush(stderr);
+    return;
+  }
+  len = snprintf(line, sizeof(line), "[%d/%d] %s", p->stage_index + 1, p->stage_count, p->stage);
+  if (strcmp(p->stage, "solve") == 0) {
+    if (p->products_estimate >= 0)
+      len += snprintf(line + len, sizeof(line) - (size_t)len, "  %ld/~%ld products", p->products,
+                      p->products_estimate);
+    else
+      len += snprintf(line + len, sizeof(line) - (size_t)len, "  %ld products (estimating)",
+                      p->products);
+    len += snprintf(line + len, sizeof(line) - (size_t)len, "  %d/%d converged", p->converged,
+                    p->wanted);
+  }
+  len += snprintf(line + len, sizeof(line) - (size_t)len, "  %.1f s", p->elapsed_s);
+  if (p->eta_s >= 0.0 && p->eta_s < 60.0)
+    len += snprintf(line + len, sizeof(line) - (size_t)len, "  ETA %.0f s", p->eta_s);
+  else if (p->eta_s >= 60.0)
+    len += snprintf(line + len, sizeof(line) - (size_t)len, "  ETA %.0f min", ceil(p->eta_s / 60));
+  /* blanks over what is left of a longer line before */
+  fprintf(stderr, "\r%s%*s", line, v->width > len ? v->width - len : 0, "");
   fflush(stderr);
+  v->width = len;
+}
+
+/* Clears the line for people, if there is one. */
+static void progress_clear(progress_view *v)
+{
+  if (v->width > 0)
+    fprintf(stderr, "\r%*s\r", v->width, "");
+  v->width = 0;
 }
 
 static int check_cancel(void)
@@ -124,16 +185,70 @@ static int check_cancel(void)
   return DSG_OK;
 }
 
-static int write_picture(run *r, const char *name, unsigned char *rgb)
+/* Pictures waiting to be encoded together, in parallel (app_out_png_many); the batch owns their
+ * pixels. Written when full (a count, or about 256 MiB of pixels) and at the end of a stage. */
+#define BATCH_PICTURES 16
+#define BATCH_BYTES ((size_t)256 << 20)
+typedef struct picture_batch {
+  app_png pics[BATCH_PICTURES];
+  char names[BATCH_PICTURES][48];
+  void *pixels[BATCH_PICTURES];
+  int n;
+  size_t bytes;
+} picture_batch;
+
+static void batch_free(picture_batch *b)
 {
-  int status = app_out_png(r->out, name, r->img.width, r->img.height, 3, rgb);
-  free(rgb);
-  r->nfiles += status == DSG_OK;
-  return status;
+  for (int i = 0; i < b->n; i++)
+    free(b->pixels[i]);
+  b->n = 0;
+  b->bytes = 0;
 }
 
-/* contours.npy (float32 H x W) and contours.png (16-bit gray, round(65535 strength)) */
-static int stage_contours(run *r, const float *strength)
+/* Writes the pictures of the batch and empties it. */
+static int batch_flush(run *r, picture_batch *b)
+{
+  const int n = b->n;
+  int status = app_out_png_many(r->out, b->pics, n);
+  batch_free(b);
+  if (status != DSG_OK)
+    return status;
+  r->nfiles += n;
+  return check_cancel();
+}
+
+/* Queues the picture `name` of w x h pixels, `channels` samples of `depth` bits each (app_png);
+ * the batch takes `pixels` (malloc'd), also on an error. */
+static int write_picture(run *r, picture_batch *b, const char *name, int w, int h, int channels,
+                         int depth, void *pixels)
+{
+  const size_t bytes = (size_t)w * (size_t)h * (size_t)channels * (size_t)(depth / 8);
+  int status = DSG_OK;
+  if (b->n == BATCH_PICTURES || (b->n > 0 && b->bytes + bytes > BATCH_BYTES))
+    status = batch_flush(r, b);
+  if (status != DSG_OK) {
+    free(pixels);
+    return status;
+  }
+  snprintf(b->names[b->n], sizeof(b->names[b->n]), "%s", name);
+  b->pics[b->n] = (app_png){b->names[b->n], w, h, channels, depth, pixels};
+  b->pixels[b->n] = pixels;
+  b->n++;
+  b->bytes += bytes;
+  return DSG_OK;
+}
+
+/* The eigenvectors' size: the working resolution the image was segmented at (the labels are at
+ * the image's). */
+static void eig_size(const run *r, int *w, int *h)
+{
+  *w = dsg_result_work_width(r->res);
+  *h = dsg_result_work_height(r->res);
+}
+
+/* contours.npy (float32 H x W) and contours.png (16-bit gray, round(65535 strength)), the
+ * picture queued in b */
+static int stage_contours_to(run *r, const float *strength, picture_batch *b)
 {
   const int w = r->img.width, h = r->img.height;
   const size_t n = (size_t)w * (size_t)h, shape[2] = {(size_t)h, (size_t)w};
@@ -149,17 +264,28 @@ static int stage_contours(run *r, const float *strength)
     const double v = strength[i] < 0.0f ? 0.0 : strength[i] > 1.0f ? 1.0 : strength[i];
     png[i] = (uint16_t)lround(v * 65535.0);
   }
-  status = app_out_png16(r->out, "contours.png", w, h, png);
-  free(png);
-  r->nfiles += status == DSG_OK;
+  status = write_picture(r, b, "contours.png", w, h, 1, 16, png);
   return status == DSG_OK ? check_cancel() : status;
+}
+
+/* The same, written now (diaseg contours) */
+static int stage_contours(run *r, const float *strength)
+{
+  picture_batch b = {0};
+  int status = stage_contours_to(r, strength, &b);
+  if (status == DSG_OK)
+    status = batch_flush(r, &b);
+  batch_free(&b);
+  return status;
 }
 
 /* ucm.npy (float32, (2H+1) x (2W+1), BSDS's convention) and ucm.png (8-bit, the levels scaled
  * by the largest, dark on white like a drawing) when the run built a hierarchy */
-static int stage_ucm(run *r)
+static int stage_ucm(run *r, picture_batch *b)
 {
-  const size_t W2 = 2 * (size_t)r->img.width + 1, H2 = 2 * (size_t)r->img.height + 1;
+  /* the hierarchy's size: the working resolution */
+  const size_t W2 = 2 * (size_t)dsg_result_work_width(r->res) + 1,
+               H2 = 2 * (size_t)dsg_result_work_height(r->res) + 1;
   const size_t shape[2] = {H2, W2};
   float *ucm = malloc(W2 * H2 * sizeof(*ucm)), top = 0.0f;
   unsigned char *gray = NULL;
@@ -182,22 +308,24 @@ static int stage_ucm(run *r)
       top = ucm[i] > top ? ucm[i] : top;
     for (size_t i = 0; i < W2 * H2; i++)
       gray[i] = (unsigned char)lround(255.0 * (1.0 - (top > 0.0f ? sqrt(ucm[i] / top) : 0.0)));
-    status = app_out_png(r->out, "ucm.png", (int)W2, (int)H2, 1, gray);
-    r->nfiles += status == DSG_OK;
+    status = write_picture(r, b, "ucm.png", (int)W2, (int)H2, 1, 8, gray);
   }
-  free(gray);
   free(ucm);
   return status == DSG_OK ? check_cancel() : status;
 }
 
-/* labels.npy, labels.png and overlay.png; with k > 0 (a list of k), labels_kK.npy,
- * labels_kK.png and overlay_kK.png. Nothing for labels NULL (the solve stopped short of k). */
-static int stage_labels(run *r, const int32_t *labels, int k)
+/* labels.npy, labels.png (16-bit gray: the label of each pixel, as labels.npy),
+ * labels_color.png (one colour per segment) and overlay.png; with k > 0 (a list of k),
+ * labels_kK.npy, labels_kK.png, labels_color_kK.png and overlay_kK.png. Nothing for labels NULL
+ * (the solve stopped short of k). */
+static int stage_labels(run *r, picture_batch *b, const int32_t *labels, int k)
 {
   const int w = r->img.width, h = r->img.height;
+  const size_t n = (size_t)w * (size_t)h;
   size_t shape[2] = {(size_t)h, (size_t)w};
-  char suffix[16] = "", name[32];
+  char suffix[16] = "", name[48];
   unsigned char *rgb = NULL;
+  uint16_t *gray = NULL;
   int status;
   if (!labels)
     return DSG_OK;
@@ -208,79 +336,120 @@ static int stage_labels(run *r, const int32_t *labels, int k)
   if (status != DSG_OK)
     return status;
   r->nfiles++;
-  status = dsg_picture_labels(labels, w, h, &rgb);
+  gray = malloc(n * sizeof(*gray));
+  if (!gray)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a %d x %d picture", w, h);
+  for (size_t i = 0; i < n; i++) {
+    if (labels[i] < 0 || labels[i] > UINT16_MAX) { /* labels are below DSG_MAX_CUT */
+      free(gray);
+      return dsg_error_set(DSG_ERR_LIMIT, "label %ld does not fit a 16-bit PNG", (long)labels[i]);
+    }
+    gray[i] = (uint16_t)labels[i];
+  }
+  snprintf(name, sizeof(name), "labels%s.png", suffix);
+  status = write_picture(r, b, name, w, h, 1, 16, gray);
+  if (status == DSG_OK)
+    status = dsg_picture_labels(labels, w, h, &rgb);
   if (status == DSG_OK) {
-    snprintf(name, sizeof(name), "labels%s.png", suffix);
-    status = write_picture(r, name, rgb);
+    snprintf(name, sizeof(name), "labels_color%s.png", suffix);
+    status = write_picture(r, b, name, w, h, 3, 8, rgb);
   }
   if (status == DSG_OK)
     status = dsg_picture_overlay(&r->img, labels, &rgb);
   if (status == DSG_OK) {
     snprintf(name, sizeof(name), "overlay%s.png", suffix);
-    status = write_picture(r, name, rgb);
+    status = write_picture(r, b, name, w, h, 3, 8, rgb);
   }
   if (status == DSG_OK)
     status = check_cancel();
   return status;
 }
 
-static int stage_write(run *r)
+/* Whether v (n values) is constant: its spread, max - min over the finite values, below 1e-4 of
+ * max |v|. The first eigenvector of N on a connected image is the trivial one, u = D^1/2 1 / |.|,
+ * whose v = D^-1/2 u is constant up to float32 rounding (a spread of about 1e-7 of max |v|);
+ * every other eigenvector is D-orthogonal to it, so it changes sign: a spread of order max |v|. */
+static int is_constant(const float *v, size_t n)
 {
-  const int w = r->img.width, h = r->img.height, nconv = dsg_result_nconv(r->res);
-  const size_t n = (size_t)w * (size_t)h;
-  const int32_t *labels = dsg_result_labels(r->res);
-  const double *sqrt_degree = dsg_result_sqrt_degree(r->res);
-  unsigned char *rgb = NULL;
-  float *field = NULL;
-  int status;
-  double t0 = dsg_seconds();
+  float lo = INFINITY, hi = -INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    if (!isfinite(v[i]))
+      continue;
+    lo = v[i] < lo ? v[i] : lo;
+    hi = v[i] > hi ? v[i] : hi;
+  }
+  if (!(hi >= lo))
+    return 1; /* nothing finite: nothing to draw */
+  return (double)hi - (double)lo <= 1e-4 * fmax(fabs((double)lo), fabs((double)hi));
+}
 
-  if (nconv > 0) {
-    const float *vectors = dsg_result_eigenvectors(r->res);
+/* eigenvectors.npy (all of them) and the pictures of the first --pictures eigenvectors that are
+ * not constant (eigvec_NN.png, NN the vector's index in eigenvectors.npy), with --colormap */
+static int stage_eigenvectors(run *r, picture_batch *b)
+{
+  const app_config *cfg = r->cfg;
+  const int nconv = dsg_result_nconv(r->res);
+  const double *sqrt_degree = dsg_result_sqrt_degree(r->res);
+  const float *vectors = dsg_result_eigenvectors(r->res);
+  int w, h, drawn = 0, status;
+  size_t n;
+  float *field = NULL;
+  eig_size(r, &w, &h);
+  n = (size_t)w * (size_t)h;
+  if (nconv <= 0)
+    return DSG_OK;
+  {
     size_t shape[3] = {(size_t)nconv, (size_t)h, (size_t)w};
     status = app_out_npy_f32(r->out, "eigenvectors.npy", vectors, 3, shape);
     if (status != DSG_OK)
       return status;
     r->nfiles++;
-    field = malloc(n * sizeof(*field));
-    if (!field)
+  }
+  for (int k = 0; k < nconv && status == DSG_OK && (cfg->pictures < 0 || drawn < cfg->pictures);
+       k++) {
+    char name[32];
+    const float *u = vectors + (size_t)k * n;
+    unsigned char *rgb = NULL;
+    if (!field && !(field = malloc(n * sizeof(*field))))
       return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a %d x %d picture", w, h);
-    for (int k = 0; k < nconv && status == DSG_OK; k++) {
-      char name[32];
-      const float *u = vectors + (size_t)k * n;
-      for (size_t i = 0; i < n; i++)
-        field[i] = (float)((double)u[i] / sqrt_degree[i]); /* v = D^-1/2 u */
-      snprintf(name, sizeof(name), "eigvec_%02d.png", k);
-      status = dsg_picture_field(field, w, h, &rgb);
-      if (status == DSG_OK)
-        status = write_picture(r, name, rgb);
-      if (status == DSG_OK)
-        status = check_cancel();
+    for (size_t i = 0; i < n; i++)
+      field[i] = (float)((double)u[i] / sqrt_degree[i]); /* v = D^-1/2 u */
+    if (is_constant(field, n))
+      continue; /* the trivial vector: a flat picture says nothing */
+    snprintf(name, sizeof(name), "eigvec_%02d.png", k);
+    status = dsg_picture_field_map(field, w, h, cfg->colormap, &rgb);
+    if (status == DSG_OK)
+      status = write_picture(r, b, name, w, h, 3, 8, rgb);
+    drawn++;
+  }
+  free(field);
+  return status == DSG_OK ? check_cancel() : status;
+}
+
+static int stage_write(run *r)
+{
+  picture_batch b = {0};
+  int status;
+  double t0 = dsg_seconds();
+
+  status = stage_eigenvectors(r, &b);
+  if (status == DSG_OK && dsg_result_contours(r->res))
+    status = stage_contours_to(r, dsg_result_contours(r->res), &b);
+  if (status == DSG_OK)
+    status = stage_ucm(r, &b);
+  if (status == DSG_OK && dsg_result_nk(r->res) > 1) { /* -k 2,4,8: one set per k, named by it */
+    for (int i = 0; i < dsg_result_nk(r->res) && status == DSG_OK; i++) {
+      const int k = dsg_result_k_at(r->res, i);
+      status = stage_labels(r, &b, dsg_result_labels_k(r->res, k), k);
     }
-    free(field);
-    if (status != DSG_OK)
-      return status;
+  } else if (status == DSG_OK) {
+    status = stage_labels(r, &b, dsg_result_labels(r->res), 0);
   }
-  if (dsg_result_contours(r->res)) {
-    status = stage_contours(r, dsg_result_contours(r->res));
-    if (status != DSG_OK)
-      return status;
-  }
-  status = stage_ucm(r);
+  if (status == DSG_OK)
+    status = batch_flush(r, &b);
+  batch_free(&b);
   if (status != DSG_OK)
     return status;
-  if (dsg_result_nk(r->res) > 1) { /* -k 2,4,8: one set per k, named by it */
-    for (int i = 0; i < dsg_result_nk(r->res); i++) {
-      const int k = dsg_result_k_at(r->res, i);
-      status = stage_labels(r, dsg_result_labels_k(r->res, k), k);
-      if (status != DSG_OK)
-        return status;
-    }
-  } else {
-    status = stage_labels(r, labels, 0);
-    if (status != DSG_OK)
-      return status;
-  }
   r->t_write = dsg_seconds() - t0;
   return check_cancel();
 }
@@ -340,7 +509,31 @@ static void run_free(run *r)
   dsg_matrix_destroy(r->matrix);
 }
 
-/* The image, resampled as --resize asks, in r->img. */
+/* The size --resize and --max-side ask for an image of w x h into *tw x *th (0 x 0: keep it): a
+ * missing side or a percentage keeps the aspect (each side at least 1 pixel); --max-side then
+ * shrinks the longer side to N. */
+static void resize_target(const app_config *cfg, int w, int h, int *tw, int *th)
+{
+  double W = w, H = h;
+  if (cfg->resize_percent > 0.0) {
+    W = w * cfg->resize_percent / 100.0;
+    H = h * cfg->resize_percent / 100.0;
+  } else if (cfg->resize_w > 0 || cfg->resize_h > 0) {
+    W = cfg->resize_w > 0 ? cfg->resize_w : (double)w * cfg->resize_h / h;
+    H = cfg->resize_h > 0 ? cfg->resize_h : (double)h * cfg->resize_w / w;
+  }
+  if (cfg->max_side > 0 && (W > cfg->max_side || H > cfg->max_side)) {
+    const double s = cfg->max_side / (W > H ? W : H);
+    W *= s;
+    H *= s;
+  }
+  *tw = (int)lround(W) < 1 ? 1 : (int)lround(W);
+  *th = (int)lround(H) < 1 ? 1 : (int)lround(H);
+  if (*tw == w && *th == h)
+    *tw = *th = 0; /* nothing to do */
+}
+
+/* The image, resampled as --resize and --max-side ask, in r->img. */
 static int load(run *r)
 {
   const app_config *cfg = r->cfg;
@@ -350,15 +543,16 @@ static int load(run *r)
     return status;
   r->input_w = r->img.width;
   r->input_h = r->img.height;
-  if (cfg->resize_w > 0) {
+  resize_target(cfg, r->img.width, r->img.height, &r->resize_w, &r->resize_h);
+  if (r->resize_w > 0) {
     dsg_image resized;
-    if ((size_t)cfg->resize_w * (size_t)cfg->resize_h > cfg->max_pixels)
+    if ((size_t)r->resize_w * (size_t)r->resize_h > cfg->max_pixels)
       return dsg_error_set(DSG_ERR_LIMIT,
-                           "--resize %dx%d gives %zu pixels, over the cap of %zu "
+                           "resizing to %dx%d gives %zu pixels, over the cap of %zu "
                            "(raise it with --max-pixels)",
-                           cfg->resize_w, cfg->resize_h,
-                           (size_t)cfg->resize_w * (size_t)cfg->resize_h, cfg->max_pixels);
-    status = dsg_image_resize(&r->img, cfg->resize_w, cfg->resize_h, &resized);
+                           r->resize_w, r->resize_h, (size_t)r->resize_w * (size_t)r->resize_h,
+                           cfg->max_pixels);
+    status = dsg_image_resize(&r->img, r->resize_w, r->resize_h, &resized);
     if (status != DSG_OK)
       return status;
     dsg_image_free(&r->img);
@@ -378,8 +572,8 @@ static int write_report(run *r, double t_start)
                           r->image_path,
                           r->input_w,
                           r->input_h,
-                          cfg->resize_w,
-                          cfg->resize_h,
+                          r->resize_w,
+                          r->resize_h,
                           (long long)cfg->max_pixels,
                           r->t_load,
                           r->t_write,
@@ -440,6 +634,11 @@ static void summary(const run *r, double t_start)
       count = labels[i] >= count ? labels[i] + 1 : count;
     if (cfg->opt.threshold > 0.0)
       snprintf(segs, sizeof(segs), ", %d segments at level %g", count, cfg->opt.threshold);
+    else if (cfg->opt.k == DSG_K_AUTO && strcmp(cfg->opt.grouping, "hierarchy") == 0)
+      snprintf(segs, sizeof(segs), ", %d segments (-k auto: the hierarchy at level %g)", count,
+               DSG_AUTO_THRESHOLD);
+    else if (cfg->opt.k == DSG_K_AUTO)
+      snprintf(segs, sizeof(segs), ", %d segments (-k auto: the largest eigengap)", count);
     else
       snprintf(segs, sizeof(segs), ", %d segments", count);
   }
@@ -533,6 +732,28 @@ static int check_json(const run *r, const char *const *outputs)
   return DSG_OK;
 }
 
+/* --full-resolution: what the run will cost against the default working size, before it starts
+ * (memory: the 81-diagonal matrix, W and N, twice over while it is built, the Lanczos basis, the
+ * detector's histograms and the outputs; time: the solve's products grow with the pixels too). */
+static void say_full_resolution(const run *r)
+{
+  const app_config *cfg = r->cfg;
+  const double n = (double)r->img.width * r->img.height;
+  const int ndiag = (2 * cfg->opt.radius + 1) * (2 * cfg->opt.radius + 1);
+  const int ncv = cfg->opt.ncv > 0            ? cfg->opt.ncv
+                  : 2 * cfg->opt.nev + 1 > 32 ? 2 * cfg->opt.nev + 1
+                                              : 32;
+  const double bytes = n * (ndiag * 4.0 * 2.0 + ncv * 4.0 + 40.0 * 4.0 + 64.0);
+  const double ratio = n / DSG_WORK_PIXELS;
+  if (ratio <= 1.0)
+    return;
+  fprintf(stderr,
+          "diaseg: --full-resolution: %dx%d is %.1f megapixels, %.0fx the default working size: "
+          "about %.1f GiB of memory, and more than %.0fx the time (the solve needs more "
+          "products as the image grows)\n",
+          r->img.width, r->img.height, n / 1e6, ratio, bytes / (1024.0 * 1024.0 * 1024.0), ratio);
+}
+
 /* diaseg contours: the detector alone */
 static int run_contours(run *r, const dsg_options *opt, double t_start)
 {
@@ -559,11 +780,12 @@ static int run_contours(run *r, const dsg_options *opt, double t_start)
   return status;
 }
 
-int app_run(const app_config *cfg)
+static int run_image(const app_config *cfg)
 {
   run r;
   dsg_options opt = cfg->opt;
-  int status, tty = !cfg->quiet && isatty(STDERR_FILENO);
+  progress_view view = {cfg->progress, 0};
+  int status;
   double t_start = dsg_seconds();
 
   memset(&r, 0, sizeof(r));
@@ -571,8 +793,14 @@ int app_run(const app_config *cfg)
   opt.cancel = &app_cancel;
   opt.log = app_cli_log;
   opt.log_data = (void *)cfg;
-  if (tty)
+  if (view.mode == APP_PROGRESS_AUTO)
+    view.mode = isatty(STDERR_FILENO) ? APP_PROGRESS_BAR : APP_PROGRESS_NONE;
+  if (cfg->quiet && view.mode != APP_PROGRESS_JSON) /* -q: none, unless --progress json */
+    view.mode = APP_PROGRESS_NONE;
+  if (view.mode != APP_PROGRESS_NONE) {
     opt.progress = progress;
+    opt.progress_data = &view;
+  }
   if (cfg->image)
     snprintf(r.image_path, sizeof(r.image_path), "%s", cfg->image);
   else if ((status = app_find_sample(r.image_path, sizeof(r.image_path))) != DSG_OK)
@@ -582,6 +810,8 @@ int app_run(const app_config *cfg)
   status = load(&r);
   if (status == DSG_OK && cfg->command != APP_CMD_AFFINITY && cfg->command != APP_CMD_CONTOURS)
     status = dsg_check_size(&opt, r.img.width, r.img.height);
+  if (status == DSG_OK && cfg->full_resolution && !cfg->quiet)
+    say_full_resolution(&r);
   if (status == DSG_OK)
     status = check_json(&r, cfg->command == APP_CMD_AFFINITY   ? export_outputs
                             : cfg->command == APP_CMD_CONTOURS ? contour_outputs
@@ -617,8 +847,7 @@ int app_run(const app_config *cfg)
   }
 
   status = dsg_segment(&r.img, &opt, &r.res);
-  if (tty && (r.res || status == DSG_ERR_INTERRUPTED))
-    fprintf(stderr, "\r%60s\r", "");
+  progress_clear(&view);
   if (status == DSG_ERR_NOCONV) {
     /* partial results: kept, flagged, exit 3; said once, at the end */
     r.solve_status = status;
@@ -659,4 +888,170 @@ int app_run(const app_config *cfg)
 out:
   run_free(&r);
   return status;
+}
+
+/* ---- batches: several images, or the images of a folder, in one call ---- */
+
+/* The image files diaseg reads, by their extension (the loader checks the content). */
+static const char *const image_extensions[] = {".png",  ".jpg",  ".jpeg", ".bmp", ".tga",
+                                               ".pnm",  ".ppm",  ".pgm",  ".pbm", ".tif",
+                                               ".tiff", ".webp", NULL};
+
+static int is_image_name(const char *name)
+{
+  const char *dot = strrchr(name, '.');
+  if (!dot || name[0] == '.')
+    return 0;
+  for (int i = 0; image_extensions[i]; i++)
+    if (strcasecmp(dot, image_extensions[i]) == 0)
+      return 1;
+  return 0;
+}
+
+static int is_folder(const char *path)
+{
+  struct stat st;
+  return strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+typedef struct image_batch {
+  char **paths;
+  int count, cap;
+} image_batch;
+
+static int image_batch_add(image_batch *b, const char *dir, const char *name)
+{
+  char *p;
+  if (b->count == b->cap) {
+    const int cap = b->cap ? 2 * b->cap : 64;
+    char **grown = realloc(b->paths, (size_t)cap * sizeof(*grown));
+    if (!grown)
+      return dsg_error_set(DSG_ERR_NOMEM, "cannot list %d images", cap);
+    b->paths = grown;
+    b->cap = cap;
+  }
+  const size_t len = (dir ? strlen(dir) + 1 : 0) + strlen(name) + 1;
+  p = malloc(len);
+  if (!p)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot list the images");
+  snprintf(p, len, "%s%s%s", dir ? dir : "", dir ? "/" : "", name);
+  b->paths[b->count++] = p;
+  return DSG_OK;
+}
+
+static int by_name(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A folder's image files, sorted by name (not its subfolders'). */
+static int image_batch_add_folder(image_batch *b, const char *dir)
+{
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  const int first = b->count;
+  int status = DSG_OK;
+  if (!d)
+    return dsg_error_set(DSG_ERR_IO, "cannot read the folder '%s': %s", dir, strerror(errno));
+  while (status == DSG_OK && (e = readdir(d)) != NULL)
+    if (is_image_name(e->d_name))
+      status = image_batch_add(b, dir, e->d_name);
+  closedir(d);
+  if (status == DSG_OK && b->count == first)
+    status = dsg_error_set(DSG_ERR_INVALID, "the folder '%s' holds no image files (%s)", dir,
+                           "png, jpg, bmp, tga, pnm, tif, webp");
+  if (status == DSG_OK)
+    qsort(b->paths + first, (size_t)(b->count - first), sizeof(*b->paths), by_name);
+  return status;
+}
+
+static void image_batch_free(image_batch *b)
+{
+  for (int i = 0; i < b->count; i++)
+    free(b->paths[i]);
+  free(b->paths);
+}
+
+/* The output folder of image i: OUT/STEM, the file's name without its extension ("stdin" for
+ * -), made unique with -2, -3, ... where two images share a name. */
+static void image_batch_folder(const app_config *cfg, const image_batch *b, int i, char *buf,
+                               size_t cap)
+{
+  char stem[256];
+  int same = 0;
+  for (int j = 0; j <= i; j++) {
+    const char *path = b->paths[j], *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    char s[256];
+    const char *dot;
+    snprintf(s, sizeof(s), "%s", strcmp(path, "-") == 0 ? "stdin" : base);
+    dot = strrchr(s, '.');
+    if (dot && dot != s)
+      s[dot - s] = '\0';
+    if (j < i) {
+      char mine[256];
+      const char *p = b->paths[i], *sl = strrchr(p, '/');
+      snprintf(mine, sizeof(mine), "%s", strcmp(p, "-") == 0 ? "stdin" : sl ? sl + 1 : p);
+      dot = strrchr(mine, '.');
+      if (dot && dot != mine)
+        mine[dot - mine] = '\0';
+      same += strcmp(s, mine) == 0;
+    } else {
+      snprintf(stem, sizeof(stem), "%s", s);
+    }
+  }
+  if (same)
+    snprintf(buf, cap, "%s/%s-%d", cfg->out_dir, stem, same + 1);
+  else
+    snprintf(buf, cap, "%s/%s", cfg->out_dir, stem);
+}
+
+int app_run(const app_config *cfg)
+{
+  image_batch b = {NULL, 0, 0};
+  int status = DSG_OK, first_failure = DSG_OK, failed = 0, done = 0;
+  double t0 = dsg_seconds();
+
+  if (cfg->nimages <= 1 && !(cfg->image && is_folder(cfg->image)))
+    return run_image(cfg); /* one image: -o is its folder */
+  for (int i = 0; i < cfg->nimages && status == DSG_OK; i++)
+    status = is_folder(cfg->images[i]) ? image_batch_add_folder(&b, cfg->images[i])
+                                       : image_batch_add(&b, NULL, cfg->images[i]);
+  if (status != DSG_OK) {
+    image_batch_free(&b);
+    return status;
+  }
+  for (int i = 0; i < b.count; i++) {
+    app_config one = *cfg;
+    char folder[PATH_MAX + 300];
+    image_batch_folder(cfg, &b, i, folder, sizeof(folder));
+    one.image = b.paths[i];
+    one.nimages = 1;
+    one.out_dir = folder;
+    if (!cfg->quiet)
+      fprintf(stderr, "diaseg: [%d/%d] %s -> %s/\n", i + 1, b.count, b.paths[i], folder);
+    status = run_image(&one);
+    if (status == DSG_ERR_INTERRUPTED || app_cancel) {
+      first_failure = DSG_ERR_INTERRUPTED;
+      break;
+    }
+    if (status != DSG_OK) { /* said now, one line; the others still run */
+      app_cli_say(status == DSG_ERR_NOCONV ? "warning" : "error", dsg_error_raw());
+      failed++;
+      if (first_failure == DSG_OK)
+        first_failure = status;
+    } else {
+      done++;
+    }
+  }
+  if (!cfg->quiet || failed)
+    fprintf(stderr, "diaseg: %d of %d images done, %d failed (%.1f s)\n", done, b.count, failed,
+            dsg_seconds() - t0);
+  image_batch_free(&b);
+  if (first_failure == DSG_ERR_INTERRUPTED)
+    return dsg_error_set(DSG_ERR_INTERRUPTED, "interrupted by signal %d after %d of %d images",
+                         (int)app_cancel, done + failed, b.count);
+  if (first_failure != DSG_OK)
+    return dsg_error_set(first_failure, "%d of %d images failed (their messages are above)", failed,
+                         b.count);
+  return DSG_OK;
 }

@@ -1,4 +1,9 @@
-/* Image containers, checked before any stb_image decoder sees a byte.
+/* Image containers, checked before any decoder sees a byte.
+ *
+ * TIFF and WebP go to libtiff and libwebp (image_tiff.c, image_webp.c): their walks below read the
+ * declared size for the pixel cap and refuse a file whose header, directory, strips or chunks lie
+ * outside it, so that a truncated file gets a message of its own. The TIFF directory reader here
+ * also reads the EXIF block of a JPEG (image_orient.c).
  *
  * stb_image 2.27 (Debian 12's libstb-dev) has defects that a crafted file reaches (found by
  * tests/fuzz, kept in tests/fuzz/regressions/image): a JPEG Huffman table of more than 256 codes
@@ -11,6 +16,7 @@
  * itself stays stb's job. */
 #include "io_internal.h"
 
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
@@ -26,6 +32,11 @@ app_image_format app_image_sniff(const unsigned char *b, size_t len, const char 
     return APP_FMT_BMP;
   if (len >= 2 && b[0] == 'P' && (b[1] == '5' || b[1] == '6'))
     return APP_FMT_PNM;
+  if (len >= 4 && ((b[0] == 'I' && b[1] == 'I' && (b[2] == 42 || b[2] == 43) && b[3] == 0) ||
+                   (b[0] == 'M' && b[1] == 'M' && b[2] == 0 && (b[3] == 42 || b[3] == 43))))
+    return APP_FMT_TIFF;
+  if (len >= 12 && memcmp(b, "RIFF", 4) == 0 && memcmp(b + 8, "WEBP", 4) == 0)
+    return APP_FMT_WEBP;
   /* TGA has no signature: only trust it when the name says so */
   if (dot && strcasecmp(dot, ".tga") == 0)
     return APP_FMT_TGA;
@@ -314,6 +325,210 @@ static int check_bmp(const unsigned char *b, size_t len, const char *name, long 
   return DSG_OK;
 }
 
+/* ---- TIFF directories: TIFF files, and the EXIF block of a JPEG (image_orient.c) ------------ */
+
+/* An unsigned integer of `bytes` bytes at b + at in the directory's byte order (the callers have
+ * checked that the bytes are inside the buffer). */
+static uint64_t tiff_get(const app_tiff_dir *d, size_t at, unsigned bytes)
+{
+  uint64_t v = 0;
+  for (unsigned i = 0; i < bytes; i++)
+    v |= (uint64_t)d->b[at + (d->big_endian ? bytes - 1 - i : i)] << (8 * i);
+  return v;
+}
+
+/* Bytes per value of a TIFF field type; 0 for a type that does not exist. */
+static unsigned tiff_type_size(unsigned type)
+{
+  /* BYTE ASCII SHORT LONG RATIONAL SBYTE UNDEFINED SSHORT SLONG SRATIONAL FLOAT DOUBLE IFD - -
+   * LONG8 SLONG8 IFD8 */
+  static const unsigned char size[19] = {0, 1, 1, 2, 4, 8, 1, 1, 2, 4, 8, 4, 8, 4, 0, 0, 8, 8, 8};
+  return type < 19 ? size[type] : 0;
+}
+
+int app_tiff_dir_open(const unsigned char *b, size_t len, app_tiff_dir *d)
+{
+  uint64_t ifd, count;
+  size_t count_bytes, entry_bytes;
+  memset(d, 0, sizeof(*d));
+  if (len < 8 || !((b[0] == 'I' && b[1] == 'I') || (b[0] == 'M' && b[1] == 'M')))
+    return 0;
+  d->b = b;
+  d->len = len;
+  d->big_endian = b[0] == 'M';
+  switch (tiff_get(d, 2, 2)) {
+  case 42: ifd = tiff_get(d, 4, 4); break;
+  case 43: /* BigTIFF: offsets of 8 bytes */
+    if (len < 16 || tiff_get(d, 4, 2) != 8 || tiff_get(d, 6, 2) != 0)
+      return 0;
+    d->bigtiff = 1;
+    ifd = tiff_get(d, 8, 8);
+    break;
+  default: return 0;
+  }
+  count_bytes = d->bigtiff ? 8 : 2;
+  entry_bytes = d->bigtiff ? 20 : 12;
+  if (ifd < 8 || ifd > len || len - ifd < count_bytes)
+    return 0;
+  count = tiff_get(d, (size_t)ifd, (unsigned)count_bytes);
+  if (count > (len - (size_t)ifd - count_bytes) / entry_bytes)
+    return 0;
+  d->entries = (size_t)ifd + count_bytes;
+  d->count = (size_t)count;
+  return 1;
+}
+
+int app_tiff_dir_field(const app_tiff_dir *d, unsigned tag, app_tiff_field *f)
+{
+  const size_t entry_bytes = d->bigtiff ? 20 : 12;
+  const unsigned inline_bytes = d->bigtiff ? 8 : 4;
+  for (size_t i = 0; i < d->count; i++) {
+    const size_t e = d->entries + i * entry_bytes;
+    if (tiff_get(d, e, 2) != tag)
+      continue;
+    const unsigned type = (unsigned)tiff_get(d, e + 2, 2), size = tiff_type_size(type);
+    const uint64_t count = tiff_get(d, e + 4, inline_bytes);
+    uint64_t at = e + 4 + inline_bytes;
+    if (!size || count > d->len / size)
+      return 0;
+    if (count * size > inline_bytes) { /* the values are elsewhere in the file */
+      at = tiff_get(d, (size_t)at, inline_bytes);
+      if (at > d->len || count * size > d->len - at)
+        return 0;
+    }
+    f->type = type;
+    f->count = count;
+    f->data = (size_t)at;
+    return 1;
+  }
+  return 0;
+}
+
+uint64_t app_tiff_field_value(const app_tiff_dir *d, const app_tiff_field *f, uint64_t i)
+{
+  const unsigned t = f->type;
+  if (i >= f->count || !(t == 1 || t == 3 || t == 4 || t == 13 || t == 16 || t == 18))
+    return 0;
+  return tiff_get(d, f->data + (size_t)i * tiff_type_size(t), tiff_type_size(t));
+}
+
+/* TIFF: the header and the first directory inside the file, a width and a height, and every strip
+ * or tile the directory lists inside the file. The rest (codecs, sample layouts) is libtiff's. */
+static int check_tiff(const unsigned char *b, size_t len, const char *name, long *w, long *h)
+{
+  app_tiff_dir d;
+  app_tiff_field fw, fh, offsets, counts;
+  int tiled;
+  if (!app_tiff_dir_open(b, len, &d))
+    return BAD("'%s' is a truncated or corrupt TIFF: its header or first directory lies outside "
+               "the file",
+               name);
+  /* the fields decoding needs, their values inside the file (others, such as metadata, are
+   * libtiff's to ignore) */
+  static const unsigned short needed[] = {256, 257, 258, 259, 262, 273, 277, 278, 279, 284,
+                                          317, 320, 322, 323, 324, 325, 338, 339, 347, 530};
+  for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++) {
+    app_tiff_field f;
+    for (size_t k = 0; k < d.count; k++) {
+      const size_t e = d.entries + k * (d.bigtiff ? 20 : 12);
+      if (tiff_get(&d, e, 2) == needed[i] && tiff_type_size((unsigned)tiff_get(&d, e + 2, 2)) &&
+          !app_tiff_dir_field(&d, needed[i], &f))
+        return BAD("'%s' is a truncated or corrupt TIFF: the values of its tag %u lie outside the "
+                   "file",
+                   name, needed[i]);
+    }
+  }
+  if (!app_tiff_dir_field(&d, 256, &fw) || !app_tiff_dir_field(&d, 257, &fh))
+    return BAD("'%s' is a corrupt TIFF: its first directory has no image width or height", name);
+  const uint64_t vw = app_tiff_field_value(&d, &fw, 0), vh = app_tiff_field_value(&d, &fh, 0);
+  *w = vw > 0x7fffffffu ? 0x7fffffffL : (long)vw;
+  *h = vh > 0x7fffffffu ? 0x7fffffffL : (long)vh;
+  tiled = app_tiff_dir_field(&d, 324, &offsets); /* TileOffsets, else StripOffsets */
+  if ((tiled || app_tiff_dir_field(&d, 273, &offsets)) &&
+      app_tiff_dir_field(&d, tiled ? 325 : 279, &counts)) {
+    if (offsets.count != counts.count)
+      return BAD("'%s' is a corrupt TIFF: %llu %s offsets but %llu byte counts", name,
+                 (unsigned long long)offsets.count, tiled ? "tile" : "strip",
+                 (unsigned long long)counts.count);
+    for (uint64_t i = 0; i < offsets.count; i++) {
+      const uint64_t at = app_tiff_field_value(&d, &offsets, i);
+      const uint64_t n = app_tiff_field_value(&d, &counts, i);
+      if (at > len || n > len - at)
+        return BAD("'%s' is a truncated or corrupt TIFF: %s %llu declares %llu bytes at byte "
+                   "%llu, the file has %zu",
+                   name, tiled ? "tile" : "strip", (unsigned long long)i, (unsigned long long)n,
+                   (unsigned long long)at, len);
+    }
+  }
+  return DSG_OK;
+}
+
+/* ---- WebP -------------------------------------------------------------------------------- */
+
+static unsigned long le24(const unsigned char *p)
+{
+  return p[0] | (unsigned long)p[1] << 8 | (unsigned long)p[2] << 16;
+}
+
+/* WebP: the RIFF size inside the file, every chunk inside it, a first chunk that declares the
+ * canvas (VP8, VP8L or VP8X), no animation, and a bitstream chunk. The bitstream is libwebp's. */
+static int check_webp(const unsigned char *b, size_t len, const char *name, long *w, long *h)
+{
+  const unsigned long riff = le32(b + 4);
+  size_t pos = 12, end;
+  int image = 0;
+  if (riff < 4 || riff > len - 8)
+    return BAD("'%s' is a truncated or corrupt WebP: its RIFF header declares %lu bytes, %zu "
+               "follow it",
+               name, riff, len - 8);
+  end = 8 + (size_t)riff;
+  while (pos < end) {
+    if (end - pos < 8)
+      return BAD("'%s' is a truncated WebP: a chunk header at byte %zu is cut short", name, pos);
+    const unsigned char *type = b + pos, *p = b + pos + 8;
+    const unsigned long clen = le32(b + pos + 4);
+    for (int i = 0; i < 4; i++)
+      if (type[i] < 0x20 || type[i] > 0x7e)
+        return BAD("'%s' is a corrupt WebP: a chunk type at byte %zu is not four characters", name,
+                   pos);
+    if (clen > end - pos - 8)
+      return BAD("'%s' is a truncated or corrupt WebP: its %.4s chunk declares %lu bytes, %zu "
+                 "remain",
+                 name, (const char *)type, clen, end - pos - 8);
+    const int vp8 = memcmp(type, "VP8 ", 4) == 0, vp8l = memcmp(type, "VP8L", 4) == 0;
+    if (pos == 12) { /* the first chunk says the size */
+      if (memcmp(type, "VP8X", 4) == 0) {
+        if (clen < 10)
+          return BAD("'%s' is a corrupt WebP: a VP8X chunk of %lu bytes", name, clen);
+        if (p[0] & 0x02) /* the animation flag */
+          return BAD("'%s' is an animated WebP, which diaseg does not decode: save the frame "
+                     "you want as a still image (PNG, WebP)",
+                     name);
+        *w = (long)le24(p + 4) + 1;
+        *h = (long)le24(p + 7) + 1;
+      } else if (vp8) {
+        if (clen < 10 || (p[0] & 1) || p[3] != 0x9d || p[4] != 0x01 || p[5] != 0x2a)
+          return BAD("'%s' is a corrupt WebP: its VP8 chunk does not start with a key frame", name);
+        *w = (long)(le16(p + 6) & 0x3fff);
+        *h = (long)(le16(p + 8) & 0x3fff);
+      } else if (vp8l) {
+        if (clen < 5 || p[0] != 0x2f)
+          return BAD("'%s' is a corrupt WebP: its VP8L chunk has no lossless signature", name);
+        *w = (long)(le32(p + 1) & 0x3fff) + 1;
+        *h = (long)((le32(p + 1) >> 14) & 0x3fff) + 1;
+      } else {
+        return BAD("'%s' is a corrupt WebP: its first chunk is '%.4s', not VP8, VP8L or VP8X", name,
+                   (const char *)type);
+      }
+    }
+    image |= vp8 || vp8l;
+    pos += 8 + clen + (clen & 1); /* chunks are padded to an even size */
+  }
+  if (!image)
+    return BAD("'%s' is a WebP without image data (no VP8 or VP8L chunk)", name);
+  return DSG_OK;
+}
+
 int app_image_check(app_image_format fmt, const unsigned char *b, size_t len, const char *name,
                     long *w, long *h)
 {
@@ -324,6 +539,9 @@ int app_image_check(app_image_format fmt, const unsigned char *b, size_t len, co
   case APP_FMT_PNM: return check_pnm(b, len, name, w, h);
   case APP_FMT_TGA: return check_tga(b, len, name, w, h);
   case APP_FMT_BMP: return check_bmp(b, len, name, w, h);
-  default: return BAD("'%s' is not a supported image (PNG, JPEG, BMP, TGA, PNM P5/P6)", name);
+  case APP_FMT_TIFF: return check_tiff(b, len, name, w, h);
+  case APP_FMT_WEBP: return check_webp(b, len, name, w, h);
+  default:
+    return BAD("'%s' is not a supported image (PNG, JPEG, TIFF, WebP, BMP, TGA, PNM P5/P6)", name);
   }
 }

@@ -1,8 +1,11 @@
-/* Image files: reading (size-capped, regular files only) and decoding (hardened stb_image). */
+/* Image files: reading (size-capped, regular files only, or standard input for the name "-") and
+ * decoding by content: a table of formats (below), each container walked first (image_format.c),
+ * then hardened stb_image, libtiff or libwebp; JPEG's EXIF orientation applied (image_orient.c). */
 #include "io_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -76,18 +79,6 @@ out_close:
   return status;
 }
 
-static const char *format_name(app_image_format fmt)
-{
-  switch (fmt) {
-  case APP_FMT_PNG: return "PNG";
-  case APP_FMT_JPEG: return "JPEG";
-  case APP_FMT_BMP: return "BMP";
-  case APP_FMT_TGA: return "TGA";
-  case APP_FMT_PNM: return "PNM";
-  default: return "image";
-  }
-}
-
 /* stb keeps its last failure reason until the next failure, and stbi_info probes every format
  * (the JPEG probe of a PNG leaves "no SOI"); some decoder paths fail without a reason. A probe
  * of one zero byte fails in every format and leaves one known reason: the one returned here. A
@@ -100,37 +91,19 @@ static const char *stb_reason_reset(void)
   return stbi_failure_reason();
 }
 
-int app_image_decode(const unsigned char *file, size_t len, const char *name, size_t max_pixels,
-                     dsg_image *img)
+static const char *format_name(app_image_format fmt);
+
+/* PNG, JPEG, BMP, TGA, PNM: hardened stb_image (its header read again by stbi_info and compared
+ * with the walk's, then the decoded shape with the header's). */
+static int decode_stb(app_image_format fmt, const unsigned char *file, size_t len, const char *name,
+                      long dw, long dh, dsg_image *img)
 {
   unsigned char *pixels = NULL;
   int w = 0, h = 0, comp = 0, w2 = 0, h2 = 0, c2 = 0, status;
-  long dw = -1, dh = -1;
-  app_image_format fmt;
   const char *why, *stale;
-  char shown[DSG_SHORT_NAME];
 
-  memset(img, 0, sizeof(*img));
-  fmt = app_image_sniff(file, len, name); /* the whole name: TGA is known by its extension */
-  name = dsg_short_name(name, shown);
-  if (len == 0)
-    return dsg_error_set(DSG_ERR_FORMAT, "'%s' is empty, not an image", name);
   if (len > (size_t)INT32_MAX)
     return dsg_error_set(DSG_ERR_LIMIT, "'%s' is too large for the image decoder", name);
-  /* the container first: no stb decoder sees a file whose structure is broken */
-  status = app_image_check(fmt, file, len, name, &dw, &dh);
-  if (status != DSG_OK)
-    return status;
-  if (dw < 1 || dh < 1)
-    return dsg_error_set(DSG_ERR_FORMAT,
-                         "'%s' declares a %ld x %ld image: it needs at least one "
-                         "pixel",
-                         name, dw, dh);
-  if ((size_t)dw > max_pixels / (size_t)dh)
-    return dsg_error_set(DSG_ERR_LIMIT,
-                         "'%s' is %ld x %ld = %.0f pixels, over the cap of %zu "
-                         "(raise it with --max-pixels)",
-                         name, dw, dh, (double)dw * (double)dh, max_pixels);
   if (!stbi_info_from_memory(file, (int)len, &w, &h, &comp)) /* its reason is a probe's */
     return dsg_error_set(DSG_ERR_FORMAT, "'%s' has a corrupt or unsupported %s header", name,
                          format_name(fmt));
@@ -163,15 +136,146 @@ int app_image_decode(const unsigned char *file, size_t len, const char *name, si
   return status;
 }
 
+/* The formats: recognised by their signature (app_image_sniff), walked (app_image_check), then
+ * decoded by their row's decoder. `exif`: the JPEG's EXIF orientation is applied afterwards (stb
+ * ignores it; TIFF's decoder applies the TIFF's own). */
+static const struct image_codec {
+  app_image_format fmt;
+  const char *name;
+  app_image_decoder decode;
+  int exif;
+} codecs[] = {
+    {APP_FMT_PNG, "PNG", decode_stb, 0},        {APP_FMT_JPEG, "JPEG", decode_stb, 1},
+    {APP_FMT_BMP, "BMP", decode_stb, 0},        {APP_FMT_TGA, "TGA", decode_stb, 0},
+    {APP_FMT_PNM, "PNM", decode_stb, 0},        {APP_FMT_TIFF, "TIFF", app_tiff_decode, 0},
+    {APP_FMT_WEBP, "WebP", app_webp_decode, 0},
+};
+
+static const struct image_codec *codec_of(app_image_format fmt)
+{
+  for (size_t i = 0; i < sizeof(codecs) / sizeof(codecs[0]); i++)
+    if (codecs[i].fmt == fmt)
+      return &codecs[i];
+  return NULL;
+}
+
+static const char *format_name(app_image_format fmt)
+{
+  const struct image_codec *c = codec_of(fmt);
+  return c ? c->name : "image";
+}
+
+int app_image_decode(const unsigned char *file, size_t len, const char *name, size_t max_pixels,
+                     dsg_image *img)
+{
+  const struct image_codec *codec;
+  int status;
+  long dw = -1, dh = -1;
+  char shown[DSG_SHORT_NAME];
+
+  memset(img, 0, sizeof(*img));
+  codec = codec_of(app_image_sniff(file, len, name)); /* the whole name: TGA is known by it */
+  name = dsg_short_name(name, shown);
+  if (len == 0)
+    return dsg_error_set(DSG_ERR_FORMAT, "'%s' is empty, not an image", name);
+  /* the container first: no decoder sees a file whose structure is broken */
+  status = app_image_check(codec ? codec->fmt : APP_FMT_UNKNOWN, file, len, name, &dw, &dh);
+  if (status != DSG_OK)
+    return status;
+  if (dw < 1 || dh < 1)
+    return dsg_error_set(DSG_ERR_FORMAT,
+                         "'%s' declares a %ld x %ld image: it needs at least one "
+                         "pixel",
+                         name, dw, dh);
+  if ((size_t)dw > max_pixels / (size_t)dh)
+    return dsg_error_set(DSG_ERR_LIMIT,
+                         "'%s' is %ld x %ld = %.0f pixels, over the cap of %zu "
+                         "(raise it with --max-pixels)",
+                         name, dw, dh, (double)dw * (double)dh, max_pixels);
+  status = codec->decode(codec->fmt, file, len, name, dw, dh, img);
+  if (status == DSG_OK && codec->exif)
+    status = app_image_orient(img, app_exif_orientation(file, len));
+  if (status != DSG_OK)
+    dsg_image_free(img);
+  return status;
+}
+
+/* Standard input, read whole up to APP_MAX_FILE_BYTES (a pipe or a redirection: its size is not
+ * known before the end). */
+static int read_stdin(unsigned char **data, size_t *len)
+{
+  struct stat st;
+  unsigned char *buf = NULL, *grown;
+  size_t cap = 0, n = 0;
+  int status = DSG_OK;
+
+  *data = NULL;
+  if (fstat(STDIN_FILENO, &st) != 0)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "the image '-' is standard input, which is not open (%s): pipe or "
+                         "redirect an image into diaseg",
+                         strerror(errno));
+  if (isatty(STDIN_FILENO))
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "the image '-' is standard input, which is a terminal: pipe or redirect "
+                         "an image into diaseg (diaseg segment - < photo.jpg)");
+  for (;;) {
+    if (n == cap) {
+      if (cap > APP_MAX_FILE_BYTES) {
+        status = dsg_error_set(DSG_ERR_LIMIT,
+                               "standard input holds more than %zu bytes, over diaseg's file "
+                               "limit",
+                               APP_MAX_FILE_BYTES);
+        goto out_free;
+      }
+      cap = cap ? 2 * cap : (size_t)1 << 16;
+      if (cap > APP_MAX_FILE_BYTES + 1)
+        cap = APP_MAX_FILE_BYTES + 1; /* one byte more: enough to see the limit passed */
+      grown = realloc(buf, cap);
+      if (!grown) {
+        status =
+            dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %zu bytes to read standard input", cap);
+        goto out_free;
+      }
+      buf = grown;
+    }
+    const ssize_t got = read(STDIN_FILENO, buf + n, cap - n);
+    if (got > 0) {
+      n += (size_t)got;
+    } else if (got == 0) {
+      break;
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) { /* a non-blocking pipe: wait for it */
+      struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+      poll(&p, 1, -1);
+    } else if (errno != EINTR) {
+      status = dsg_error_set(DSG_ERR_IO, "cannot read standard input: %s", strerror(errno));
+      goto out_free;
+    }
+  }
+  if (n == 0) {
+    status = dsg_error_set(DSG_ERR_FORMAT,
+                           "standard input is empty: the image '-' is read from it, and nothing "
+                           "was piped or redirected into diaseg");
+    goto out_free;
+  }
+  *data = buf;
+  *len = n;
+  return DSG_OK;
+out_free:
+  free(buf);
+  return status;
+}
+
 int app_image_load(const char *path, size_t max_pixels, dsg_image *img)
 {
   unsigned char *file = NULL;
   size_t len = 0;
   int status;
+  const int from_stdin = strcmp(path, "-") == 0;
   memset(img, 0, sizeof(*img));
-  status = app_read_file(path, &file, &len);
+  status = from_stdin ? read_stdin(&file, &len) : app_read_file(path, &file, &len);
   if (status == DSG_OK)
-    status = app_image_decode(file, len, path, max_pixels, img);
+    status = app_image_decode(file, len, from_stdin ? "<stdin>" : path, max_pixels, img);
   free(file);
   return status;
 }

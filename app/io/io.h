@@ -1,9 +1,11 @@
 /* io: files for the drivers (the command line, bench, the fuzzers): image files in, output
  * files out, all or nothing. The library (diaseg.h) never touches a file; this module does.
  *
- * image_load.c    reading (size-capped, regular files) and decoding (hardened stb_image)
- * image_format.c  walking each container's header before stb sees it (io_internal.h)
- * output.c        staged (atomic) output files, PNG and .npy writers
+ * image_load.c    reading (size-capped, regular files or standard input) and decoding by content
+ * image_format.c  walking each container's header before a decoder sees it (io_internal.h)
+ * image_orient.c  EXIF orientation of JPEGs; turning pixels upright
+ * image_tiff.c    TIFF through libtiff, image_webp.c WebP through libwebp (each optional)
+ * output.c        staged (atomic) output files, PNG (libpng, in parallel) and .npy writers
  * stb_impl.c      the stb implementations, compiled with diaseg's limits
  */
 #ifndef DIASEG_IO_H
@@ -22,10 +24,16 @@
 /* Largest file diaseg reads, in bytes. */
 #define APP_MAX_FILE_BYTES ((size_t)1 << 30)
 
-/* Loads a PNG, JPEG, BMP, TGA (by .tga extension only: the format has no signature) or PNM
- * (P5/P6) file. Checks the header's dimensions against max_pixels in size_t before decoding.
- * Returns DSG_OK, DSG_ERR_IO (missing, unreadable, a directory), DSG_ERR_FORMAT (not an image,
- * truncated or corrupt) or DSG_ERR_LIMIT. Free with dsg_image_free. */
+/* Loads a PNG, JPEG, TIFF (first page), WebP (still), BMP, TGA (by .tga extension only: the format
+ * has no signature) or PNM (P5/P6) file, recognised by its content, not its name; path "-" reads
+ * standard input whole (a pipe or a redirection, up to APP_MAX_FILE_BYTES). Checks the header's
+ * dimensions against max_pixels in size_t before decoding. A JPEG's EXIF orientation and a TIFF's
+ * Orientation tag are applied: the image is upright, as a viewer shows it. The image is gray,
+ * gray+alpha, RGB or RGBA as the file holds it. TIFF and WebP need libtiff and libwebp at build
+ * time (DIASEG_HAVE_TIFF, DIASEG_HAVE_WEBP); without them those files are refused, naming the
+ * library. Returns DSG_OK, DSG_ERR_IO (missing, unreadable, a directory), DSG_ERR_FORMAT (not an
+ * image, truncated or corrupt, empty standard input), DSG_ERR_INVALID ("-" with standard input
+ * closed or a terminal), DSG_ERR_LIMIT or DSG_ERR_NOMEM. Free with dsg_image_free. */
 int app_image_load(const char *path, size_t max_pixels, dsg_image *img);
 /* The same checks and decoding on a file already in memory; `name` is used in messages and to
  * recognise TGA by its extension. The entry point of the image fuzzer. */
@@ -44,11 +52,15 @@ int app_read_file(const char *path, unsigned char **data, size_t *len);
  * removes every staged file, so an error or interrupt leaves no partial output behind. */
 typedef struct app_out app_out;
 
-/* Creates the folder if missing (one level) and checks it is writable. */
+/* Creates the folder and the folders above it where missing (like mkdir -p) and checks it is
+ * writable. Something other than a folder on the path (a file, as in FILE/sub) or a folder that
+ * cannot be made or written is DSG_ERR_IO with the reason; what it made is removed again then,
+ * and by app_out_destroy when nothing was committed. */
 int app_out_begin(app_out **out, const char *dir);
 /* Opens a staged file for the final name `name` (no path separators). */
 int app_out_open(app_out *o, const char *name, FILE **fp);
-/* Closes a staged file, checking every write, flush and close; on failure the file is dropped. */
+/* Closes a staged file, checking every write, flush, fsync and close; on failure the file is
+ * dropped. */
 int app_out_close(app_out *o, FILE *fp);
 /* Stages a file at any path, its temporary beside it, committed with the set (--json FILE); a
  * missing parent folder or one that cannot be written fails here. A folder at `path` is an error.
@@ -74,10 +86,27 @@ void app_out_abort_signal_safe(app_out *o);
 /* The folder. */
 const char *app_out_dir(const app_out *o);
 
-/* Writers into a staged file. They check their sizes (stbi_write_png computes in int). */
+/* Writers into staged files (a writer that fails leaves no file of its own staged). PNGs are
+ * written by libpng with fast settings (zlib level 1, a cheap row filter: see output.c). */
+
+/* A picture for app_out_png_many: width * height pixels row-major, `channels` samples each
+ * (1 gray, 3 RGB) of `depth` bits (8: unsigned char; 16: uint16_t in the machine's order). */
+typedef struct app_png {
+  const char *name; /* the output's name in the folder */
+  int width, height;
+  int channels; /* 1 or 3 */
+  int depth;    /* 8 or 16 */
+  const void *data;
+} app_png;
+/* Stages the n pictures, then encodes, writes and closes them in parallel (OpenMP), one picture
+ * per thread at a time. Returns DSG_OK, or the first failing picture's error (DSG_ERR_LIMIT for a
+ * size beyond the writer, DSG_ERR_IO naming the file and the reason); a picture that failed is
+ * not left staged, the others are (app_out_destroy drops them). */
+int app_out_png_many(app_out *o, const app_png *pics, int n);
+/* One picture of 1 (gray) or 3 (RGB) 8-bit channels. */
 int app_out_png(app_out *o, const char *name, int width, int height, int comp,
                 const unsigned char *data);
-/* One 16-bit gray channel (libpng), width * height samples row-major. */
+/* One 16-bit gray channel, width * height samples row-major. */
 int app_out_png16(app_out *o, const char *name, int width, int height, const uint16_t *data);
 int app_out_npy_f32(app_out *o, const char *name, const float *data, int ndim, const size_t *shape);
 int app_out_npy_f64(app_out *o, const char *name, const double *data, int ndim,

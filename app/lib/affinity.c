@@ -292,13 +292,16 @@ int app_affinity_build_cancel(int width, int height, const float *features, int 
     for (int y = y0; y < y1; y++) {
       for (int x = 0; x < width; x++) {
         const int i = y * width + x;
-        const float *fi = features + (size_t)i * (size_t)nfeat;
+        const float *fi =
+            features ? features + (size_t)i * (size_t)nfeat : NULL; /* contour: none */
         double sum = 0.0;
         for (int k = 0; k < ndisc; k++) {
           const int xj = x + dx[k], yj = y + dy[k];
           if (diag_of[k] < 0 || xj < 0 || xj >= width || yj < 0 || yj >= height)
             continue;
-          const float *fj = features + ((size_t)yj * (size_t)width + (size_t)xj) * (size_t)nfeat;
+          const float *fj =
+              features ? features + ((size_t)yj * (size_t)width + (size_t)xj) * (size_t)nfeat
+                       : NULL;
           double dist2 = 0.0;
           for (int c = 0; c < nfeat; c++) {
             double diff = (double)fi[c] - (double)fj[c];

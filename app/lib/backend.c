@@ -40,7 +40,7 @@ void app_eig_options(const dsg_options *opt, eig_options *eo)
   eig_options_init(eo);
   eo->nev = opt->nev;
   eo->ncv = opt->ncv;
-  eo->tol = opt->tol;
+  eo->tol = app_tol(opt);
   eo->max_iter = opt->max_iter;
   eo->lanczos_unfused = opt->lanczos_unfused;
 }

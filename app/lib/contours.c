@@ -676,8 +676,12 @@ int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const dsg_image 
 
 int dsg_contours(const dsg_image *img, const dsg_options *opt, float **strength, float **parts)
 {
-  int status;
-  float *s = NULL, *p = NULL;
+  int status, w, h;
+  float *s = NULL, *p = NULL, *big = NULL;
+  dsg_image small = {0, 0, 0, NULL};
+  const dsg_image *work = img;
+  dsg_options defaults;
+  spmv_cl_image *im = NULL;
   *strength = NULL;
   if (parts)
     *parts = NULL;
@@ -685,7 +689,22 @@ int dsg_contours(const dsg_image *img, const dsg_options *opt, float **strength,
       img->channels > 4)
     return dsg_error_set(DSG_ERR_INVALID, "the image has no pixels or %d channels",
                          img ? img->channels : 0);
-  const size_t n = (size_t)img->width * img->height;
+  if (!opt) {
+    dsg_options_init(&defaults);
+    defaults.matvec = "cpu";
+    opt = &defaults;
+  }
+  if (opt->progress) { /* one stage: the detector */
+    dsg_progress rec = {"contours", 0, 1, 0, -1, 0, 0, 0.0, 0.0, -1.0};
+    opt->progress(opt->progress_data, &rec);
+  }
+  if (app_work_size(img->width, img->height, opt->work_pixels, &w, &h)) {
+    status = app_image_shrink(img, w, h, &small);
+    if (status != DSG_OK)
+      return status;
+    work = &small; /* detected at the working size, brought back to the image's below */
+  }
+  const size_t n = (size_t)work->width * work->height, N = (size_t)img->width * img->height;
   s = malloc(n * sizeof(float));
   if (parts)
     p = malloc(n * APP_CONTOUR_PARTS * sizeof(float));
@@ -693,18 +712,28 @@ int dsg_contours(const dsg_image *img, const dsg_options *opt, float **strength,
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of %zu pixels", n);
     goto out_free;
   }
-  {
-    spmv_cl_image *im = NULL;
-    dsg_options defaults;
-    if (!opt) {
-      dsg_options_init(&defaults);
-      defaults.matvec = "cpu";
-      opt = &defaults;
+  status = app_image_device(opt, &im);
+  if (status == DSG_OK)
+    status = app_contours_on(&im, opt, work, s, p, NULL);
+  spmv_cl_image_destroy(im);
+  if (status == DSG_OK && work != img) {
+    float *bigp = NULL;
+    big = malloc(N * sizeof(float));
+    bigp = parts ? malloc(N * APP_CONTOUR_PARTS * sizeof(float)) : NULL;
+    if (!big || (parts && !bigp)) {
+      free(bigp);
+      status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of %zu pixels", N);
+      goto out_free;
     }
-    status = app_image_device(opt, &im);
-    if (status == DSG_OK)
-      status = app_contours_on(&im, opt, img, s, p, NULL);
-    spmv_cl_image_destroy(im);
+    status = app_upsample_contours(s, work->width, work->height, img->width, img->height, big);
+    for (int k = 0; parts && k < APP_CONTOUR_PARTS; k++) /* the parts are soft: bilinear */
+      app_upsample_field(p + (size_t)k * n, work->width, work->height, img->width, img->height,
+                         bigp + (size_t)k * N);
+    free(s);
+    free(p);
+    s = big;
+    p = bigp;
+    big = NULL;
   }
   if (status != DSG_OK)
     goto out_free;
@@ -717,5 +746,7 @@ int dsg_contours(const dsg_image *img, const dsg_options *opt, float **strength,
 out_free:
   free(s);
   free(p);
+  free(big);
+  dsg_image_free(&small);
   return status;
 }

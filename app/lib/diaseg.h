@@ -56,8 +56,26 @@ void dsg_image_free(dsg_image *img);
  * (dsg_cue_name), the backends ("auto", "cpu", "opencl"), the solvers (eigensolver.h) and the
  * OpenCL kernels (spmv.h). Strings are borrowed for the duration of a call. */
 
-/* Called about once per restart during a solve, from the calling thread. */
-typedef void (*dsg_progress_fn)(void *data, long products, int converged, double elapsed_s);
+/* A report of a run's progress, to dsg_options.progress from the calling thread: once as each
+ * stage starts, about every 0.5 s during the solve, and once when each eigensolve stops. The
+ * record is borrowed for the call. Counts never decrease within a run. */
+typedef struct dsg_progress {
+  const char *stage; /* "contours", "affinity", "setup", "solve", "grouping" (a static string) */
+  int stage_index;   /* 0 .. stage_count - 1: the stage's place among the run's stages, in the */
+  int stage_count;   /* order above ("contours" only for a cue with contours, "grouping" for k>0) */
+  long products;     /* products with N so far, every speck round's (dsg_result_products: the
+                      * last round's alone); 0 before the solve */
+  /* the products the whole solve is expected to take (>= products, at most max_iter * ncv per
+   * round) from the rate at which the slowest wanted pair's residual falls; -1 while estimating
+   * (the first restarts); = products once the solve stopped */
+  long products_estimate;
+  int converged;          /* pairs converged: the most seen so far, <= wanted */
+  int wanted;             /* nev */
+  double elapsed_s;       /* since the run began (dsg_problem_create) */
+  double stage_elapsed_s; /* since this stage began */
+  double eta_s;           /* seconds left in the solve at its rate so far; < 0: unknown */
+} dsg_progress;
+typedef void (*dsg_progress_fn)(void *data, const dsg_progress *p);
 
 enum dsg_log_level {
   DSG_LOG_INFO = 0,    /* what was chosen, e.g. the backend and its device */
@@ -70,7 +88,7 @@ typedef void (*dsg_log_fn)(void *data, int level, const char *message);
 
 typedef struct dsg_options {
   /* grouping */
-  int k;         /* segments; 0: no grouping (eigenpairs only); 1 <= k <= nev <= 64 */
+  int k; /* segments; 0: no grouping (eigenpairs only); DSG_K_AUTO: chosen; k-means: k <= nev */
   uint64_t seed; /* k-means++ seed */
   int restarts;  /* k-means++ runs; the lowest inertia wins */
   /* Several k from one eigensolve: nks > 0 groups the same eigenvectors once per ks[i], in the
@@ -91,6 +109,12 @@ typedef struct dsg_options {
   /* hierarchy: > 0 cuts at this level instead of at k regions (the boundaries above it stay;
    * levels are the UCM's, in [0, 1) for the contour cues), and k and ks are not read; 0: k */
   double threshold;
+  /* resolution: an image of more than work_pixels pixels is segmented at the largest size of its
+   * aspect within work_pixels (area-averaged), and its labels and contours come back at the
+   * image's size, refined against its pixels (dsg_result_width/height); the eigenvectors, degrees
+   * and hierarchy stay at the working size (dsg_result_work_width/height). 0: full resolution.
+   * Default DSG_WORK_PIXELS. */
+  long long work_pixels;
   /* affinity */
   const char *affinity; /* the cue: "contour" (default), "contour+color", "intensity", "color" */
   int radius;           /* disc radius r >= 1 (81 offsets for r = 5) */
@@ -99,10 +123,10 @@ typedef struct dsg_options {
   double sigma_c;       /* contour scale > 0 (the contour cues): exp(-max contour / sigma_c) */
   int keep_specks;      /* 1: no component or speck handling: the plain top of the spectrum */
   /* eigensolver */
-  int nev;            /* eigenpairs, 1 <= nev < pixels */
-  int ncv;            /* basis size; 0: automatic */
-  double tol;         /* |N u - lambda u| <= tol |lambda|; DSG_MIN_TOL <= tol < 1 */
-  int max_iter;       /* restart limit */
+  int nev;      /* eigenpairs, 1 <= nev < pixels */
+  int ncv;      /* basis size; 0: automatic */
+  double tol;   /* |N u - lambda u| <= tol |lambda|; DSG_MIN_TOL <= tol < 1; 0: DSG_TOL_AUTO */
+  int max_iter; /* restart limit */
   const char *solver; /* "lanczos" (default) or "arpack" */
   /* backend */
   const char *matvec;     /* "auto": the first OpenCL GPU, else the C path; "cpu"; "opencl" */
@@ -121,9 +145,19 @@ typedef struct dsg_options {
   void *log_data;
 } dsg_options;
 
-#define DSG_MAX_K 64      /* k-means segments at most, and k values in a list at most */
+#define DSG_MAX_K 64 /* k-means segments at most, and k values in a list at most */
+/* k = DSG_K_AUTO (the default) chooses the scale: grouping "hierarchy" cuts at level
+ * DSG_AUTO_THRESHOLD, the UCM threshold of the best Covering and boundary F on BSDS500 train
+ * (docs/QUALITY.md); "kmeans" takes the k in [2, nev - 1] before the largest eigengap
+ * lambda_k - lambda_(k+1). The report says which ("scale"). */
+#define DSG_K_AUTO (-1)
+#define DSG_AUTO_THRESHOLD 0.63
 #define DSG_MAX_CUT 9999  /* regions of a cut of the hierarchy at most */
 #define DSG_MAX_RADIUS 30 /* disc radius at most */
+/* The default working resolution (work_pixels): BSDS500's photographs (481 x 321) are segmented
+ * whole, larger ones at about that size (docs/QUALITY.md measures the choice). */
+#define DSG_WORK_PIXELS 160000
+#define DSG_MIN_WORK_PIXELS 1024 /* the smallest working resolution */
 /* The smallest tol diaseg honours. The eigenvectors are float32: |N u - lambda u| of a float32
  * vector, measured with a float32 product, comes out at 1e-7 to 3e-7 |lambda| however far the
  * solver went, so below this a solver would call pairs converged that miss tol many times over
@@ -131,10 +165,18 @@ typedef struct dsg_options {
  * tol |lambda| up to that rounding (at most 1.0004 tol |lambda| on the sample images, both solvers,
  * C path and OpenCL: docs/RELIABILITY.md); dsg_options_check refuses a smaller tol. */
 #define DSG_MIN_TOL 1e-6
+/* tol 0 (the default) chooses by what the eigenvectors are for (measured on BSDS500 val,
+ * docs/QUALITY.md): DSG_TOL_HIERARCHY when they only draw pictures beside the hierarchy's labels
+ * (the labels do not depend on it), DSG_TOL_VECTORS when they are the result or k-means groups
+ * them (k-means labels at 1e-5 agree with 1e-6's on 95% of the pixels, at 1e-3 on 44%). */
+#define DSG_TOL_AUTO 0.0
+#define DSG_TOL_HIERARCHY 1e-3
+#define DSG_TOL_VECTORS 1e-5
 
-/* The defaults: k 5, seed 1, restarts 8, grouping hierarchy, spectral_weight 0, min_region 0
- * (automatic), affinity contour, radius 5, sigma_i 0.1, sigma_x 4, sigma_c 0.1, nev 8, tol 1e-5,
- * max_iter 1000, lanczos, auto; no list of k (ks NULL, nks 0); no callbacks. */
+/* The defaults: k auto, tol auto, work_pixels DSG_WORK_PIXELS, seed 1, restarts 8, grouping
+ * hierarchy, spectral_weight 0, min_region 0 (automatic), affinity contour, radius 5, sigma_i 0.1,
+ * sigma_x 4, sigma_c 0.1, nev 8, tol 1e-5, max_iter 1000, lanczos, auto; no list of k (ks NULL, nks
+ * 0); no callbacks. */
 void dsg_options_init(dsg_options *opt);
 /* Checks opt on its own (names, ranges, every k of ks, tol against DSG_MIN_TOL), before any work.
  * Returns DSG_OK or DSG_ERR_INVALID. */
@@ -160,6 +202,10 @@ void dsg_result_destroy(dsg_result *r);
 
 int dsg_result_width(const dsg_result *r);
 int dsg_result_height(const dsg_result *r);
+/* The size the image was segmented at (opt.work_pixels): the eigenvectors', the degrees' and the
+ * hierarchy's (dsg_result_ucm); width and height when the image was not shrunk. */
+int dsg_result_work_width(const dsg_result *r);
+int dsg_result_work_height(const dsg_result *r);
 /* Segment labels 0 .. k-1, width * height int32, numbered in order of first appearance; NULL
  * without grouping (k = 0, or fewer than k pairs converged). With a list (opt.ks), the first
  * k's labels: dsg_result_labels_k(r, opt.ks[0]). */
@@ -205,7 +251,8 @@ typedef struct dsg_timing {
   double solve;    /* every eigensolve, speck carving rounds included */
   double cluster;  /* embedding and k-means, every k of a list */
   double total;
-  double contours; /* the boundary detector (part of affinity; 0 for a cue without contours) */
+  double contours;   /* the boundary detector (part of affinity; 0 for a cue without contours) */
+  double resolution; /* shrinking to the working size and bringing labels and contours back */
 } dsg_timing;
 dsg_timing dsg_result_timing(const dsg_result *r);
 
@@ -315,11 +362,25 @@ int dsg_devices_json(const char *cl_device, char **json, size_t *len);
 void dsg_label_color(int label, unsigned char rgb[3]);
 /* Viridis colour for t in [0, 1] (clamped). */
 void dsg_viridis(double t, unsigned char rgb[3]);
+/* The colour maps of dsg_picture_field_map, a table: map i's name for i in
+ * [0, dsg_colormap_count()) ("viridis", "magma", "inferno", "gray", "coolwarm", "RdBu"; NULL past
+ * the end), and whether it is diverging (1: coolwarm, RdBu; 0 otherwise or out of range). */
+int dsg_colormap_count(void);
+const char *dsg_colormap_name(int i);
+int dsg_colormap_diverging(int i);
 /* One colour per segment. */
 int dsg_picture_labels(const int32_t *labels, int width, int height, unsigned char **rgb);
 /* The image (as RGB) lightly tinted by segment colour, with segment boundaries drawn. */
 int dsg_picture_overlay(const dsg_image *img, const int32_t *labels, unsigned char **rgb);
-/* Viridis picture of a scalar field, scaled from its 1st to its 99th percentile. */
+/* Picture of a scalar field (width * height floats) with the colour map named `colormap` (a
+ * dsg_colormap_name, matched without regard to case; NULL: viridis). A sequential map spans the
+ * field's 1st to 99th percentile; a diverging map puts 0 at its middle colour and spans -p to +p,
+ * p the 99th percentile of |field| (eigenvectors are signed). Values beyond take the end colours.
+ * Returns DSG_OK, DSG_ERR_INVALID for a name not in the table (the message lists the names) or
+ * DSG_ERR_NOMEM; *rgb is NULL on error. */
+int dsg_picture_field_map(const float *field, int width, int height, const char *colormap,
+                          unsigned char **rgb);
+/* dsg_picture_field_map with viridis. */
 int dsg_picture_field(const float *field, int width, int height, unsigned char **rgb);
 
 /* Frees memory the library handed out (report and device texts, pictures). */

@@ -298,10 +298,13 @@ typedef struct app_grouping {
 /* The k opt asks for into ks (DSG_MAX_K ints): opt->ks when nks > 0, else k alone (none for
  * k = 0). Returns their count. */
 int app_option_ks(const dsg_options *opt, int *ks);
+/* The tolerance of the solve: opt->tol, or for DSG_TOL_AUTO the one its grouping needs. */
+double app_tol(const dsg_options *opt);
 
 struct dsg_result {
-  int width, height, channels;
-  dsg_options opt; /* the options of the run; strings point into `strings` */
+  int width, height, channels; /* the labels' and contours' size: the image's */
+  int work_width, work_height; /* the eigenvectors', degrees' and hierarchy's: the working size */
+  dsg_options opt;             /* the options of the run; strings point into `strings` */
   char strings[7][256];
   int n;
   double *sqrt_degree;
@@ -319,6 +322,7 @@ struct dsg_result {
   long matvecs_all;
   int carved;
   /* one grouping per k, in the order of opt.ks (opt.k is the first, opt.ks is not kept) */
+  int k_auto; /* the caller's k was DSG_K_AUTO: the scale was chosen (groups[0]) */
   int ngroups;
   app_grouping groups[DSG_MAX_K];
   char backend[16];
@@ -329,5 +333,22 @@ struct dsg_result {
 
 /* The eigensolver's result inside r (tests). */
 const eig_result *app_result_eig(const dsg_result *r);
+
+/* ---- the working resolution (resolution.c) ---- */
+/* The largest width x height of the image's aspect within max_pixels into *work_w, *work_h;
+ * returns 1 when that is smaller than the image, 0 (the image's own size) when not or when
+ * max_pixels <= 0 (full resolution). */
+int app_work_size(int width, int height, long long max_pixels, int *work_w, int *work_h);
+/* src shrunk to width x height (each at most src's) by area averaging, into *dst. */
+int app_image_shrink(const dsg_image *src, int width, int height, dsg_image *dst);
+/* Labels of the working image `work` (its width * height) brought to the size of `full` (out:
+ * full's width * height): inside a region the region's label, within a working pixel of a
+ * boundary the label whose working pixels nearby are closest in colour and place. */
+int app_upsample_labels(const dsg_image *full, const dsg_image *work, const int32_t *labels,
+                        int32_t *out);
+/* A field of w x h brought to W x H, bilinear (centres onto centres). */
+void app_upsample_field(const float *src, int w, int h, int W, int H, float *dst);
+/* A thinned contour map of w x h brought to W x H, lines kept one pixel wide. */
+int app_upsample_contours(const float *src, int w, int h, int W, int H, float *dst);
 
 #endif /* DIASEG_INTERNAL_H */

@@ -1,9 +1,11 @@
-/* Pictures: segment colours, the boundary overlay, and viridis pictures of eigenvectors. */
+/* Pictures: segment colours, the boundary overlay, and pictures of eigenvectors through a table
+ * of colour maps. */
 #include "diaseg_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* viridis (CC0, van der Walt & Smith), 33 evenly spaced samples of matplotlib's 256-entry table */
 static const unsigned char viridis33[33][3] = {
@@ -14,22 +16,101 @@ static const unsigned char viridis33[33][3] = {
     {92, 200, 99},  {110, 206, 88}, {129, 211, 77}, {149, 216, 64}, {170, 220, 50}, {192, 223, 37},
     {213, 226, 26}, {234, 229, 26}, {253, 231, 37}};
 
-void dsg_viridis(double t, unsigned char rgb[3])
+/* magma (CC0, van der Walt & Smith), 33 evenly spaced samples of matplotlib's 256-entry table */
+static const unsigned char magma33[33][3] = {
+    {0, 0, 4},       {3, 3, 18},      {10, 8, 34},     {19, 13, 52},    {29, 17, 71},
+    {41, 17, 90},    {54, 16, 107},   {68, 15, 118},   {81, 18, 124},   {93, 23, 127},
+    {106, 28, 129},  {118, 33, 129},  {131, 38, 129},  {144, 42, 129},  {156, 46, 127},
+    {170, 51, 125},  {183, 55, 121},  {194, 59, 117},  {207, 64, 112},  {219, 71, 106},
+    {229, 80, 100},  {238, 91, 94},   {244, 105, 92},  {249, 120, 93},  {251, 135, 97},
+    {253, 150, 104}, {254, 165, 113}, {254, 180, 123}, {254, 194, 135}, {254, 209, 148},
+    {253, 224, 161}, {252, 238, 176}, {252, 253, 191},
+};
+/* inferno (CC0, van der Walt & Smith), 33 evenly spaced samples of matplotlib's 256-entry table */
+static const unsigned char inferno33[33][3] = {
+    {0, 0, 4},       {4, 3, 18},      {11, 7, 36},     {21, 11, 55},   {33, 12, 74},
+    {47, 10, 91},    {61, 9, 101},    {74, 12, 107},   {87, 16, 110},  {100, 21, 110},
+    {113, 25, 110},  {125, 30, 109},  {138, 34, 106},  {151, 39, 102}, {163, 44, 97},
+    {176, 49, 91},   {188, 55, 84},   {198, 61, 77},   {208, 69, 69},  {218, 78, 60},
+    {227, 89, 51},   {235, 100, 41},  {241, 113, 31},  {246, 126, 20}, {249, 140, 10},
+    {251, 155, 6},   {252, 170, 15},  {251, 186, 31},  {249, 201, 50}, {245, 217, 73},
+    {242, 232, 101}, {243, 245, 134}, {252, 255, 164},
+};
+/* coolwarm (Moreland's diverging map, matplotlib's 33 control points) */
+static const unsigned char coolwarm33[33][3] = {
+    {59, 76, 192},   {68, 90, 204},   {77, 104, 215},  {87, 117, 225},  {98, 130, 234},
+    {108, 142, 241}, {119, 154, 247}, {130, 165, 251}, {141, 176, 254}, {152, 185, 255},
+    {163, 194, 255}, {174, 201, 253}, {184, 208, 249}, {194, 213, 244}, {204, 217, 238},
+    {213, 219, 230}, {221, 221, 221}, {229, 216, 209}, {236, 211, 197}, {241, 204, 185},
+    {245, 196, 173}, {247, 187, 160}, {247, 177, 148}, {247, 166, 135}, {244, 154, 123},
+    {241, 141, 111}, {236, 127, 99},  {229, 112, 88},  {222, 96, 77},   {213, 80, 66},
+    {203, 62, 56},   {192, 40, 47},   {180, 4, 38},
+};
+/* RdBu (ColorBrewer, Cynthia Brewer; Apache 2.0): its 11 colours, red (low) to blue (high) */
+static const unsigned char rdbu11[11][3] = {
+    {103, 0, 31},    {178, 24, 43},   {214, 96, 77},   {244, 165, 130},
+    {253, 219, 199}, {247, 247, 247}, {209, 229, 240}, {146, 197, 222},
+    {67, 147, 195},  {33, 102, 172},  {5, 48, 97},
+};
+/* gray: black to white, R = G = B */
+static const unsigned char gray2[2][3] = {{0, 0, 0}, {255, 255, 255}};
+
+/* The colour maps: a row per map, its samples evenly spaced over [0, 1] and interpolated
+ * linearly. A diverging map's middle colour is 0 of a signed field (dsg_picture_field_map). */
+typedef struct colormap_row {
+  const char *name;
+  const unsigned char (*samples)[3];
+  int count;
+  int diverging;
+} colormap_row;
+
+static const colormap_row colormaps[] = {
+    {"viridis", viridis33, 33, 0}, {"magma", magma33, 33, 0},       {"inferno", inferno33, 33, 0},
+    {"gray", gray2, 2, 0},         {"coolwarm", coolwarm33, 33, 1}, {"RdBu", rdbu11, 11, 1},
+};
+#define NCOLORMAPS ((int)(sizeof(colormaps) / sizeof(colormaps[0])))
+
+int dsg_colormap_count(void) { return NCOLORMAPS; }
+
+const char *dsg_colormap_name(int i) { return i >= 0 && i < NCOLORMAPS ? colormaps[i].name : NULL; }
+
+int dsg_colormap_diverging(int i) { return i >= 0 && i < NCOLORMAPS ? colormaps[i].diverging : 0; }
+
+static int find_colormap(const char *name, int *index)
 {
+  char names[128] = "";
+  for (int i = 0; i < NCOLORMAPS; i++)
+    if (name && strcasecmp(name, colormaps[i].name) == 0) {
+      *index = i;
+      return DSG_OK;
+    }
+  for (int i = 0; i < NCOLORMAPS; i++)
+    snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "",
+             colormaps[i].name);
+  return dsg_error_set(DSG_ERR_INVALID, "colour map '%s' is not one of %s", name ? name : "(null)",
+                       names);
+}
+
+/* The colour of t in [0, 1] (clamped; NaN: 0) on map m. */
+static void map_color(const colormap_row *m, double t, unsigned char rgb[3])
+{
+  const int last = m->count - 1;
   double s;
   int i;
   if (!(t > 0.0))
-    t = 0.0; /* NaN too */
+    t = 0.0;
   if (t > 1.0)
     t = 1.0;
-  s = t * 32.0;
+  s = t * last;
   i = (int)s;
-  if (i >= 32)
-    i = 31;
+  if (i >= last)
+    i = last - 1;
   s -= i;
   for (int c = 0; c < 3; c++)
-    rgb[c] = (unsigned char)(viridis33[i][c] * (1.0 - s) + viridis33[i + 1][c] * s + 0.5);
+    rgb[c] = (unsigned char)(m->samples[i][c] * (1.0 - s) + m->samples[i + 1][c] * s + 0.5);
 }
+
+void dsg_viridis(double t, unsigned char rgb[3]) { map_color(&colormaps[0], t, rgb); }
 
 /* Tableau 20, dark shades first: distinct, colour-blind-aware, and familiar. */
 static const unsigned char palette20[20][3] = {
@@ -101,6 +182,7 @@ int dsg_picture_labels(const int32_t *labels, int width, int height, unsigned ch
   int status = alloc_rgb(width, height, rgb);
   if (status != DSG_OK)
     return status;
+#pragma omp parallel for schedule(static)
   for (size_t i = 0; i < n; i++)
     dsg_label_color(labels[i], *rgb + 3 * i);
   return DSG_OK;
@@ -136,17 +218,22 @@ int dsg_picture_overlay(const dsg_image *img, const int32_t *labels, unsigned ch
   return DSG_OK;
 }
 
-/* Approximate q-quantile of finite values via a 4096-bin histogram between lo and hi. */
-static double quantile(const float *v, size_t n, double lo, double hi, double q)
+/* Approximate q-quantile of the finite values of v (of |v| when `absolute`) via a 4096-bin
+ * histogram between lo and hi. */
+static double quantile(const float *v, size_t n, int absolute, double lo, double hi, double q)
 {
   enum { BINS = 4096 };
   size_t hist[BINS] = {0}, total = 0, acc = 0;
+  double scale;
   if (!(hi > lo))
     return lo;
+  scale = (BINS - 1) / (hi - lo);
+#pragma omp parallel for schedule(static) reduction(+ : hist[:BINS], total)
   for (size_t i = 0; i < n; i++) {
     if (!isfinite(v[i]))
       continue;
-    int b = (int)((v[i] - lo) / (hi - lo) * (BINS - 1));
+    const double x = absolute ? fabs((double)v[i]) : (double)v[i];
+    const int b = (int)((x - lo) * scale);
     hist[b < 0 ? 0 : b >= BINS ? BINS - 1 : b]++;
     total++;
   }
@@ -158,26 +245,49 @@ static double quantile(const float *v, size_t n, double lo, double hi, double q)
   return hi;
 }
 
-int dsg_picture_field(const float *field, int width, int height, unsigned char **rgb)
+int dsg_picture_field_map(const float *field, int width, int height, const char *colormap,
+                          unsigned char **rgb)
 {
   const size_t n = (size_t)width * (size_t)height;
   double lo = INFINITY, hi = -INFINITY, a, b;
-  int status = alloc_rgb(width, height, rgb);
+  const colormap_row *m;
+  int status, index = 0;
+  *rgb = NULL;
+  if (colormap && (status = find_colormap(colormap, &index)) != DSG_OK)
+    return status;
+  m = &colormaps[index];
+  status = alloc_rgb(width, height, rgb);
   if (status != DSG_OK)
     return status;
+#pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi)
   for (size_t i = 0; i < n; i++) {
     if (!isfinite(field[i]))
       continue;
     lo = field[i] < lo ? field[i] : lo;
     hi = field[i] > hi ? field[i] : hi;
   }
-  a = quantile(field, n, lo, hi, 0.01);
-  b = quantile(field, n, lo, hi, 0.99);
-  if (!(b > a)) {
-    a = lo;
-    b = hi > lo ? hi : lo + 1.0;
+  if (m->diverging) {
+    /* eigenvectors are signed: 0 at the middle colour, +-the 99th percentile of |v| at the ends */
+    const double top = fmax(fabs(lo), fabs(hi));
+    b = top > 0.0 ? quantile(field, n, 1, 0.0, top, 0.99) : 1.0;
+    if (!(b > 0.0))
+      b = top > 0.0 ? top : 1.0;
+    a = -b;
+  } else {
+    a = quantile(field, n, 0, lo, hi, 0.01);
+    b = quantile(field, n, 0, lo, hi, 0.99);
+    if (!(b > a)) {
+      a = lo;
+      b = hi > lo ? hi : lo + 1.0;
+    }
   }
+#pragma omp parallel for schedule(static)
   for (size_t i = 0; i < n; i++)
-    dsg_viridis(((double)field[i] - a) / (b - a), *rgb + 3 * i);
+    map_color(m, ((double)field[i] - a) / (b - a), *rgb + 3 * i);
   return DSG_OK;
+}
+
+int dsg_picture_field(const float *field, int width, int height, unsigned char **rgb)
+{
+  return dsg_picture_field_map(field, width, height, "viridis", rgb);
 }

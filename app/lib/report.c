@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define APP_STR_(x) #x
+#define APP_STR(x) APP_STR_(x) /* a number's macro as text */
+
 /* One k's segmentation: whether it was written (enough pairs converged), the k-means inertia, the
  * eigenvectors of its embedding and the localised ones passed over. `with_k` names the k (the
  * entries of "segmentations"; "segmentation" keeps its earlier keys). */
@@ -63,6 +66,12 @@ int dsg_result_report(const dsg_result *r, const dsg_report_info *info, char **j
   app_json_int(&j, "width", r->width);
   app_json_int(&j, "height", r->height);
   app_json_int(&j, "channels", r->channels);
+  /* the working resolution: the size of the eigenvectors, the degrees and the hierarchy */
+  app_json_begin_object(&j, "work");
+  app_json_int(&j, "width", r->work_width);
+  app_json_int(&j, "height", r->work_height);
+  app_json_int(&j, "pixels_cap", r->opt.work_pixels);
+  app_json_end_object(&j);
   app_json_int(&j, "n", (long long)r->width * r->height);
   app_json_int(&j, "nev", opt->nev);
   if (opt->k > 0)
@@ -77,6 +86,22 @@ int dsg_result_report(const dsg_result *r, const dsg_report_info *info, char **j
   } else {
     app_json_null(&j, "ks");
   }
+  /* how the scale was chosen: by the caller (k, a list, a threshold) or automatically */
+  app_json_begin_object(&j, "scale");
+  app_json_bool(&j, "auto", r->k_auto);
+  if (r->k_auto && r->opt.threshold > 0.0)
+    app_json_string(
+        &j, "rule",
+        "the hierarchy cut at level " APP_STR(
+            DSG_AUTO_THRESHOLD) ", the UCM threshold of the best Covering and boundary F on "
+                                "BSDS500 train");
+  else if (r->k_auto)
+    app_json_string(&j, "rule",
+                    "k-means at the k before the largest eigengap "
+                    "lambda_k - lambda_(k+1), 2 <= k < nev");
+  else
+    app_json_string(&j, "rule", opt->threshold > 0.0 ? "the caller's threshold" : "the caller's k");
+  app_json_end_object(&j);
   app_json_begin_object(&j, "parameters");
   app_json_bool(&j, "keep_specks", opt->keep_specks);
   app_json_int(&j, "radius", opt->radius);
@@ -178,6 +203,7 @@ int dsg_result_report(const dsg_result *r, const dsg_report_info *info, char **j
   app_json_number(&j, "matvec_setup", r->timing.setup);
   app_json_number(&j, "solve", r->timing.solve);
   app_json_number(&j, "cluster", r->timing.cluster);
+  app_json_number(&j, "resolution", r->timing.resolution); /* to the working size and back */
   app_json_number(&j, "write", info->write_s);
   app_json_number(&j, "total", info->total_s > 0 ? info->total_s : r->timing.total);
   app_json_begin_object(&j, "solve_split");

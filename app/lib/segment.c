@@ -16,6 +16,7 @@ struct dsg_problem {
   app_components comps;
   const app_cue *cue;
   double t_affinity, t_components, t_contours;
+  double t_start;  /* dsg_seconds() when it was created: the progress reports' elapsed_s */
   float *contours; /* the boundary detector's strength when the cue uses it, else NULL */
   float *soft;     /* the same before thinning (the hierarchy's boundary map) */
 };
@@ -25,7 +26,7 @@ const char *dsg_version(void) { return DIASEG_VERSION; }
 void dsg_options_init(dsg_options *opt)
 {
   memset(opt, 0, sizeof(*opt));
-  opt->k = 5;
+  opt->k = DSG_K_AUTO;
   opt->seed = 1;
   opt->restarts = 8;
   opt->affinity = "contour";
@@ -35,9 +36,10 @@ void dsg_options_init(dsg_options *opt)
   opt->sigma_c = 0.1;
   opt->grouping = "hierarchy";
   opt->spectral_weight = 0.0;
+  opt->work_pixels = DSG_WORK_PIXELS;
   opt->nev = 8;
   opt->ncv = 0;
-  opt->tol = 1e-5;
+  opt->tol = DSG_TOL_AUTO;
   opt->max_iter = 1000;
   opt->solver = "lanczos";
   opt->matvec = "auto";
@@ -54,11 +56,22 @@ static int check_tol(const dsg_options *opt)
                                           "|N u - lambda u| measure up to ~3e-7 |lambda| however "
                                           "long the solve",
                          opt->tol, DSG_MIN_TOL);
-  if (!(opt->tol >= DSG_MIN_TOL && opt->tol < 1.0))
+  if (opt->tol != DSG_TOL_AUTO && !(opt->tol >= DSG_MIN_TOL && opt->tol < 1.0))
     return dsg_error_set(DSG_ERR_INVALID,
-                         DSG_PARAM("tol") " %g is out of range: it must be in [%g, 1)", opt->tol,
-                         DSG_MIN_TOL);
+                         DSG_PARAM("tol") " %g is out of range: it must be in [%g, 1) (0: "
+                                          "automatic)",
+                         opt->tol, DSG_MIN_TOL);
   return DSG_OK;
+}
+
+double app_tol(const dsg_options *opt)
+{
+  if (opt->tol != DSG_TOL_AUTO)
+    return opt->tol;
+  if (app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY && (opt->k != 0 || opt->nks > 0) &&
+      opt->spectral_weight == 0.0) /* the eigenvectors draw pictures only */
+    return DSG_TOL_HIERARCHY;
+  return DSG_TOL_VECTORS;
 }
 
 int app_option_ks(const dsg_options *opt, int *ks)
@@ -69,7 +82,7 @@ int app_option_ks(const dsg_options *opt, int *ks)
     return count;
   }
   ks[0] = opt->k;
-  return opt->k > 0;
+  return opt->k > 0 || opt->k == DSG_K_AUTO;
 }
 
 /* k, or every k of the list: in range, within nev for k-means (a cut of the hierarchy needs no
@@ -81,11 +94,13 @@ static int check_ks(const dsg_options *opt)
   const int top =
       app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY ? DSG_MAX_CUT : APP_MAX_EMBED;
   if (opt->nks == 0) {
+    if (opt->k == DSG_K_AUTO)
+      return DSG_OK;
     if (opt->k < 0 || opt->k > top)
       return dsg_error_set(DSG_ERR_INVALID,
                            DSG_PARAM("k") " %d is out of range: it must be in [0, %d] (0: no "
                                           "grouping; %d segments at most for k-means, %d regions "
-                                          "for a cut of the hierarchy)",
+                                          "for a cut of the hierarchy) or auto",
                            opt->k, top, APP_MAX_EMBED, DSG_MAX_CUT);
     if (opt->k > opt->nev && app_grouping_find(opt->grouping) == APP_GROUPING_KMEANS)
       return dsg_error_set(DSG_ERR_INVALID,
@@ -186,6 +201,11 @@ int dsg_options_check(const dsg_options *opt)
                          DSG_PARAM("min_region") " %d is out of range: it must be >= 0 (0: "
                                                  "automatic)",
                          opt->min_region);
+  if (opt->work_pixels < 0 || (opt->work_pixels > 0 && opt->work_pixels < DSG_MIN_WORK_PIXELS))
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("work_pixels") " %lld is out of range: it must be 0 (full "
+                                                  "resolution) or >= %d",
+                         opt->work_pixels, DSG_MIN_WORK_PIXELS);
   if (!isfinite(opt->spectral_weight) || opt->spectral_weight < 0.0)
     return dsg_error_set(DSG_ERR_INVALID,
                          DSG_PARAM("spectral_weight") " %g is invalid: it must be finite and >= 0",
@@ -195,6 +215,8 @@ int dsg_options_check(const dsg_options *opt)
 
 int dsg_check_size(const dsg_options *opt, int width, int height)
 {
+  if (width > 0 && height > 0) /* the size the solve runs at */
+    app_work_size(width, height, opt->work_pixels, &width, &height);
   const size_t n = (size_t)(width > 0 ? width : 0) * (size_t)(height > 0 ? height : 0);
   if (n < 2)
     return dsg_error_set(DSG_ERR_INVALID,
@@ -221,6 +243,83 @@ static int check_cancel(const dsg_options *opt)
   return DSG_OK;
 }
 
+/* ---- progress (dsg_progress) ---- */
+
+/* The stages of a run, in order. */
+enum { STAGE_CONTOURS, STAGE_AFFINITY, STAGE_SETUP, STAGE_SOLVE, STAGE_GROUPING, STAGE_COUNT };
+static const char *const stage_names[STAGE_COUNT] = {"contours", "affinity", "setup", "solve",
+                                                     "grouping"};
+
+/* A run's reports to opt->progress: the stage, and the solve's counts kept monotone across
+ * the speck rounds. */
+typedef struct app_progress {
+  const dsg_options *opt;
+  dsg_progress rec;
+  double t_run, t_stage;
+  int no_contours;      /* the cue has no contours: no such stage */
+  int grouping;         /* k > 0 (or a list, or a threshold): a grouping stage */
+  long products_before; /* the products of the earlier speck rounds */
+} app_progress;
+
+static void progress_init(app_progress *pr, const dsg_options *opt, const app_cue *cue,
+                          double t_run)
+{
+  int ks[DSG_MAX_K];
+  memset(pr, 0, sizeof(*pr));
+  pr->grouping = app_option_ks(opt, ks) > 0 || opt->threshold > 0.0;
+  pr->opt = opt;
+  pr->t_run = t_run;
+  pr->t_stage = t_run;
+  pr->no_contours = !cue->contours;
+  pr->rec.stage = stage_names[pr->no_contours ? STAGE_AFFINITY : STAGE_CONTOURS];
+  pr->rec.stage_count = STAGE_COUNT - pr->no_contours - !pr->grouping;
+  pr->rec.products_estimate = -1;
+  pr->rec.wanted = opt->nev;
+  pr->rec.eta_s = -1.0;
+}
+
+static void progress_send(app_progress *pr)
+{
+  const double now = dsg_seconds();
+  pr->rec.elapsed_s = now - pr->t_run;
+  pr->rec.stage_elapsed_s = now - pr->t_stage;
+  pr->opt->progress(pr->opt->progress_data, &pr->rec);
+}
+
+/* Stage `stage` starts (pr NULL: no reports). */
+static void progress_stage(app_progress *pr, int stage)
+{
+  if (!pr || !pr->opt->progress)
+    return;
+  pr->t_stage = dsg_seconds();
+  pr->rec.stage = stage_names[stage];
+  pr->rec.stage_index = stage - (stage > STAGE_CONTOURS ? pr->no_contours : 0);
+  pr->rec.eta_s = -1.0;
+  progress_send(pr);
+}
+
+/* An eigensolve's report as the run's: the earlier speck rounds' products added, the converged
+ * count the most seen in the run, the ETA from the products per second of the stage so far. */
+static void progress_solve(void *data, const eig_progress *e)
+{
+  app_progress *pr = data;
+  const long products = pr->products_before + e->matvecs;
+  const double stage_s = dsg_seconds() - pr->t_stage;
+  if (products > pr->rec.products)
+    pr->rec.products = products;
+  if (e->nconv > pr->rec.converged)
+    pr->rec.converged = e->nconv < pr->rec.wanted ? e->nconv : pr->rec.wanted;
+  pr->rec.products_estimate =
+      e->matvecs_estimate < 0 ? -1 : pr->products_before + e->matvecs_estimate;
+  if (pr->rec.products_estimate >= 0 && pr->rec.products_estimate < pr->rec.products)
+    pr->rec.products_estimate = pr->rec.products;
+  pr->rec.eta_s = pr->rec.products_estimate >= 0 && pr->rec.products > 0
+                      ? (double)(pr->rec.products_estimate - pr->rec.products) * stage_s /
+                            (double)pr->rec.products
+                      : -1.0;
+  progress_send(pr);
+}
+
 static int check_image(const dsg_image *img)
 {
   if (!img || !img->pixels || img->width < 1 || img->height < 1 || img->channels < 1 ||
@@ -237,7 +336,7 @@ static int check_image(const dsg_image *img)
  * cue without contours) and *t_contours its seconds. */
 static int build_affinity(const dsg_image *img, const dsg_options *opt, const app_cue *cue,
                           spmv_dia **N, double **sqrt_degree, float **contours, float **soft,
-                          double *t_contours)
+                          double *t_contours, app_progress *pr)
 {
   float *soft_map = NULL;
   app_affinity_params ap = {opt->radius, opt->sigma_i, opt->sigma_x, NULL, opt->sigma_c, NULL};
@@ -252,6 +351,7 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
     *soft = NULL;
   if (t_contours)
     *t_contours = 0.0;
+  progress_stage(pr, cue->contours ? STAGE_CONTOURS : STAGE_AFFINITY);
   /* the image stages go to the device for the contour cues, whose detector is worth it */
   if (cue->contours)
     status = app_image_device(opt, &im); /* NULL: the C path */
@@ -269,6 +369,8 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
     ap.contours = edges;
     if (t_contours)
       *t_contours = dsg_seconds() - t0;
+    if (status == DSG_OK)
+      progress_stage(pr, STAGE_AFFINITY);
   }
   if (status == DSG_OK)
     status = app_features(img, cue, &features, &nfeat);
@@ -319,6 +421,7 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
 {
   dsg_problem *p = NULL;
   double t0 = dsg_seconds();
+  app_progress pr;
   int status;
 
   *out = NULL;
@@ -335,12 +438,15 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
   p->width = img->width;
   p->height = img->height;
   app_cue_find(opt->affinity, &p->cue);
+  p->t_start = t0;
+  progress_init(&pr, opt, p->cue, t0);
   status = build_affinity(img, opt, p->cue, &p->N, &p->sqrt_degree, &p->contours, &p->soft,
-                          &p->t_contours);
+                          &p->t_contours, &pr);
   if (status != DSG_OK)
     goto fail;
   p->t_affinity = dsg_seconds() - t0;
   t0 = dsg_seconds();
+  progress_stage(&pr, STAGE_SETUP);
   status = app_components_find(p->N, p->sqrt_degree, &p->comps);
   if (status == DSG_OK)
     status = check_cancel(opt);
@@ -424,11 +530,17 @@ static void keep_options(dsg_result *r, const dsg_options *opt)
                             &r->opt.cl_device, &r->opt.kernel, &r->opt.kernel_dir,
                             &r->opt.grouping};
   r->opt = *opt;
+  r->opt.tol = app_tol(opt); /* the report says what was used */
   r->opt.cancel = NULL;
   r->opt.progress = NULL;
   r->opt.log = NULL;
   r->ngroups = app_option_ks(opt, ks);
-  if (opt->threshold > 0.0) { /* one cut of the hierarchy at a level: k 0 marks it */
+  if (opt->nks == 0 && opt->k == DSG_K_AUTO && opt->threshold == 0.0) {
+    r->k_auto = 1;
+    if (app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY)
+      r->opt.threshold = DSG_AUTO_THRESHOLD; /* the cut at a level below; k-means: group() */
+  }
+  if (r->opt.threshold > 0.0) { /* one cut of the hierarchy at a level: k 0 marks it */
     r->ngroups = 1;
     ks[0] = 0;
   }
@@ -464,7 +576,7 @@ static int carve_localised(dsg_problem *p, const eig_result *eig, int *carved)
 }
 
 static int solve(dsg_problem *p, const dsg_options *opt, const eig_solver *solver, spmv_matvec *mv,
-                 dsg_result *r)
+                 dsg_result *r, app_progress *pr)
 {
   eig_options eo;
   int status = DSG_OK, carved = 0;
@@ -472,8 +584,9 @@ static int solve(dsg_problem *p, const dsg_options *opt, const eig_solver *solve
   for (int round = 0; round < APP_SPECK_ROUNDS; round++) {
     app_eig_options(opt, &eo);
     eo.cancel = opt->cancel;
-    eo.progress = opt->progress;
-    eo.progress_data = opt->progress_data;
+    eo.progress = opt->progress ? progress_solve : NULL;
+    eo.progress_data = pr;
+    pr->products_before = r->matvecs_all;
     if (!opt->keep_specks)
       app_components_to_options(&p->comps, &eo);
     eig_result_free(&r->eig);
@@ -579,13 +692,13 @@ static int group(dsg_problem *p, const dsg_options *opt, dsg_result *r)
       const app_hierarchy *H = r->hierarchy;
       gr->hierarchy = 1;
       gr->labels = malloc(n_of(r) * sizeof(*gr->labels));
-      status = gr->labels ? app_hierarchy_cut(H, gr->k, opt->threshold, gr->labels)
+      status = gr->labels ? app_hierarchy_cut(H, gr->k, r->opt.threshold, gr->labels)
                           : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %zu labels", n_of(r));
-      if (gr->k == 0 && gr->labels) { /* opt->threshold: as many regions as the level leaves */
+      if (gr->k == 0 && gr->labels) { /* a threshold: as many regions as the level leaves */
         gr->segments = 0;
         for (size_t i = 0; i < n_of(r); i++)
           gr->segments = gr->labels[i] >= gr->segments ? gr->labels[i] + 1 : gr->segments;
-        gr->level = opt->threshold;
+        gr->level = r->opt.threshold;
         continue;
       }
       gr->segments = gr->k < H->nregions ? gr->k : H->nregions;
@@ -598,6 +711,15 @@ static int group(dsg_problem *p, const dsg_options *opt, dsg_result *r)
                 "k %d: the hierarchy of this image has %d regions; the cut has %d", gr->k,
                 H->nregions, gr->segments);
       continue;
+    }
+    if (gr->k == DSG_K_AUTO) { /* k-means: the k before the largest eigengap */
+      const double *lambda = r->eig.values;
+      int best = 2;
+      for (int k = 3; k < r->eig.nconv; k++)
+        if (lambda[k - 1] - lambda[k] > lambda[best - 1] - lambda[best])
+          best = k;
+      gr->k = r->eig.nconv > 2 ? best : r->eig.nconv > 1 ? 2 : 1;
+      r->opt.k = gr->k;
     }
     status = group_one(p, opt, r, gr);
     if (gr->labels)
@@ -615,6 +737,7 @@ int dsg_problem_solve_on(dsg_problem *p, const dsg_options *opt, struct spmv_mat
   const eig_solver *solver;
   dsg_result *r;
   const spmv_cl_info *cl;
+  app_progress pr;
   const size_t n = (size_t)p->N->rows;
   int status = eig_solver_find(opt->solver, &solver);
 
@@ -658,13 +781,17 @@ int dsg_problem_solve_on(dsg_problem *p, const dsg_options *opt, struct spmv_mat
     }
     memcpy(r->contours, p->contours, n * sizeof(*r->contours));
   }
-  status = solve(p, opt, solver, mv, r);
+  progress_init(&pr, opt, p->cue, p->t_start);
+  progress_stage(&pr, STAGE_SOLVE);
+  status = solve(p, opt, solver, mv, r, &pr);
   /* the speck rounds may have carved new groups: the report counts them */
   r->components = p->comps.count;
   r->significant = p->comps.significant;
   r->speck_pixels = p->comps.speck_pixels;
   if (status == DSG_OK)
     status = check_cancel(opt);
+  if (status == DSG_OK && pr.grouping)
+    progress_stage(&pr, STAGE_GROUPING);
   if (status == DSG_OK)
     status = group(p, opt, r);
   if (status != DSG_OK)
@@ -696,22 +823,75 @@ int dsg_problem_solve(dsg_problem *p, const dsg_options *opt, dsg_result **out)
   return status;
 }
 
-int dsg_segment(const dsg_image *img, const dsg_options *opt, dsg_result **out)
+/* r's labels and contours, computed on `work`, brought to the size of `full` (resolution.c). */
+static int to_full_size(dsg_result *r, const dsg_image *full, const dsg_image *work)
 {
-  dsg_problem *p = NULL;
-  double t0 = dsg_seconds();
-  int status = dsg_problem_create(img, opt, &p);
-  *out = NULL;
-  if (status == DSG_OK)
-    status = dsg_problem_solve(p, opt, out);
-  if (*out) {
-    (*out)->channels = img->channels;
-    (*out)->timing.total = dsg_seconds() - t0;
+  const size_t N = (size_t)full->width * (size_t)full->height;
+  int status = DSG_OK;
+  for (int g = 0; g < r->ngroups && status == DSG_OK; g++) {
+    int32_t *labels = r->groups[g].labels, *big;
+    if (!labels)
+      continue;
+    big = malloc(N * sizeof(*big));
+    if (!big)
+      return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %zu labels", N);
+    status = app_upsample_labels(full, work, labels, big);
+    free(labels);
+    r->groups[g].labels = big;
   }
-  dsg_problem_destroy(p);
+  if (status == DSG_OK && r->contours) {
+    float *big = malloc(N * sizeof(*big));
+    if (!big)
+      return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of %zu pixels", N);
+    status = app_upsample_contours(r->contours, work->width, work->height, full->width,
+                                   full->height, big);
+    free(r->contours);
+    r->contours = big;
+  }
+  r->width = full->width;
+  r->height = full->height;
   return status;
 }
 
+int dsg_segment(const dsg_image *img, const dsg_options *opt, dsg_result **out)
+{
+  dsg_problem *p = NULL;
+  dsg_image small = {0, 0, 0, NULL};
+  const dsg_image *work = img;
+  double t0 = dsg_seconds(), t_resize = 0.0;
+  int w, h, status = check_image(img);
+  *out = NULL;
+  if (status == DSG_OK && app_work_size(img->width, img->height, opt->work_pixels, &w, &h)) {
+    status = app_image_shrink(img, w, h, &small);
+    work = &small;
+    t_resize = dsg_seconds() - t0;
+  }
+  if (status == DSG_OK)
+    status = dsg_problem_create(work, opt, &p);
+  if (status == DSG_OK)
+    status = dsg_problem_solve(p, opt, out);
+  if (*out) {
+    const double t1 = dsg_seconds();
+    int up = DSG_OK;
+    (*out)->channels = img->channels;
+    (*out)->work_width = work->width;
+    (*out)->work_height = work->height;
+    if (work != img && (up = to_full_size(*out, img, work)) != DSG_OK) {
+      dsg_result_destroy(*out);
+      *out = NULL;
+      status = up;
+    } else {
+      (*out)->timing.resolution = t_resize + (dsg_seconds() - t1);
+      (*out)->timing.total = dsg_seconds() - t0;
+    }
+  }
+  dsg_problem_destroy(p);
+  dsg_image_free(&small);
+  return status;
+}
+
+int dsg_result_work_width(const dsg_result *r) { return r->work_width; }
+int dsg_result_work_height(const dsg_result *r) { return r->work_height; }
 int dsg_result_width(const dsg_result *r) { return r->width; }
 const float *dsg_result_contours(const dsg_result *r) { return r->contours; }
 int dsg_result_ucm(const dsg_result *r, float *ucm)
@@ -770,7 +950,7 @@ int dsg_affinity(const dsg_image *img, const dsg_options *opt, dsg_matrix **out)
   m = calloc(1, sizeof(*m));
   if (!m)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a matrix");
-  status = build_affinity(img, opt, cue, &m->N, &m->sqrt_degree, NULL, NULL, NULL);
+  status = build_affinity(img, opt, cue, &m->N, &m->sqrt_degree, NULL, NULL, NULL, NULL);
   if (status != DSG_OK) {
     dsg_matrix_destroy(m);
     return status;

@@ -7,9 +7,10 @@
 #include "backend_internal.h"
 #include "cl_dia.h"
 
-/* The basis kernels of one matvec: kernels/lanczos.cl, built once, when first needed, and the
- * launch shape its options ask for. The matvec owns it (zeroed at creation, the counts set from
- * spmv_cl_options) and releases it with spmv_cl_basis_kernels_release. */
+/* The basis kernels of one matvec: kernels/lanczos.cl, built (or taken from the process-wide
+ * cache) once, when first needed, and the launch shape its options ask for. The matvec owns it
+ * (zeroed at creation, the counts set from spmv_cl_options) and releases it with
+ * spmv_cl_basis_kernels_release. */
 typedef struct spmv_cl_basis_kernels {
   cl_program program; /* NULL until built */
   size_t local;       /* the work-group size it was built for (-DLOCAL) */

@@ -1,6 +1,8 @@
 /* The OpenCL runtime: devices, opening one, program builds, errors, event timing. */
 #include "cl_runtime.h"
 
+#include "cl_cache.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +17,7 @@
 #endif
 
 static _Thread_local char build_log[8192];
+static _Thread_local unsigned long cl_failures; /* spmv_cl_fail calls on this thread */
 
 const char *spmv_cl_build_log(void) { return build_log; }
 
@@ -69,6 +72,7 @@ int spmv_cl_fail(cl_int err, const char *what, const char *device)
                        err == CL_OUT_OF_HOST_MEMORY
                    ? DSG_ERR_LIMIT
                    : DSG_ERR_OPENCL;
+  cl_failures++;
   return dsg_error_set(status, "%s failed: %s (%d)%s%s%s", what, spmv_cl_error_name(err), (int)err,
                        device ? " on " : "", device ? device : "",
                        status == DSG_ERR_LIMIT ? "; the device is out of memory or resources" : "");
@@ -250,7 +254,6 @@ int spmv_cl_runtime_open(spmv_cl_runtime *rt, const char *spec, const char *kern
 {
   spmv_cl_device *list = NULL;
   cl_device_id *ids = NULL;
-  cl_int err;
   int count = 0, index = 0, status;
 
   memset(rt, 0, sizeof(*rt));
@@ -263,16 +266,10 @@ int spmv_cl_runtime_open(spmv_cl_runtime *rt, const char *spec, const char *kern
   rt->device = ids[index];
   rt->max_alloc = max_alloc && max_alloc < rt->dev.max_alloc ? max_alloc : rt->dev.max_alloc;
   rt->max_alloc_capped = max_alloc != 0;
-  rt->ctx = clCreateContext(NULL, 1, &rt->device, NULL, NULL, &err);
-  if (err != CL_SUCCESS) {
-    status = spmv_cl_fail(err, "clCreateContext", rt->dev.name);
+  rt->failures = cl_failures;
+  status = spmv_cl_cache_queue(rt->device, rt->dev.name, &rt->ctx, &rt->queue);
+  if (status != DSG_OK)
     goto out;
-  }
-  rt->queue = clCreateCommandQueue(rt->ctx, rt->device, CL_QUEUE_PROFILING_ENABLE, &err);
-  if (err != CL_SUCCESS) {
-    status = spmv_cl_fail(err, "clCreateCommandQueue", rt->dev.name);
-    goto out;
-  }
   if (kernel_dir && *kernel_dir && !(rt->kernel_dir = strdup(kernel_dir)))
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the kernel folder's name");
 out:
@@ -289,6 +286,8 @@ void spmv_cl_runtime_close(spmv_cl_runtime *rt)
     clFinish(rt->queue);
     clReleaseCommandQueue(rt->queue);
   }
+  if (rt->ctx && cl_failures != rt->failures)
+    spmv_cl_cache_forget(rt->ctx);
   if (rt->ctx)
     clReleaseContext(rt->ctx);
   free(rt->kernel_dir);
@@ -391,13 +390,20 @@ int spmv_cl_build(const spmv_cl_runtime *rt, const char *name, const char *optio
   } else {
     src = spmv_kernel_source(name);
   }
+  if (!options)
+    options = "";
+  if (src && spmv_cl_cache_program_find(rt->ctx, rt->device, src, options, prog))
+    goto out;
   *prog = clCreateProgramWithSource(rt->ctx, 1, &src, NULL, &err);
   if (err != CL_SUCCESS) {
+    *prog = NULL;
     status = spmv_cl_fail(err, "clCreateProgramWithSource", rt->dev.name);
     goto out;
   }
   err = clBuildProgram(*prog, 1, &rt->device, options, NULL, NULL);
-  if (err != CL_SUCCESS) {
+  if (err == CL_SUCCESS) {
+    spmv_cl_cache_program_keep(rt->ctx, rt->device, src, options, *prog);
+  } else {
     char shown[DSG_SHORT_NAME];
     keep_build_log(*prog, rt->device);
     status = dsg_error_set(DSG_ERR_OPENCL,
@@ -406,6 +412,8 @@ int spmv_cl_build(const spmv_cl_runtime *rt, const char *name, const char *optio
                            from_disk ? "from " : "", from_disk ? dsg_short_name(path, shown) : name,
                            from_disk ? "" : ".cl (built in)", spmv_cl_error_name(err), (int)err,
                            rt->dev.name);
+    clReleaseProgram(*prog); /* a failed build is neither kept nor handed out */
+    *prog = NULL;
   }
 out:
   free(from_disk);

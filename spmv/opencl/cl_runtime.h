@@ -9,33 +9,41 @@
 
 #include "spmv.h"
 
-/* One device, opened: its description, a context and an in-order profiling queue on it. */
+/* One device, opened: its description, a context and an in-order profiling queue on it, both
+ * the process-wide cache's (cl_cache.h), shared with every other runtime on the device; rt holds
+ * a reference to each. */
 typedef struct spmv_cl_runtime {
   spmv_cl_device dev; /* dev.name names the device in every message */
   cl_device_id device;
   cl_context ctx;
   cl_command_queue queue;       /* in order, CL_QUEUE_PROFILING_ENABLE */
+  unsigned long failures;       /* this thread's OpenCL failures (spmv_cl_fail) when opened */
   unsigned long long max_alloc; /* the device's largest allocation, or the lower cap asked for */
   int max_alloc_capped;         /* max_alloc came from the options (spmv_cl_options.max_alloc) */
   char *kernel_dir;             /* where .cl files come from; NULL: the embedded copies */
 } spmv_cl_runtime;
 
-/* Opens the device that `spec` names (spmv_cl_pick; gpu_only 0) into rt: context, queue, the
- * allocation cap (max_alloc: 0, or a cap below the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE) and
- * the kernel folder (NULL or "": embedded). On failure rt is closed. Returns DSG_OK,
- * DSG_ERR_NODEVICE, DSG_ERR_NOMEM or DSG_ERR_OPENCL with the message. */
+/* Opens the device that `spec` names (spmv_cl_pick; gpu_only 0) into rt: context and queue (from
+ * the cache, opened there on the device's first use), the allocation cap (max_alloc: 0, or a cap
+ * below the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE) and the kernel folder (NULL or "": embedded).
+ * On failure rt is closed. Returns DSG_OK, DSG_ERR_NODEVICE, DSG_ERR_NOMEM or DSG_ERR_OPENCL with
+ * the message. */
 int spmv_cl_runtime_open(spmv_cl_runtime *rt, const char *spec, const char *kernel_dir,
                          unsigned long long max_alloc);
-/* Waits for rt's queue and releases everything rt holds; rt may be zeroed or half-opened. */
+/* Waits for rt's queue and releases everything rt holds; rt may be zeroed or half-opened. When an
+ * OpenCL call failed on this thread since rt was opened, the cache forgets rt's context (it may
+ * be unusable, e.g. after CL_OUT_OF_RESOURCES): the next runtime opens a fresh one. */
 void spmv_cl_runtime_close(spmv_cl_runtime *rt);
 
 /* The text of kernels/NAME.cl, embedded at build time (spmv/embed.cmake); NULL if none. */
 const char *spmv_kernel_source(const char *name);
 /* Builds kernels/NAME.cl, from rt->kernel_dir when set (a missing file, a folder, a FIFO or
  * another file that is not a regular one is an error, checked without blocking; at most 16 MiB)
- * or else the embedded copy, with the compiler options `options`, into *prog. A failed build
- * keeps its log (spmv_cl_build_log) and writes the message. Returns DSG_OK, DSG_ERR_IO,
- * DSG_ERR_LIMIT (over 16 MiB), DSG_ERR_NOMEM or DSG_ERR_OPENCL. */
+ * or else the embedded copy, with the compiler options `options`, into *prog (the caller's
+ * reference: release it with clReleaseProgram), or hands out the cache's program of the same
+ * text and options, built earlier in the process. A successful build is kept in the cache; a
+ * failed one is released (*prog NULL), keeps its log (spmv_cl_build_log) and writes the message.
+ * Returns DSG_OK, DSG_ERR_IO, DSG_ERR_LIMIT (over 16 MiB), DSG_ERR_NOMEM or DSG_ERR_OPENCL. */
 int spmv_cl_build(const spmv_cl_runtime *rt, const char *name, const char *options,
                   cl_program *prog);
 

@@ -91,7 +91,7 @@ def bad_inputs(tmp, data):
 
     cases = [
         (["segment", os.path.join(tmp, "missing.png")], "No such file"),
-        (["segment", os.path.join(tmp, "adir")], "directory"),
+        (["segment", os.path.join(tmp, "adir")], "holds no image files"),  # a folder: a batch
         (["segment", files["text.png"]], "not a supported image"),
         (["segment", files["empty.png"]], "empty"),
         (["segment", files["truncated.png"]], "truncated or corrupt"),
@@ -103,7 +103,7 @@ def bad_inputs(tmp, data):
         (["segment", files["garbage.jpg"]], "corrupt"),
         (["segment", ok_image, "--max-pixels", "100"], "--max-pixels"),
         (["segment", ok_image, "-k", "0"], "-k"),
-        (["segment", ok_image, "-k", "9", "--grouping", "kmeans"], "k <= nev"),
+        (["segment", ok_image, "-k", "9", "--grouping", "kmeans", "--nev", "8"], "k <= nev"),
         (["segment", ok_image, "--nev", "0"], "--nev"),
         (["segment", tiny, "--nev", "12", "-k", "2"], "nev < 12 pixels"),
         (["segment", ok_image, "--sigma-i", "0"], "--sigma-i"),
@@ -113,14 +113,14 @@ def bad_inputs(tmp, data):
         (["segment", ok_image, "--sigma-x", "0"], "--sigma-x"),
         (["segment", ok_image, "--radius", "0"], "no neighbours"),
         (["segment", ok_image, "--radius", "-3"], "--radius"),
-        (["segment", ok_image, "--tol", "0"], "--tol"),
+        (["segment", ok_image, "--tol", "-0.5"], "--tol"),
         (["segment", ok_image, "--tol", "2"], "--tol"),
         (["segment", ok_image, "--affinity", "texture"], "--affinity"),
         (["segment", ok_image, "--nev", "abc"], "not an integer"),
         (["segment", ok_image, "--bogus"], "unknown option"),
         (["segment", ok_image, "--nev"], "needs a value"),
-        (["segment", ok_image, ok_image], "extra argument"),
-        (["segment", "--", ok_image, ok_image], "extra argument"),
+        (["affinity", ok_image, ok_image], "extra argument"),  # segment takes several: a batch
+        (["affinity", "--", ok_image, ok_image], "extra argument"),
         (["devices", "stray"], "unexpected argument"),
         (["frobnicate"], "unknown command"),
         (["--bogus"], "(try 'diaseg --help')"),  # fuzzing finding C2: once two spaces
@@ -140,10 +140,11 @@ def bad_inputs(tmp, data):
         check(not os.path.exists(out), f"{what}: left the output folder behind: {leftovers(out)}")
         check(stdout == "", f"{what}: wrote to stdout: {stdout!r}")
 
-    # unwritable output folders: a regular file, a missing parent, a file in the way below,
-    # a read-only folder (only meaningful when not root), /proc
+    # unwritable output folders: a regular file, a file in the way below (also deeper), a
+    # read-only folder (only meaningful when not root), /proc (a missing parent is created:
+    # picture_cases)
     blocker = make("blocker", b"x")
-    targets = [blocker, os.path.join(tmp, "no", "such", "parent"), os.path.join(blocker, "sub"),
+    targets = [blocker, os.path.join(blocker, "sub"), os.path.join(blocker, "sub", "deeper"),
                "/proc/diaseg-test-output"]
     if os.geteuid() != 0:
         ro = os.path.join(tmp, "readonly")
@@ -164,9 +165,10 @@ def normal_run(tmp, data):
     code, stdout, stderr = run(["segment", image, "-k", "4", "--nev", "6", "-o", out,
                                 "--json", "-", "--seed", "7"])
     check(code == 0, f"normal run exit {code}: {stderr}")
-    expected = ["eigenvectors.npy", "labels.npy", "labels.png", "overlay.png", "report.json",
-                "contours.npy", "contours.png", "ucm.npy", "ucm.png"] + \
-               [f"eigvec_{k:02d}.png" for k in range(6)]  # the defaults: contour cue, hierarchy
+    expected = ["eigenvectors.npy", "labels.npy", "labels.png", "labels_color.png", "overlay.png",
+                "report.json", "contours.npy", "contours.png", "ucm.npy", "ucm.png"] + \
+               [f"eigvec_{k:02d}.png" for k in range(1, 5)]  # the defaults: contour cue,
+    # hierarchy, 4 pictures (not of the trivial vector 0)
     check(leftovers(out) == sorted(expected), f"outputs: {leftovers(out)}")
     report = json.load(open(os.path.join(out, "report.json")))
     check(json.loads(stdout) == report, "--json - differs from report.json")
@@ -210,7 +212,7 @@ def normal_run(tmp, data):
     truth = np.digitize(pixels / 255.0, [0.3, 0.6, 0.85])
     check(adjusted_rand(truth.ravel(), labels.ravel()) >= 0.95,
           f"ARI {adjusted_rand(truth.ravel(), labels.ravel())}")
-    for name in ["labels.png", "overlay.png", "eigvec_00.png"]:
+    for name in ["labels.png", "labels_color.png", "overlay.png", "eigvec_01.png"]:
         check(png_size(os.path.join(out, name)) == (w, h), f"{name} size")
 
     # a second run into the same folder replaces the outputs and leaves no temporaries
@@ -550,6 +552,75 @@ def audit_cases(tmp, data):
     check("1073741823" in stdout, "--help lacks the --max-pixels limit")
 
 
+def picture_cases(tmp, data):
+    """What programs read: labels.png is 16-bit gray holding labels.npy exactly, labels_color.png
+    the colour picture; no picture of the trivial (constant) eigenvector 0; --pictures N / 0 / all
+    and --colormap (gray: R = G = B; an unknown name is one line, exit 2, nothing written); -o
+    creates the folders above it, and a file on the way is one line, nothing created."""
+    image = os.path.join(data, "synthetic_regions.png")
+    base = ["segment", image, "-k", "3", "--nev", "6", "--matvec", "cpu", "-q"]
+    out = os.path.join(tmp, "out_pictures", "nested", "twice")  # nothing of it exists yet
+    code, _, err = run(base + ["-o", out])
+    check(code == 0 and err == "", f"nested -o: {code} {err!r}")
+    if code != 0:
+        return
+    labels = np.load(os.path.join(out, "labels.npy"))
+    depth, ctype, png = read_png(os.path.join(out, "labels.png"))
+    check(depth == 16 and ctype == 0 and png is not None and png.shape == labels.shape and
+          np.array_equal(png, labels), f"labels.png: depth {depth}, colour type {ctype}, "
+          f"not labels.npy")
+    depth, ctype, rgb = read_png(os.path.join(out, "labels_color.png"))
+    check(depth == 8 and ctype == 2 and rgb is not None and rgb.shape == labels.shape + (3,),
+          f"labels_color.png: depth {depth}, colour type {ctype}")
+    if rgb is not None and rgb.shape == labels.shape + (3,):  # one colour per segment
+        colours = {tuple(c) for c in rgb.reshape(-1, 3)}
+        check(len(colours) == len(np.unique(labels)), f"labels_color.png: {len(colours)} colours")
+    pictures = sorted(f for f in leftovers(out) if f.startswith("eigvec_"))
+    check(pictures == [f"eigvec_{i:02d}.png" for i in range(1, 5)], f"default pictures {pictures}")
+    for n, want in (("0", []), ("2", [1, 2]), ("all", [1, 2, 3, 4, 5])):
+        code, _, err = run(base + ["-o", out, "--pictures", n])
+        pictures = sorted(f for f in leftovers(out) if f.startswith("eigvec_"))
+        check(code == 0 and pictures == [f"eigvec_{i:02d}.png" for i in want],
+              f"--pictures {n}: {code} {err!r} {pictures}")
+        check(np.load(os.path.join(out, "eigenvectors.npy")).shape[0] == 6,
+              f"--pictures {n}: eigenvectors.npy lacks vectors")
+    code, _, err = run(["eigs", image, "--nev", "4", "--matvec", "cpu", "-q", "-o", out,
+                        "--colormap", "gray", "--pictures", "all"])
+    pictures = sorted(f for f in leftovers(out) if f.startswith("eigvec_"))
+    check(code == 0 and pictures == ["eigvec_01.png", "eigvec_02.png", "eigvec_03.png"],
+          f"eigs --colormap gray: {code} {err!r} {pictures}")
+    for name in pictures:
+        depth, ctype, rgb = read_png(os.path.join(out, name))
+        check(depth == 8 and ctype == 2 and rgb is not None and
+              np.array_equal(rgb[..., 0], rgb[..., 1]) and np.array_equal(rgb[..., 1], rgb[..., 2])
+              and rgb.min() < 64 and rgb.max() > 192, f"{name} with --colormap gray is not gray")
+    # a diverging map: 0 at its middle colour, so both ends are used by a signed vector
+    code, _, err = run(base + ["-o", out, "--colormap", "coolwarm", "--pictures", "1"])
+    depth, ctype, rgb = read_png(os.path.join(out, "eigvec_01.png"))
+    check(code == 0 and rgb is not None and rgb[..., 0].max() > 150 and rgb[..., 2].max() > 150,
+          f"--colormap coolwarm: {code} {err!r}")
+    bad = os.path.join(tmp, "out_pictures_bad", "x")
+    for args, expect in ((["--colormap", "rainbow"], "viridis, magma, inferno, gray, coolwarm"),
+                         (["--pictures", "-1"], "--pictures"), (["--pictures", "some"], "--pictures")):
+        code, stdout, err = run(base + ["-o", bad] + args)
+        check(code == 2 and one_error(err) and expect in err and stdout == "" and
+              not os.path.exists(os.path.dirname(bad)), f"{' '.join(args)}: {code} {err!r}")
+    # a file on the way: one line, and nothing of the path is created
+    blocker = os.path.join(tmp, "out_pictures", "blocker")
+    with open(blocker, "w") as f:
+        f.write("x")
+    for target in (os.path.join(blocker, "x"), os.path.join(blocker, "x", "y", "z")):
+        code, stdout, err = run(base + ["-o", target])
+        check(code == 1 and one_error(err) and "is a file, not a folder" in err and stdout == "",
+              f"-o {target}: {code} {err!r}")
+    check(open(blocker).read() == "x", "the blocking file was modified")
+    # a run that fails after creating the folders removes them all again
+    deep = os.path.join(tmp, "out_pictures_gone", "a", "b")
+    code, _, err = run(base + ["-o", deep, "--json", os.path.join(tmp, "no_such_dir", "r.json")])
+    check(code == 1 and one_error(err) and not os.path.exists(os.path.join(tmp, "out_pictures_gone")),
+          f"failed nested run: {code} {err!r}, left {leftovers(os.path.join(tmp, 'out_pictures_gone'))}")
+
+
 def k_list_cases(tmp, data):
     """Issue 12: -k 2,3 solves once and writes labels_kK.npy / labels_kK.png / overlay_kK.png per
     K, each K's labels those of a run with -k K alone; a single k keeps labels.npy; the folder
@@ -568,9 +639,10 @@ def k_list_cases(tmp, data):
     code, _, err = run(base + ["-k", "2,3", "-o", out])
     check(code == 0 and err == "", f"-k 2,3: {code} {err!r}")
     expected = ["eigenvectors.npy", "report.json", "contours.npy", "contours.png", "ucm.npy",
-                "ucm.png"] + [f"eigvec_{i:02d}.png" for i in range(6)] + \
+                "ucm.png"] + [f"eigvec_{i:02d}.png" for i in range(1, 5)] + \
                [f"{name}_k{k}.{ext}" for k in (2, 3)
-                for name, ext in (("labels", "npy"), ("labels", "png"), ("overlay", "png"))]
+                for name, ext in (("labels", "npy"), ("labels", "png"), ("labels_color", "png"),
+                                  ("overlay", "png"))]
     # labels.npy, labels.png and overlay.png of the -k 3 run before are gone: one run's files
     check(leftovers(out) == sorted(expected), f"-k 2,3 outputs: {leftovers(out)}")
     rep = json.load(open(os.path.join(out, "report.json"))) if code == 0 else {}
@@ -598,8 +670,11 @@ def k_list_cases(tmp, data):
                   rep["eigenvalues"] == one["eigenvalues"],
                   f"-k 2,3: solve {rep['matvec_count_all_solves']} products, -k {k} "
                   f"{one['matvec_count_all_solves']}")
-        for name in (f"labels_k{k}.png", f"overlay_k{k}.png"):
+        for name in (f"labels_k{k}.png", f"labels_color_k{k}.png", f"overlay_k{k}.png"):
             check(png_size(os.path.join(out, name)) == (120, 80), f"{name} size")
+        depth, ctype, png = read_png(os.path.join(out, f"labels_k{k}.png"))
+        check(depth == 16 and ctype == 0 and png is not None and np.array_equal(png, labels),
+              f"labels_k{k}.png: depth {depth}, colour type {ctype}, not labels_k{k}.npy")
     # back to a single k: today's names, the list's files removed
     code, _, err = run(base + ["-k", "4", "-o", out])
     check(code == 0 and "labels.npy" in leftovers(out) and
@@ -610,8 +685,8 @@ def k_list_cases(tmp, data):
              (["-k", "3,3"], "-k 3,3: 3 is in the list twice"),
              (["-k", "2,"], "-k 2,: '' is not an integer"),
              (["-k", "2,10000"], "10000 is out of range [1, 9999]"),
-             (["-k", "2,9", "--grouping", "kmeans"], "-k 9 (the largest of the list) is out of range: it must satisfy "
-                             "k <= nev = 8 (raise --nev to 9)")]
+             (["-k", "2,9", "--grouping", "kmeans", "--nev", "8"],
+              "-k 9 needs k <= nev, and --nev is 8: raise --nev to 9 or leave it out")]
     for args, expect in cases:
         bad = os.path.join(tmp, "out_klist_bad")
         code, stdout, err = run(["segment", image, "-o", bad] + args)
@@ -635,15 +710,17 @@ def write_png(path, pixels):
 
 
 def read_png(path):
-    """A gray PNG of 8 or 16 bits (what diaseg writes: colour type 0, not interlaced), decoded
-    with zlib and the five row filters (PNG spec sections 7-9). Returns (bit depth, colour type,
-    array (H, W) of uint16 values); (depth, colour type, None) for any other kind."""
+    """A gray or RGB PNG of 8 or 16 bits (what diaseg writes: colour type 0 or 2, not interlaced),
+    decoded with zlib and the five row filters (PNG spec sections 7-9). Returns (bit depth, colour
+    type, array (H, W) of gray or (H, W, 3) of RGB uint16 values); (depth, colour type, None) for
+    any other kind."""
     blob = open(path, "rb").read()
     if blob[:8] != b"\x89PNG\r\n\x1a\n":
         return None, None, None
     w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", blob[16:29])
-    if ctype != 0 or depth not in (8, 16) or interlace:
+    if ctype not in (0, 2) or depth not in (8, 16) or interlace:
         return depth, ctype, None
+    channels = 3 if ctype == 2 else 1
     pos, idat = 8, b""
     while pos < len(blob):
         length, kind = struct.unpack(">I4s", blob[pos:pos + 8])
@@ -651,7 +728,7 @@ def read_png(path):
             idat += blob[pos + 8:pos + 8 + length]
         pos += 12 + length
     raw = zlib.decompress(idat)
-    bpp = depth // 8  # bytes per pixel, the filters' stride
+    bpp = channels * depth // 8  # bytes per pixel, the filters' stride
     stride = w * bpp
     prev = bytearray(stride)
     rows = []
@@ -679,7 +756,8 @@ def read_png(path):
         rows.append(bytes(cur))
         prev = cur
     dtype = ">u2" if depth == 16 else np.uint8
-    return depth, ctype, np.frombuffer(b"".join(rows), dtype=dtype).reshape(h, w).astype(np.uint16)
+    values = np.frombuffer(b"".join(rows), dtype=dtype).astype(np.uint16)
+    return depth, ctype, values.reshape((h, w, 3) if channels == 3 else (h, w))
 
 
 def contour_cases(tmp, data):
@@ -763,10 +841,9 @@ def contour_cases(tmp, data):
     folder = os.path.join(tmp, "contours_adir")
     os.mkdir(folder)
     cases = [([os.path.join(tmp, "missing.png")], 1, "No such file"),
-             ([folder], 1, "directory"),
+             ([folder], 2, "holds no image files"),  # a folder: a batch, here empty
              ([truncated], 2, "truncated or corrupt"),
              ([], 2, "contours needs an IMAGE"),
-             ([image, image], 2, "extra argument"),
              ([image, "--nev", "4"], 2, "unknown option '--nev' for contours"),
              ([image, "--resize", "0x3"], 2, "--resize"),
              ([image, "--max-pixels", "100"], 1, "--max-pixels")]
@@ -868,9 +945,10 @@ def hierarchy_cases(tmp, data):
     if code != 0:
         return
     expected = ["contours.npy", "contours.png", "eigenvectors.npy", "report.json", "ucm.npy",
-                "ucm.png"] + [f"eigvec_{i:02d}.png" for i in range(8)] + \
+                "ucm.png"] + [f"eigvec_{i:02d}.png" for i in range(1, 5)] + \
                [f"{name}_k{k}.{ext}" for k in (2, 3, 20)
-                for name, ext in (("labels", "npy"), ("labels", "png"), ("overlay", "png"))]
+                for name, ext in (("labels", "npy"), ("labels", "png"), ("labels_color", "png"),
+                                  ("overlay", "png"))]
     check(leftovers(out) == sorted(expected), f"hierarchy outputs: {leftovers(out)}")
     labels = {k: np.load(os.path.join(out, f"labels_k{k}.npy")) for k in (2, 3, 20)}
     for k, count in ((2, 2), (3, 3)):
@@ -979,10 +1057,9 @@ def hierarchy_cases(tmp, data):
              (["--sigma-c", "0"], "--sigma-c: 0 is invalid: it must be > 0"),
              (["--sigma-c", "-1"], "--sigma-c"),
              (["--affinity", "contours"], "--affinity"),
-             (["--grouping", "kmeans", "-k", "20"], "-k 20 is out of range: it must satisfy "
-                                                     "k <= nev = 8"),
-             (["--grouping", "kmeans", "-k", "2,3,20"], "-k 20 (the largest of the list) is out "
-                                                         "of range"),
+             (["--grouping", "kmeans", "-k", "20", "--nev", "8"],
+              "-k 20 needs k <= nev, and --nev is 8"),  # without --nev, nev follows k
+             (["--grouping", "kmeans", "-k", "2,3,20", "--nev", "8"], "-k 20 needs k <= nev"),
              (["--grouping", "hierarchy", "-k", "10000"], "-k"),
              (["--grouping", "hierarchy", "-k", "2,10000"], "10000 is out of range [1, 9999]"),
              (["--grouping", "kmeans", "-k", "65", "--nev", "70"], "-k")]
@@ -1135,6 +1212,285 @@ def issue16_cases(tmp, data):
           f"good DIASEG_ variables: {code} {stderr!r}")
 
 
+# ---- input formats: TIFF, WebP, standard input (the loader's own tests: tests/io/test_image.c) --
+
+def tiff_bytes(pixels):
+    """An uncompressed little-endian RGB TIFF of a uint8 (H, W, 3) array, one strip."""
+    a = np.ascontiguousarray(pixels, np.uint8)
+    h, w = a.shape[:2]
+    data = a.tobytes()
+    ifd = 8 + len(data) + (len(data) & 1)
+    entries = [(256, 4, 1, w), (257, 4, 1, h), (258, 3, 3, ifd + 2 + 12 * 10 + 4), (259, 3, 1, 1),
+               (262, 3, 1, 2), (273, 4, 1, 8), (277, 3, 1, 3), (278, 4, 1, h),
+               (279, 4, 1, len(data)), (284, 3, 1, 1)]
+    out = b"II*\0" + struct.pack("<I", ifd) + data + b"\0" * (len(data) & 1)
+    out += struct.pack("<H", len(entries))
+    for tag, kind, count, value in entries:
+        short = kind == 3 and count == 1
+        field = struct.pack("<HH", value, 0) if short else struct.pack("<I", value)
+        out += struct.pack("<HHI", tag, kind, count) + field
+    return out + struct.pack("<I", 0) + struct.pack("<HHH", 8, 8, 8)
+
+
+# A lossless WebP (cwebp -lossless -z 9) of WEBP_PIXELS, 4 x 3.
+WEBP_BYTES = bytes.fromhex(
+    "524946463600000057454250565038 4c290000002f0380000089 8ce87f1814b46dc3748fe4f8834ac48229"
+    "ee4b6a0201c28913fdb222ae03f809954801 00".replace(" ", ""))
+WEBP_PIXELS = np.array([[[(x * 60 + y * 7) % 256, (y * 90 + 5) % 256, (x * y * 31 + 200) % 256]
+                         for x in range(4)] for y in range(3)], np.uint8)
+
+
+def input_format_cases(tmp, data):
+    """The image '-' is standard input (a redirection, a pipe; empty or not an image: exit 2, one
+    line); a TIFF and a WebP give the contours of the same pixels as a PNG (or, in a build without
+    libtiff / libwebp, exit 2 naming the library)."""
+    cpu = ["--matvec", "cpu", "-q"]
+
+    def contours(args, stdin=None):
+        out = os.path.join(tmp, "out_formats")
+        shutil.rmtree(out, ignore_errors=True)
+        p = subprocess.run([DIASEG, "contours"] + args + ["-o", out] + cpu, stdin=stdin,
+                           capture_output=True, timeout=600)
+        pb = np.load(os.path.join(out, "contours.npy")) if p.returncode == 0 else None
+        return p.returncode, p.stderr.decode(errors="replace"), pb
+
+    pixels = np.zeros((24, 32, 3), np.uint8)
+    pixels[:, :, 0] = np.arange(32)[None, :] * 8
+    pixels[:, 16:, 1] = 200
+    pixels[8:, :, 2] = 90
+    png = write_png(os.path.join(tmp, "formats.png"), pixels)
+    code, err, want = contours([png])
+    check(code == 0 and want is not None and want.shape == (24, 32),
+          f"contours PNG: {code} {err!r}")
+    # standard input: a redirected file, then a pipe
+    with open(png, "rb") as f:
+        code, err, got = contours(["-"], stdin=f)
+    check(code == 0 and err == "" and got is not None and np.array_equal(got, want),
+          f"contours - < formats.png: {code} {err!r}")
+    p = subprocess.Popen(["cat", png], stdout=subprocess.PIPE)
+    code, err, got = contours(["-"], stdin=p.stdout)
+    p.wait()
+    check(code == 0 and got is not None and np.array_equal(got, want),
+          f"cat formats.png | contours -: {code} {err!r}")
+    for name, blob, expect in [("empty", b"", "standard input is empty"),
+                               ("text", b"not an image\n", "'<stdin>' is not a supported image"),
+                               ("half", open(png, "rb").read()[:200], "'<stdin>' is a truncated")]:
+        path = os.path.join(tmp, "stdin_" + name)
+        with open(path, "wb") as f:
+            f.write(blob)
+        with open(path, "rb") as f:
+            code, err, _ = contours(["-"], stdin=f)
+        check(code == 2 and one_error(err) and expect in err,
+              f"contours - < {name}: exit {code} {err!r}")
+        check(not os.path.exists(os.path.join(tmp, "out_formats")), f"contours - < {name}: output")
+    # TIFF and WebP, recognised by their content (the names say otherwise)
+    webp_png = write_png(os.path.join(tmp, "webp_pixels.png"), WEBP_PIXELS)
+    code, err, webp_want = contours([webp_png])
+    check(code == 0, f"contours webp_pixels.png: {code} {err!r}")
+    for name, blob, reference, library in [("formats.tif", tiff_bytes(pixels), want, "libtiff"),
+                                           ("formats.webp", WEBP_BYTES, webp_want, "libwebp"),
+                                           ("tiff_named.png", tiff_bytes(pixels), want, "libtiff")]:
+        path = os.path.join(tmp, name)
+        with open(path, "wb") as f:
+            f.write(blob)
+        code, err, got = contours([path])
+        if code == 2 and f"built without {library}" in err:
+            print(f"test_cli: {name}: this diaseg was built without {library}", file=sys.stderr)
+            continue
+        check(code == 0 and err == "" and got is not None and reference is not None and
+              np.array_equal(got, reference), f"contours {name}: {code} {err!r}")
+        # cut short: exit 2, one line, nothing written
+        with open(path, "wb") as f:
+            f.write(blob[:len(blob) - 7])
+        code, err, _ = contours([path])
+        check(code == 2 and one_error(err) and "truncated" in err,
+              f"contours {name} cut short: exit {code} {err!r}")
+
+
+def progress_cases(tmp, data):
+    """--progress: json gives one object a line on standard error (not a terminal here) with the
+    stages in order and monotone counts; auto (the default) shows nothing off a terminal; bar
+    shows the line anyway; none and -q show nothing (-q with json keeps the json)."""
+    def run(args):  # standard error as written: text mode would turn '\r' into '\n'
+        p = subprocess.run([DIASEG] + args, capture_output=True, timeout=600)
+        return p.returncode, p.stdout, p.stderr.decode()
+
+    image = os.path.join(data, "synthetic_regions.png")
+    keys = {"stage", "stage_index", "stage_count", "products", "products_estimate", "converged",
+            "wanted", "elapsed_s", "stage_elapsed_s", "eta_s"}
+    for command, extra, stages in [
+            ("segment", ["-k", "4"], ["contours", "affinity", "setup", "solve", "grouping"]),
+            ("eigs", [], ["contours", "affinity", "setup", "solve"]),
+            ("segment", ["-k", "3", "--affinity", "intensity", "--solver", "arpack"],
+             ["affinity", "setup", "solve", "grouping"])]:
+        what = f"--progress json {command} {' '.join(extra)}"
+        out = os.path.join(tmp, "out_progress")
+        code, _, err = run([command, image, "--nev", "6", "--matvec", "cpu", "--progress", "json",
+                            "-o", out] + extra)
+        check(code == 0, f"{what}: exit {code}: {err}")
+        lines = err.splitlines()
+        objects = []
+        for ln in lines:
+            if ln.startswith("{"):
+                try:
+                    objects.append(json.loads(ln))
+                except ValueError:
+                    check(False, f"{what}: not JSON: {ln!r}")
+            else:
+                check(ln.startswith("diaseg: "), f"{what}: a line neither JSON nor a message: {ln!r}")
+        check("\r" not in err, f"{what}: a carriage return in the JSON output")
+        check(len(objects) > len(stages), f"{what}: {len(objects)} reports")
+        for i, o in enumerate(objects):
+            check(set(o) == keys, f"{what}: report {i} keys {sorted(o)}")
+            if set(o) != keys:
+                continue
+            check(o["stage_count"] == len(stages) and o["stage"] == stages[o["stage_index"]],
+                  f"{what}: report {i}: stage {o['stage']} at {o['stage_index']}")
+            check(o["wanted"] == 6 and 0 <= o["converged"] <= o["wanted"],
+                  f"{what}: report {i}: {o['converged']} of {o['wanted']} converged")
+            check(o["products_estimate"] is None or o["products_estimate"] >= o["products"],
+                  f"{what}: report {i}: estimate {o['products_estimate']} < {o['products']}")
+            check(o["eta_s"] is None or (o["stage"] == "solve" and o["eta_s"] >= 0),
+                  f"{what}: report {i}: eta {o['eta_s']} in {o['stage']}")
+            if i:
+                p = objects[i - 1]
+                check(o["stage_index"] in (p["stage_index"], p["stage_index"] + 1) and
+                      o["products"] >= p["products"] and o["converged"] >= p["converged"] and
+                      o["elapsed_s"] >= p["elapsed_s"],
+                      f"{what}: report {i} went back: {o} after {p}")
+        seen = [o.get("stage") for o in objects]
+        check([st for i, st in enumerate(seen) if i == 0 or seen[i - 1] != st] == stages,
+              f"{what}: stages {seen}")
+        solve = [o for o in objects if o.get("stage") == "solve"]
+        check(solve and solve[-1]["converged"] == 6 and solve[-1]["products"] > 0 and
+              solve[-1]["products_estimate"] is not None and
+              solve[-1]["products_estimate"] >= solve[-1]["products"],
+              f"{what}: the last solve report {solve[-1] if solve else None}")
+        check(any(ln.startswith("diaseg: ") and "eigenpairs" in ln for ln in lines),
+              f"{what}: no summary: {err!r}")
+    base = ["eigs", image, "--nev", "4", "--matvec", "cpu", "-o", os.path.join(tmp, "out_prog2")]
+    # -q with json: the reports, nothing else
+    code, _, err = run(base + ["-q", "--progress", "json"])
+    check(code == 0 and err and all(ln.startswith("{") for ln in err.splitlines()),
+          f"-q --progress json: exit {code}: {err!r}")
+    # auto (the default) off a terminal, none, and -q: no progress at all
+    for extra in [[], ["--progress", "auto"], ["--progress", "none"]]:
+        code, _, err = run(base + extra)
+        check(code == 0 and "\r" not in err and "{" not in err and
+              all(ln.startswith("diaseg: ") for ln in err.splitlines()),
+              f"{extra}: exit {code}: {err!r}")
+    for extra in [["-q"], ["-q", "--progress", "bar"], ["--progress", "none", "-q"]]:
+        code, _, err = run(base + extra)
+        check(code == 0 and err == "", f"{extra}: exit {code}: {err!r}")
+    # bar: the line for people even off a terminal, redrawn with carriage returns, then cleared
+    code, _, err = run(base + ["--progress", "bar"])
+    shown = [part for part in err.split("\r") if part.strip()]
+    check(code == 0 and "\r[4/4] solve  " in err and " converged" in err and
+          shown and shown[-1].startswith("diaseg: "), f"--progress bar: exit {code}: {err!r}")
+    code, _, err = run(base + ["--progress", "fancy"])
+    check(code == 2 and one_error(err) and "'fancy' is not one of auto, bar, json, none" in err,
+          f"--progress fancy: exit {code}: {err!r}")
+
+
+def first_hour_cases(tmp):
+    """A user's first hour: batches (a folder, several images; one folder each, a failure does
+    not stop the rest and makes the exit non-zero), -k auto (the default: the hierarchy cut at
+    the automatic level, said in report.json), nev following -k for kmeans, --resize's forms and
+    --max-side, the working resolution (labels at the image's size, eigenvectors at the working
+    size), and the refusals."""
+    pixels, truth = three_regions()
+    folder = os.path.join(tmp, "batch_in")
+    os.makedirs(folder, exist_ok=True)
+    write_png(os.path.join(folder, "a.png"), pixels)
+    write_png(os.path.join(folder, "b.png"), pixels[:, ::-1])
+    with open(os.path.join(folder, "c.png"), "wb") as f:
+        f.write(b"not a png")
+    with open(os.path.join(folder, "notes.txt"), "w") as f:
+        f.write("not an image, not listed")
+    out = os.path.join(tmp, "batch_out", "nested", "deeper")
+    code, _, err = run(["segment", folder, "--matvec", "cpu", "-o", out])
+    check(code == 2, f"batch with a bad image: exit {code}, want 2: {err!r}")
+    check(sorted(os.listdir(out)) == ["a", "b"], f"batch folders {os.listdir(out)}")
+    check("[3/3]" in err and "2 of 3 images done, 1 failed" in err and
+          err.count("diaseg: error:") == 2, f"batch messages {err!r}")
+    for name, want in (("a", truth), ("b", truth[:, ::-1])):
+        labels = np.load(os.path.join(out, name, "labels.npy"))
+        check(labels.shape == want.shape, f"batch {name}: labels {labels.shape}")
+        rep = json.load(open(os.path.join(out, name, "report.json")))
+        check(rep["scale"]["auto"] is True and rep["parameters"]["threshold"] == 0.63 and
+              rep["parameters"]["tol"] == 1e-3, f"batch {name}: auto scale {rep['scale']} "
+              f"{rep['parameters']['threshold']} tol {rep['parameters']['tol']}")
+    # two image arguments: the same names in two folders get distinct output folders
+    other = os.path.join(tmp, "batch_in2")
+    os.makedirs(other, exist_ok=True)
+    write_png(os.path.join(other, "a.png"), pixels)
+    out2 = os.path.join(tmp, "batch_out2")
+    code, _, err = run(["segment", os.path.join(folder, "a.png"), os.path.join(other, "a.png"),
+                        "--matvec", "cpu", "-q", "-o", out2])
+    check(code == 0 and sorted(os.listdir(out2)) == ["a", "a-2"],
+          f"two images named a: {code} {os.listdir(out2) if os.path.isdir(out2) else err!r}")
+    code, _, err = run(["segment", folder, folder, "--json", os.path.join(tmp, "r.json")])
+    check(code == 2 and one_error(err) and "--json takes one image" in err, f"--json batch {err!r}")
+    image = os.path.join(folder, "a.png")
+    # kmeans: nev follows k; given, it is checked
+    o = os.path.join(tmp, "km20")
+    code, _, err = run(["segment", image, "--grouping", "kmeans", "-k", "20", "--matvec", "cpu",
+                        "-q", "-o", o])
+    rep = json.load(open(os.path.join(o, "report.json"))) if code == 0 else {}
+    check(code == 0 and rep.get("nev") == 20 and rep.get("k") == 20, f"-k 20 kmeans: {code} {err!r}")
+    code, _, err = run(["segment", image, "--grouping", "kmeans", "-k", "20", "--nev", "8"])
+    check(code == 2 and one_error(err) and "leave it out" in err, f"-k 20 --nev 8: {err!r}")
+    code, _, err = run(["segment", image, "--grouping", "kmeans", "-k", "65"])
+    check(code == 2 and one_error(err), f"-k 65 kmeans: {err!r}")
+    o = os.path.join(tmp, "kmauto")
+    code, _, err = run(["segment", image, "--grouping", "kmeans", "-k", "auto", "--matvec", "cpu",
+                        "-q", "-o", o])
+    rep = json.load(open(os.path.join(o, "report.json"))) if code == 0 else {}
+    lam = rep.get("eigenvalues", [])
+    gaps = [lam[k - 1] - lam[k] for k in range(2, len(lam))]
+    want_k = 2 + int(np.argmax(gaps)) if gaps else -1
+    check(code == 0 and rep["scale"]["auto"] and rep.get("k") == want_k and
+          rep["parameters"]["tol"] == 1e-5, f"-k auto kmeans: {code} k {rep.get('k')} "
+          f"want {want_k} {err!r}")
+    # --resize forms and --max-side (the image is 64x48)
+    for args, size in ((["--resize", "32x"], (32, 24)), (["--resize", "x12"], (16, 12)),
+                       (["--resize", "50%"], (32, 24)), (["--max-side", "40"], (40, 30)),
+                       (["--resize", "200%", "--max-side", "100"], (100, 75))):
+        o = os.path.join(tmp, "resize")
+        code, _, err = run(["contours", image, "-q", "-o", o] + args)
+        arr = np.load(os.path.join(o, "contours.npy")) if code == 0 else None
+        check(code == 0 and arr.shape == (size[1], size[0]),
+              f"{args}: {code} {None if arr is None else arr.shape} want {size} {err!r}")
+    for bad in ("x", "0x10", "10x0", "-5%", "0%", "1001%", "abc", "12"):
+        code, _, err = run(["contours", image, "--resize", bad, "-o", os.path.join(tmp, "rb")])
+        check(code == 2 and one_error(err), f"--resize {bad}: {code} {err!r}")
+    # the working resolution: labels and contours at the image's size, the rest at the working
+    big = write_png(os.path.join(tmp, "big.png"), np.kron(pixels, np.ones((3, 3), np.uint8)))
+    o = os.path.join(tmp, "work")
+    code, _, err = run(["segment", big, "--work-pixels", "3072", "-k", "3", "--matvec", "cpu",
+                        "-q", "-o", o])
+    if code == 0:
+        labels = np.load(os.path.join(o, "labels.npy"))
+        vecs = np.load(os.path.join(o, "eigenvectors.npy"))
+        ucm = np.load(os.path.join(o, "ucm.npy"))
+        rep = json.load(open(os.path.join(o, "report.json")))
+        ww, wh = rep["work"]["width"], rep["work"]["height"]
+        check(labels.shape == (144, 192) and vecs.shape[1:] == (wh, ww) and
+              ucm.shape == (2 * wh + 1, 2 * ww + 1) and ww * wh <= 3072 and ww == 64,
+              f"work: labels {labels.shape} vectors {vecs.shape} ucm {ucm.shape} {ww}x{wh}")
+        check(adjusted_rand(labels.ravel(), np.kron(truth, np.ones((3, 3), int)).ravel()) > 0.98,
+              "work: the three bands at the image's size")
+        check(np.load(os.path.join(o, "contours.npy")).shape == (144, 192), "work: contours")
+    else:
+        check(False, f"--work-pixels: {code} {err!r}")
+    code, _, err = run(["segment", big, "--work-pixels", "100"])
+    check(code == 2 and one_error(err) and "--work-pixels" in err, f"--work-pixels 100: {err!r}")
+    o = os.path.join(tmp, "full")
+    code, _, err = run(["segment", big, "--full-resolution", "-k", "3", "--matvec", "cpu", "-o", o])
+    check(code == 0 and np.load(os.path.join(o, "eigenvectors.npy")).shape[1:] == (144, 192),
+          f"--full-resolution: {code} {err!r}")
+
+
 def help_and_version():
     for args in [["--help"], ["segment", "--help"], ["eigs", "--help"], ["help", "segment"],
                  ["affinity", "--help"], ["bench", "--help"], ["devices", "--help"],
@@ -1156,6 +1512,7 @@ def main():
         help_and_version()
         bad_inputs(tmp, opts.data)
         normal_run(tmp, opts.data)
+        picture_cases(tmp, opts.data)
         json_and_commit(tmp, opts.data)
         audit_cases(tmp, opts.data)
         issue16_cases(tmp, opts.data)
@@ -1163,6 +1520,9 @@ def main():
         contour_cases(tmp, opts.data)
         hierarchy_cases(tmp, opts.data)
         threshold_cases(tmp)
+        first_hour_cases(tmp)
+        progress_cases(tmp, opts.data)
+        input_format_cases(tmp, opts.data)
         opencl_runs(tmp, opts.data)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -306,8 +306,8 @@ static int fuzz_cli_check_config(const app_config *c, char *why, size_t cap)
     return fuzz_fail(why, cap, "command %d", (int)c->command);
   /* the parser takes k up to DSG_MAX_CUT (a cut of the hierarchy); k-means' 64 is the library's
    * check, made with the grouping known */
-  if (c->opt.k < 0 || c->opt.k > DSG_MAX_CUT)
-    return fuzz_fail(why, cap, "k = %d outside [0, %d]", c->opt.k, DSG_MAX_CUT);
+  if ((c->opt.k < 0 && c->opt.k != DSG_K_AUTO) || c->opt.k > DSG_MAX_CUT)
+    return fuzz_fail(why, cap, "k = %d outside {auto} u [0, %d]", c->opt.k, DSG_MAX_CUT);
   if (c->opt.nks < 0 || c->opt.nks > DSG_MAX_K || (c->opt.nks > 0) != (c->opt.ks != NULL) ||
       (c->opt.nks > 0 && (c->opt.ks != c->ks || c->opt.k != c->ks[0])))
     return fuzz_fail(why, cap, "a list of k: nks = %d, ks %s, k = %d", c->opt.nks,
@@ -320,8 +320,12 @@ static int fuzz_cli_check_config(const app_config *c, char *why, size_t cap)
     return fuzz_fail(why, cap, "nev = %d outside [1, 1000]", c->opt.nev);
   if (c->opt.ncv != 0 && (c->opt.ncv < 2 || c->opt.ncv > 4000))
     return fuzz_fail(why, cap, "ncv = %d outside {0} u [2, 4000]", c->opt.ncv);
-  if (!(c->opt.tol > 0.0 && c->opt.tol < 1.0))
-    return fuzz_fail(why, cap, "tol = %g outside (0, 1)", c->opt.tol);
+  if (!(c->opt.tol == DSG_TOL_AUTO || (c->opt.tol > 0.0 && c->opt.tol < 1.0)))
+    return fuzz_fail(why, cap, "tol = %g outside {auto} u (0, 1)", c->opt.tol);
+  if (c->opt.work_pixels != 0 && c->opt.work_pixels < DSG_MIN_WORK_PIXELS)
+    return fuzz_fail(why, cap, "work_pixels = %lld", c->opt.work_pixels);
+  if (c->nimages < 0 || c->nimages > APP_MAX_IMAGES || (c->nimages > 0) != (c->image != NULL))
+    return fuzz_fail(why, cap, "nimages = %d", c->nimages);
   if (c->opt.max_iter < 1)
     return fuzz_fail(why, cap, "max_iter = %d", c->opt.max_iter);
   if (c->opt.radius < 1 || c->opt.radius > DSG_MAX_RADIUS)
@@ -370,9 +374,13 @@ static int fuzz_cli_check_config(const app_config *c, char *why, size_t cap)
     return fuzz_fail(why, cap, "restarts = %d", c->opt.restarts);
   if (c->max_pixels < 1 || c->max_pixels > (size_t)(INT32_MAX / 2))
     return fuzz_fail(why, cap, "max_pixels = %zu", c->max_pixels);
-  if (!((c->resize_w == 0 && c->resize_h == 0) ||
-        (c->resize_w >= 1 && c->resize_w <= 65536 && c->resize_h >= 1 && c->resize_h <= 65536)))
-    return fuzz_fail(why, cap, "resize = %d x %d", c->resize_w, c->resize_h);
+  /* --resize WxH, Wx or xH (a side 0 follows the other), or N% alone; --max-side N */
+  if (c->resize_w < 0 || c->resize_w > 65536 || c->resize_h < 0 || c->resize_h > 65536 ||
+      (c->resize_percent != 0.0 && (c->resize_w || c->resize_h)) ||
+      !(c->resize_percent == 0.0 || (c->resize_percent > 0.0 && c->resize_percent <= 1000.0)) ||
+      c->max_side < 0 || c->max_side > 65536)
+    return fuzz_fail(why, cap, "resize = %d x %d, %g%%, max side %d", c->resize_w, c->resize_h,
+                     c->resize_percent, c->max_side);
   if (c->ninputs < 0 || c->ninputs > APP_MAX_INPUTS || c->nsizes < 0 || c->nsizes > APP_MAX_INPUTS)
     return fuzz_fail(why, cap, "ninputs = %d, nsizes = %d", c->ninputs, c->nsizes);
   for (int i = 0; i < c->ninputs; i++)
@@ -396,9 +404,11 @@ static int fuzz_cli_check_config(const app_config *c, char *why, size_t cap)
     return fuzz_fail(why, cap, "%s accepted without an IMAGE", app_command_name(c->command));
   if (c->parts && c->command != APP_CMD_CONTOURS)
     return fuzz_fail(why, cap, "--parts accepted by %s", app_command_name(c->command));
-  /* k <= nev for k-means; a cut of the hierarchy needs no eigenvector per segment */
+  /* k <= nev for k-means (nev follows k unless given); a cut of the hierarchy needs no
+   * eigenvector per segment; k auto */
   if (c->command == APP_CMD_SEGMENT &&
-      (c->opt.k < 1 || (c->opt.k > c->opt.nev && strcmp(c->opt.grouping, "hierarchy") != 0)))
+      ((c->opt.k < 1 && c->opt.k != DSG_K_AUTO) ||
+       (c->opt.k > c->opt.nev && strcmp(c->opt.grouping, "hierarchy") != 0)))
     return fuzz_fail(why, cap, "segment accepted k = %d outside [1, nev = %d] (grouping %s)",
                      c->opt.k, c->opt.nev, c->opt.grouping);
   for (int i = 0; c->command == APP_CMD_SEGMENT && i < c->opt.nks; i++)

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the fuzz targets: corpus_image/ and corpus_cli/ next to this script.
 
-    python3 tests/fuzz/make_corpus.py        (needs Pillow: pip install pillow)
+    python3 tests/fuzz/make_corpus.py [--add]
 
-The files are committed; run this again only to change them (it rewrites both folders). Every
+Needs Pillow built with libtiff and libwebp (Debian: python3-pil) and, for the TIFF layouts only
+Pillow does not write (tiles, planes, BigTIFF), tiffcp (Debian: libtiff-tools); the tests never run
+it. The files are committed; run this again only to change them (it rewrites both folders; with
+--add it only writes the seeds that are missing, leaving the others as they are: another Pillow
+version encodes some of the older seeds differently, which would change them for nothing). Every
 image seed starts with the harness's selector byte: 0x00 = the name "fuzz.png", 0x01 = "fuzz.tga"
 (the name is what enables the TGA decoder). CLI seeds are arguments, each terminated by a NUL.
 """
@@ -11,6 +15,9 @@ import io
 import os
 import shutil
 import struct
+import subprocess
+import sys
+import tempfile
 import zlib
 
 from PIL import Image
@@ -245,6 +252,88 @@ def tga_manual(w, h, bpp, kind=2, top_down=False, rle=False):
 
 # ---- the image corpus -------------------------------------------------------------------------
 
+# ---- TIFF by hand, tiffcp, WebP and EXIF -------------------------------------------------------
+
+def tiff_manual(w, h, spp=3, big_endian=False, orientation=0, data=None, entries=None,
+                next_ifd=0):
+    """An uncompressed 8-bit TIFF, one strip: little-endian with the pixels first, big-endian with
+    the directory first. `entries` replaces or adds directory entries, {tag: (type, count, value)},
+    or removes them ({tag: None})."""
+    e = ">" if big_endian else "<"
+    if data is None:
+        data = bytes((x * 37 + y * 11 + c * 80) & 0xFF for y in range(h) for x in range(w)
+                     for c in range(spp))
+    fields = {256: (4, 1, w), 257: (4, 1, h), 258: (3, spp, 8), 259: (3, 1, 1),
+              262: (3, 1, 2 if spp >= 3 else 1), 273: (4, 1, 0), 277: (3, 1, spp),
+              278: (4, 1, h), 279: (4, 1, len(data)), 284: (3, 1, 1)}
+    if orientation:
+        fields[274] = (3, 1, orientation)
+    if spp == 4:
+        fields[338] = (3, 1, 2)  # unassociated alpha
+    fields.update(entries or {})
+    fields = {k: v for k, v in fields.items() if v is not None}
+    n = len(fields)
+    ifd_bytes = 2 + 12 * n + 4
+    extra = b""  # out-of-line values, after the directory
+    if big_endian:
+        ifd, pix = 8, None
+    else:
+        pix, ifd = 8, 8 + len(data) + (len(data) & 1)
+    extra_at = ifd + ifd_bytes
+    body = b""
+    for tag in sorted(fields):
+        kind, count, value = fields[tag]
+        if tag == 258 and count > 1:  # bits per sample, one per sample
+            body += struct.pack(e + "HHII", tag, kind, count, extra_at + len(extra))
+            extra += struct.pack(e + "H", value) * count
+            continue
+        if kind == 3 and count == 1:
+            field = struct.pack(e + "HH", value, 0)
+        else:
+            field = struct.pack(e + "I", value)
+        body += struct.pack(e + "HHI", tag, kind, count) + field
+    if big_endian:
+        pix = extra_at + len(extra)
+    # the strip offset, now that it is known (unless an entry set it)
+    if (entries or {}).get(273) is None:
+        at = sorted(fields).index(273) * 12 + 8
+        body = body[:at] + struct.pack(e + "I", pix) + body[at + 4:]
+    directory = struct.pack(e + "H", n) + body + struct.pack(e + "I", next_ifd) + extra
+    head = (b"MM\x00\x2a" if big_endian else b"II\x2a\x00") + struct.pack(e + "I", ifd)
+    if big_endian:
+        return head + directory + data
+    return head + data + b"\x00" * (len(data) & 1) + directory
+
+
+def tiffcp(tiff, *options):
+    """tiff rewritten by libtiff's tiffcp (Debian's libtiff-tools) with options; None without it."""
+    if not shutil.which("tiffcp"):
+        return None
+    with tempfile.TemporaryDirectory() as d:
+        src, dst = os.path.join(d, "in.tif"), os.path.join(d, "out.tif")
+        with open(src, "wb") as f:
+            f.write(tiff)
+        subprocess.run(["tiffcp", "-s"] + list(options) + [src, dst], check=True,
+                       stderr=subprocess.DEVNULL)
+        with open(dst, "rb") as f:
+            return f.read()
+
+
+def exif_app1(orientation, big_endian=False, ifd_offset=8, count=1, kind=3, tag=0x0112):
+    """A JPEG APP1 EXIF segment whose IFD0 holds one entry (Orientation, a SHORT)."""
+    e = ">" if big_endian else "<"
+    tiff = ((b"MM\x00\x2a" if big_endian else b"II\x2a\x00") + struct.pack(e + "I", ifd_offset) +
+            struct.pack(e + "H", 1) + struct.pack(e + "HHI", tag, kind, count) +
+            struct.pack(e + "HH", orientation, 0) + struct.pack(e + "I", 0))
+    body = b"Exif\x00\x00" + tiff
+    return b"\xff\xe1" + struct.pack(">H", len(body) + 2) + body
+
+
+def with_segment(jpeg, segment):
+    """The JPEG with `segment` right after its SOI."""
+    return jpeg[:2] + segment + jpeg[2:]
+
+
 def image_seeds():
     s = {}
     W, H = 13, 11  # odd sizes: partial MCUs, padded BMP rows, partial bytes
@@ -332,6 +421,102 @@ def image_seeds():
         (i * 7) & 0xFF for i in range(W * H * 3))
     s["pnm-p5-maxval15"] = PNG_NAME + b"P5 %d %d 15\n" % (W, H) + bytes(i % 16 for i in range(W * H))
 
+    # TIFF (libtiff): Pillow's writer, tiffcp's layouts, by hand
+    s["tiff-rgb-raw"] = PNG_NAME + encode(picture("RGB", W, H), "TIFF")
+    s["tiff-rgb-lzw"] = PNG_NAME + encode(picture("RGB", W, H), "TIFF", compression="tiff_lzw")
+    s["tiff-rgb-deflate"] = PNG_NAME + encode(picture("RGB", W, H), "TIFF",
+                                              compression="tiff_adobe_deflate")
+    s["tiff-rgb-packbits"] = PNG_NAME + encode(picture("RGB", W, H), "TIFF",
+                                               compression="packbits")
+    s["tiff-rgb-jpeg"] = PNG_NAME + encode(picture("RGB", 19, 13), "TIFF", compression="jpeg")
+    s["tiff-gray8"] = PNG_NAME + encode(picture("L", W, H), "TIFF")
+    s["tiff-gray16"] = PNG_NAME + encode(picture("L", W, H).convert("I;16"), "TIFF")
+    s["tiff-rgba-unassociated"] = PNG_NAME + encode(picture("RGBA", W, H), "TIFF")
+    s["tiff-graya"] = PNG_NAME + encode(picture("LA", W, H), "TIFF")
+    s["tiff-palette"] = PNG_NAME + encode(picture("P", W, H), "TIFF")
+    s["tiff-bilevel-g4"] = PNG_NAME + encode(picture("1", 40, 24), "TIFF", compression="group4")
+    s["tiff-cmyk"] = PNG_NAME + encode(picture("CMYK", W, H), "TIFF")
+    s["tiff-multipage"] = PNG_NAME + encode(picture("RGB", W, H), "TIFF", save_all=True,
+                                            append_images=[picture("L", 7, 5)])
+    for o in (2, 5, 6, 8):
+        s["tiff-orientation-%d" % o] = PNG_NAME + encode(picture("RGB", W, H), "TIFF",
+                                                         tiffinfo={274: o})
+    s["tiff-manual-le"] = PNG_NAME + tiff_manual(W, H)
+    s["tiff-manual-be-gray"] = PNG_NAME + tiff_manual(W, H, spp=1, big_endian=True)
+    s["tiff-manual-be-rgba-orient7"] = PNG_NAME + tiff_manual(7, 5, spp=4, big_endian=True,
+                                                              orientation=7)
+    raw = encode(picture("RGB", 20, 18), "TIFF")
+    for name, options in [("tiff-tiled-16", ["-t", "-w", "16", "-l", "16"]),
+                          ("tiff-planar-separate", ["-p", "separate"]),
+                          ("tiff-lzw-predictor", ["-c", "lzw:2"]),
+                          ("tiff-zip-predictor-tiled",
+                           ["-c", "zip:2", "-t", "-w", "16", "-l", "16"]),
+                          ("tiff-bigtiff", ["-8"]),
+                          ("tiff-rows-per-strip-3", ["-r", "3"])]:
+        t = tiffcp(raw, *options)
+        if t is None:
+            print("make_corpus.py: tiffcp (libtiff-tools) is missing: %s not written" % name)
+        else:
+            s[name] = PNG_NAME + t
+    # WebP (libwebp)
+    s["webp-lossless-rgb"] = PNG_NAME + encode(picture("RGB", W, H), "WEBP", lossless=True)
+    s["webp-lossless-rgba"] = PNG_NAME + encode(picture("RGBA", W, H), "WEBP", lossless=True,
+                                                exact=True)
+    s["webp-lossy-rgb"] = PNG_NAME + encode(picture("RGB", 19, 13), "WEBP", quality=70)
+    s["webp-lossy-alpha"] = PNG_NAME + encode(picture("RGBA", 19, 13), "WEBP", quality=70)
+    s["webp-extended-exif"] = PNG_NAME + encode(picture("RGB", W, H), "WEBP", quality=70,
+                                                exif=exif_app1(6)[10:])
+    s["webp-animated"] = PNG_NAME + encode(picture("RGB", W, H), "WEBP", save_all=True,
+                                           append_images=[picture("L", W, H).convert("RGB")],
+                                           lossless=True)
+    # JPEG with an EXIF orientation (the JPEG itself is stb's)
+    base = encode(picture("RGB", 19, 13), "JPEG", quality=75)
+    for o in range(2, 9):
+        s["jpeg-exif-orientation-%d" % o] = PNG_NAME + with_segment(base, exif_app1(o))
+    s["jpeg-exif-orientation-6-mm"] = PNG_NAME + with_segment(base, exif_app1(6, big_endian=True))
+    s["jpeg-exif-pillow"] = PNG_NAME + encode(picture("RGB", 19, 13), "JPEG", quality=75,
+                                              exif=b"Exif\x00\x00" + exif_app1(8)[10:])
+
+    # crafted: TIFF, WebP, EXIF
+    s["bad-tiff-ifd-past-end"] = PNG_NAME + b"II*\x00" + struct.pack("<I", 0xFFFFFF00) + b"\x00" * 8
+    s["bad-tiff-strip-past-end"] = PNG_NAME + tiff_manual(W, H, entries={273: (4, 1, 1 << 20)})
+    s["bad-tiff-no-width"] = PNG_NAME + tiff_manual(W, H, entries={256: None})
+    s["bad-tiff-60000x60000"] = PNG_NAME + tiff_manual(W, H, entries={256: (4, 1, 60000),
+                                                                      257: (4, 1, 60000)})
+    s["bad-tiff-0x0"] = PNG_NAME + tiff_manual(W, H, entries={256: (4, 1, 0), 257: (4, 1, 0)})
+    s["bad-tiff-bits-7"] = PNG_NAME + tiff_manual(W, H, entries={258: (3, 3, 7)})
+    s["bad-tiff-compression-unknown"] = PNG_NAME + tiff_manual(W, H, entries={259: (3, 1, 12345)})
+    s["bad-tiff-compression-lzw-garbage"] = PNG_NAME + tiff_manual(W, H, entries={259: (3, 1, 5)})
+    s["bad-tiff-photometric-77"] = PNG_NAME + tiff_manual(W, H, entries={262: (3, 1, 77)})
+    s["bad-tiff-spp-0"] = PNG_NAME + tiff_manual(W, H, entries={277: (3, 1, 0)})
+    s["bad-tiff-rows-per-strip-0"] = PNG_NAME + tiff_manual(W, H, entries={278: (4, 1, 0)})
+    s["bad-tiff-next-ifd-loop"] = PNG_NAME + tiff_manual(W, H, next_ifd=8 + W * H * 3 + 1)
+    s["bad-tiff-strip-count-huge"] = PNG_NAME + tiff_manual(W, H, entries={279: (4, 1, 0xFFFFFFF0)})
+    s["bad-tiff-bigtiff-header-only"] = (PNG_NAME + b"II+\x00\x08\x00\x00\x00" + b"\x10" +
+                                         b"\x00" * 7)
+    webp = s["webp-lossless-rgb"][1:]
+    s["bad-webp-riff-size-huge"] = PNG_NAME + webp[:4] + struct.pack("<I", 0x7FFFFFF0) + webp[8:]
+    s["bad-webp-chunk-past-end"] = PNG_NAME + webp[:16] + struct.pack("<I", 0x10000) + webp[20:]
+    s["bad-webp-first-chunk-unknown"] = PNG_NAME + webp[:12] + b"ABCD" + webp[16:]
+    s["bad-webp-vp8l-no-signature"] = PNG_NAME + webp[:20] + b"\x00" + webp[21:]
+    s["bad-webp-vp8l-16384x16384"] = PNG_NAME + webp[:21] + b"\xff\xff\xff\x0f" + webp[25:]
+    s["bad-webp-vp8x-only"] = PNG_NAME + (b"RIFF" + struct.pack("<I", 22) + b"WEBPVP8X" +
+                                          struct.pack("<I", 10) + b"\x00" * 4 +
+                                          b"\x0c\x00\x00\x0a\x00\x00")
+    lossy = s["webp-lossy-rgb"][1:]
+    s["bad-webp-vp8-garbage"] = PNG_NAME + lossy[:30] + bytes(len(lossy) - 30)
+    for name, seg in [("ifd-past-end", exif_app1(6, ifd_offset=0xFFF0)),
+                      ("count-huge", exif_app1(6, count=0x7FFFFFFF)),
+                      ("type-long", exif_app1(6, kind=4)),
+                      ("orientation-9", exif_app1(9)),
+                      ("orientation-0", exif_app1(0)),
+                      ("bigtiff-magic", exif_app1(6)[:12] + b"\x2b" + exif_app1(6)[13:]),
+                      ("segment-cut", exif_app1(6)[:4] + b"Exif\x00\x00II")]:
+        data = with_segment(base, seg)
+        if name == "segment-cut":  # a segment length that says 12 bytes
+            data = base[:2] + b"\xff\xe1\x00\x0c" + b"Exif\x00\x00II*\x00" + base[2:]
+        s["bad-jpeg-exif-" + name] = PNG_NAME + data
+
     # crafted: sizes
     s["bad-png-100000x100000"] = PNG_NAME + png_header_only(100000, 100000)
     s["bad-png-2049x2048-over-cap"] = PNG_NAME + png_header_only(2049, 2048)
@@ -386,7 +571,9 @@ def image_seeds():
     for name in ["png-rgb8", "png-rgba8-interlaced", "png-gray16", "jpeg-rgb-baseline-420",
                  "jpeg-rgb-progressive", "bmp-rgb24", "bmp-rgba32", "bmp-rgb24-topdown",
                  "tga-rgb24", "tga-rgb24-rle", "tga-colormap", "tga-rgba32-rle-manual",
-                 "tga-gray8-rle-manual", "pnm-p5", "pnm-p6", "pnm-p5-16bit"]:
+                 "tga-gray8-rle-manual", "pnm-p5", "pnm-p6", "pnm-p5-16bit", "tiff-rgb-raw",
+                 "tiff-rgb-lzw", "tiff-gray16", "tiff-manual-be-gray", "webp-lossless-rgb",
+                 "webp-lossy-rgb", "webp-lossy-alpha", "jpeg-exif-orientation-6"]:
         data = s[name]
         s["trunc-half-" + name] = data[:1 + (len(data) - 1) // 2]
         s["trunc-header-" + name] = data[:1 + 20]
@@ -516,20 +703,25 @@ def cli_seeds():
     return A
 
 
-def write(folder, seeds):
+def write(folder, seeds, add=False):
+    """Rewrites the folder with the seeds; with add, only writes the seeds it does not hold yet."""
     path = os.path.join(HERE, folder)
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(path)
+    if not add:
+        shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path, exist_ok=True)
     for name, data in seeds.items():
+        if add and os.path.exists(os.path.join(path, name)):
+            continue
         with open(os.path.join(path, name), "wb") as f:
             f.write(data)
 
 
 def main():
+    add = "--add" in sys.argv[1:]
     images = image_seeds()
     big = {k: len(v) for k, v in images.items() if len(v) > 4096}
     assert not big, big
-    write("corpus_image", images)
+    write("corpus_image", images, add)
     cli = {}
     for args in cli_seeds():
         data = b"".join(a.encode() + b"\0" for a in args)
@@ -541,7 +733,7 @@ def main():
             name = "%s.%d" % (base, i)
             i += 1
         cli[name] = data
-    write("corpus_cli", cli)
+    write("corpus_cli", cli, add)
     print("corpus_image: %d files, corpus_cli: %d files" % (len(images), len(cli)))
 
 

@@ -389,6 +389,148 @@ static void check_contours_api(const dsg_image *regions_img)
   dsg_result_destroy(r);
 }
 
+/* ---- progress (dsg_progress) ---- */
+
+#define MAX_PROGRESS 1024
+typedef struct progress_log {
+  int count;
+  dsg_progress rec[MAX_PROGRESS];
+} progress_log;
+
+static void record_progress(void *data, const dsg_progress *p)
+{
+  progress_log *log = data;
+  if (log->count < MAX_PROGRESS)
+    log->rec[log->count] = *p;
+  log->count++;
+}
+
+/* A run with a recording callback: the stages arrive in order, each once, named as stage_index
+ * says, and the solve among them; the products and the converged count never decrease,
+ * converged <= wanted, an estimate is never below the products, and the last report of the solve
+ * has converged every pair with an estimate of at least its products. */
+static void check_progress(const dsg_image *img, const char *affinity, const char *solver, int k,
+                           int stage_count)
+{
+  static const char *const with_contours[] = {"contours", "affinity", "setup", "solve", "grouping"};
+  const char *const *names = stage_count == 5 ? with_contours : with_contours + 1;
+  static progress_log log;
+  dsg_options opt;
+  dsg_result *r = NULL;
+  int last_solve = -1, seen[5] = {0};
+  dsg_options_init(&opt);
+  opt.affinity = affinity;
+  opt.solver = solver;
+  opt.k = k;
+  opt.matvec = "cpu";
+  opt.progress = record_progress;
+  opt.progress_data = &log;
+  log.count = 0;
+  CHECK(dsg_segment(img, &opt, &r) == DSG_OK && r, "progress, %s %s k %d: %s", affinity, solver, k,
+        dsg_error_message());
+  CHECK(log.count >= stage_count + 1 && log.count <= MAX_PROGRESS, "%s %s: %d reports", affinity,
+        solver, log.count);
+  for (int i = 0; i < log.count && i < MAX_PROGRESS; i++) {
+    const dsg_progress *p = &log.rec[i], *q = i ? &log.rec[i - 1] : NULL;
+    const int at = p->stage_index;
+    CHECK(p->stage_count == stage_count && at >= 0 && at < stage_count && p->stage &&
+              strcmp(p->stage, names[at]) == 0,
+          "%s %s: report %d: stage %d of %d '%s'", affinity, solver, i, at, p->stage_count,
+          p->stage ? p->stage : "(null)");
+    if (at < 0 || at >= stage_count)
+      continue;
+    /* a stage starts once, the one after the last (its first report: stage_elapsed_s 0) */
+    if (!q || q->stage_index != at) {
+      CHECK(!seen[at] && at == (q ? q->stage_index + 1 : 0), "%s %s: stage %s at report %d",
+            affinity, solver, p->stage, i);
+      seen[at] = 1;
+    }
+    CHECK(!q || (p->products >= q->products && p->converged >= q->converged &&
+                 p->elapsed_s >= q->elapsed_s),
+          "%s %s: report %d went back: %ld products, %d converged after %ld, %d", affinity, solver,
+          i, p->products, p->converged, q ? q->products : 0, q ? q->converged : 0);
+    CHECK(p->wanted == opt.nev && p->converged >= 0 && p->converged <= p->wanted,
+          "%s %s: report %d: %d of %d converged", affinity, solver, i, p->converged, p->wanted);
+    CHECK(p->products_estimate == -1 || p->products_estimate >= p->products,
+          "%s %s: report %d: estimate %ld below %ld products", affinity, solver, i,
+          p->products_estimate, p->products);
+    CHECK(strcmp(p->stage, "solve") == 0 || p->eta_s < 0.0, "%s %s: report %d: an ETA in %s",
+          affinity, solver, i, p->stage);
+    if (strcmp(p->stage, "solve") == 0)
+      last_solve = i;
+    else if (strcmp(p->stage, "grouping") != 0) /* before the solve */
+      CHECK(p->products == 0 && p->products_estimate == -1, "%s %s: products in %s", affinity,
+            solver, p->stage);
+  }
+  for (int s = 0; s < stage_count; s++)
+    CHECK(seen[s], "%s %s: no stage %s", affinity, solver, names[s]);
+  CHECK(last_solve > 0 && last_solve < MAX_PROGRESS, "%s %s: no solve report", affinity, solver);
+  if (r && last_solve > 0 && last_solve < MAX_PROGRESS) {
+    const dsg_progress *p = &log.rec[last_solve];
+    CHECK(p->products > 0 && p->products >= dsg_result_products(r) &&
+              p->products_estimate >= p->products && p->converged == opt.nev,
+          "%s %s: the last solve report: %ld products (the result's last round: %ld), estimate "
+          "%ld, %d of %d converged",
+          affinity, solver, p->products, dsg_result_products(r), p->products_estimate, p->converged,
+          opt.nev);
+  }
+  dsg_result_destroy(r);
+}
+
+/* The colour maps of the eigenvector pictures: the table, viridis as dsg_picture_field's, gray
+ * R = G = B, a diverging map centred on 0 (both ends of a signed field, the middle colour at 0),
+ * and an unknown name refused with the names in the message. */
+static void check_colormaps(void)
+{
+  enum { FW = 16, FH = 8 };
+  float field[FW * FH];
+  unsigned char *a = NULL, *b = NULL;
+  int gray = -1, coolwarm = -1;
+  for (int i = 0; i < FW * FH; i++)
+    field[i] = (float)(i % FW) - 4.0f; /* -4 .. 11: signed, not symmetric */
+  CHECK(dsg_colormap_count() >= 5 && strcmp(dsg_colormap_name(0), "viridis") == 0 &&
+            dsg_colormap_name(dsg_colormap_count()) == NULL && dsg_colormap_name(-1) == NULL,
+        "colour map table: %d maps", dsg_colormap_count());
+  for (int m = 0; m < dsg_colormap_count(); m++) {
+    gray = strcmp(dsg_colormap_name(m), "gray") == 0 ? m : gray;
+    coolwarm = strcmp(dsg_colormap_name(m), "coolwarm") == 0 ? m : coolwarm;
+  }
+  CHECK(gray >= 0 && coolwarm >= 0 && !dsg_colormap_diverging(gray) &&
+            dsg_colormap_diverging(coolwarm) && !dsg_colormap_diverging(0),
+        "gray %d coolwarm %d", gray, coolwarm);
+  CHECK(dsg_picture_field(field, FW, FH, &a) == DSG_OK &&
+            dsg_picture_field_map(field, FW, FH, "VIRIDIS", &b) == DSG_OK && a && b &&
+            memcmp(a, b, (size_t)FW * FH * 3) == 0,
+        "viridis by name differs from dsg_picture_field");
+  dsg_free(a);
+  dsg_free(b);
+  a = b = NULL;
+  CHECK(dsg_picture_field_map(field, FW, FH, "gray", &a) == DSG_OK && a, "gray: %s",
+        dsg_error_message());
+  for (int i = 0; a && i < FW * FH; i++)
+    CHECK(a[3 * i] == a[3 * i + 1] && a[3 * i + 1] == a[3 * i + 2], "gray pixel %d not gray", i);
+  CHECK(a && a[0] < 20 && a[3 * (FW - 1)] > 235, "gray does not span black to white: %d %d",
+        a ? a[0] : -1, a ? a[3 * (FW - 1)] : -1);
+  dsg_free(a);
+  a = NULL;
+  /* coolwarm: 0 (x = 4) at the middle colour (221, 221, 221); -4 bluish, +11 the red end */
+  CHECK(dsg_picture_field_map(field, FW, FH, "coolwarm", &a) == DSG_OK && a, "coolwarm: %s",
+        dsg_error_message());
+  if (a) {
+    const unsigned char *zero = a + 3 * 4, *neg = a, *pos = a + 3 * (FW - 1);
+    CHECK(abs(zero[0] - 221) <= 2 && abs(zero[1] - 221) <= 2 && abs(zero[2] - 221) <= 2,
+          "coolwarm at 0: %d %d %d", zero[0], zero[1], zero[2]);
+    CHECK(neg[2] > neg[0] && pos[0] > pos[2] && abs(pos[0] - 180) <= 2 && abs(pos[2] - 38) <= 2,
+          "coolwarm ends: %d %d %d / %d %d %d", neg[0], neg[1], neg[2], pos[0], pos[1], pos[2]);
+  }
+  dsg_free(a);
+  a = (unsigned char *)"not touched";
+  CHECK(dsg_picture_field_map(field, FW, FH, "rainbow", &a) == DSG_ERR_INVALID && a == NULL &&
+            strstr(dsg_error_message(), "rainbow") && strstr(dsg_error_message(), "viridis") &&
+            strstr(dsg_error_message(), "coolwarm"),
+        "unknown colour map: %s", dsg_error_message());
+}
+
 int main(void)
 {
   dsg_image img;
@@ -402,8 +544,9 @@ int main(void)
    * the other tests (tests/python, tests/cli) take them from here, through diaseg.defaults() or
    * the report of a run without options. */
   dsg_options_init(&opt);
-  CHECK(opt.k == 5 && opt.nev == 8 && opt.radius == 5 && opt.sigma_i == 0.1 && opt.sigma_x == 4.0 &&
-            opt.tol == 1e-5 && opt.max_iter == 1000 && strcmp(opt.affinity, "contour") == 0 &&
+  CHECK(opt.k == DSG_K_AUTO && opt.nev == 8 && opt.radius == 5 && opt.sigma_i == 0.1 &&
+            opt.sigma_x == 4.0 && opt.tol == DSG_TOL_AUTO && opt.work_pixels == DSG_WORK_PIXELS &&
+            opt.max_iter == 1000 && strcmp(opt.affinity, "contour") == 0 &&
             strcmp(opt.solver, "lanczos") == 0 && strcmp(opt.matvec, "auto") == 0,
         "defaults");
   CHECK(opt.sigma_c == 0.1 && opt.grouping && strcmp(opt.grouping, "hierarchy") == 0 &&
@@ -492,7 +635,7 @@ int main(void)
   /* issue 16: a tolerance below what float32 vectors can show is refused, naming tol and the
    * smallest one diaseg honours (DSG_MIN_TOL); NaN and values outside (0, 1) too */
   {
-    static const double bad[] = {1e-12, 1e-7, 0.999 * DSG_MIN_TOL, 0.0, -1e-3, 1.0, NAN, INFINITY};
+    static const double bad[] = {1e-12, 1e-7, 0.999 * DSG_MIN_TOL, -1e-3, 1.0, NAN, INFINITY};
     char floor_text[32];
     snprintf(floor_text, sizeof(floor_text), "%g", DSG_MIN_TOL);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -504,6 +647,8 @@ int main(void)
             "tol %g: %s", bad[i], dsg_error_message());
     }
     dsg_options_init(&opt);
+    opt.tol = DSG_TOL_AUTO; /* 0: automatic */
+    CHECK(dsg_options_check(&opt) == DSG_OK, "tol 0 (auto): %s", dsg_error_message());
     opt.tol = DSG_MIN_TOL;
     CHECK(DSG_MIN_TOL > 0 && DSG_MIN_TOL < 1e-5 && dsg_options_check(&opt) == DSG_OK,
           "tol DSG_MIN_TOL (%g) refused: %s", DSG_MIN_TOL, dsg_error_message());
@@ -609,6 +754,10 @@ int main(void)
 
   check_k_list(&img);
   check_contours_api(&img);
+  check_colormaps();
+  check_progress(&img, "contour", "lanczos", 4, 5);
+  check_progress(&img, "intensity", "arpack", 0, 3);
+  check_progress(&img, "intensity", "lanczos", 3, 4);
 
   /* k = 0: eigenpairs only */
   dsg_options_init(&opt);

@@ -86,11 +86,14 @@ def test_four_regions(four):
     assert r.eigenvalues.dtype == np.float64 and r.eigenvalues.shape == (nev,)
     norms = np.linalg.norm(r.eigenvectors.reshape(nev, -1).astype(np.float64), axis=1)
     assert np.all(np.abs(norms - 1.0) <= 1e-4), norms
-    assert np.all(r.residuals <= 1e-4 * np.abs(r.eigenvalues) + 1e-6), r.residuals
+    tol = r.report["parameters"]["tol"]  # automatic: 1e-3 beside the hierarchy
+    assert tol == 1e-3
+    assert np.all(r.residuals <= tol * np.abs(r.eigenvalues) + 1e-6), r.residuals
     assert np.all(np.diff(r.eigenvalues) <= 0), r.eigenvalues
     assert abs(r.eigenvalues[0] - 1.0) <= 1e-5
     assert r.sqrt_degree.shape == (h, w) and np.all(r.sqrt_degree > 0)
-    assert set(r.timing) == {"affinity", "setup", "solve", "cluster", "total", "contours"}
+    assert set(r.timing) == {"affinity", "setup", "solve", "cluster", "total", "contours",
+                            "resolution"}
 
 
 # ---- (2) float input is quantised as round(255 v) ----------------------------------------------
@@ -268,7 +271,7 @@ def test_defaults(diaseg_cli, tmp_path):
     d = diaseg.defaults()
     # the values pinned here are those no change in view touches; the cue and the grouping are
     # pinned once, in tests/lib/test_api.c (dsg_options_init), and only named here
-    expected = {"k": 5, "nev": 8, "tol": 1e-5, "radius": 5, "sigma_i": 0.1, "sigma_x": 4.0,
+    expected = {"k": "auto", "nev": 8, "tol": 0.0, "work_pixels": 160000, "radius": 5, "sigma_i": 0.1, "sigma_x": 4.0,
                 "solver": "lanczos", "matvec": "auto", "max_iter": 1000, "seed": 1, "restarts": 8,
                 "ncv": 0, "keep_specks": False, "sigma_c": 0.1, "spectral_weight": 0.0,
                 "min_region": 0, "threshold": 0.0}
@@ -276,6 +279,7 @@ def test_defaults(diaseg_cli, tmp_path):
         assert d[name] == value, name
     assert set(d) == {"k", "nev", "ncv", "tol", "max_iter", "radius", "sigma_i", "sigma_x",
                       "sigma_c", "grouping", "spectral_weight", "min_region", "threshold",
+                      "work_pixels",
                       "affinity",
                       "keep_specks", "seed", "restarts", "solver", "matvec", "cl_device",
                       "kernel", "local_size", "kernel_dir", "cl_max_alloc"}
@@ -296,10 +300,14 @@ def test_defaults(diaseg_cli, tmp_path):
     rep = json.loads(p.stdout)
     params = rep["parameters"]
     for name in ("radius", "sigma_i", "sigma_x", "sigma_c", "affinity", "grouping",
-                 "spectral_weight", "min_region", "tol", "max_iter", "solver", "seed", "restarts",
+                 "spectral_weight", "min_region", "max_iter", "solver", "seed", "restarts",
                  "keep_specks"):
         assert params[name] == d[name], (name, params[name], d[name])
-    assert rep["k"] == d["k"] and rep["nev"] == d["nev"]
+    # the automatic choices, as the report states them: the tolerance the hierarchy's pictures
+    # need, the scale chosen (no k: the cut at a level)
+    assert d["tol"] == 0.0 and params["tol"] == 1e-3
+    assert d["k"] == "auto" and rep["scale"]["auto"] is True and rep["k"] is None
+    assert rep["nev"] == d["nev"] and rep["work"]["pixels_cap"] == d["work_pixels"]
 
 
 # ---- (10) max_iter stops the solve: a warning, not an exception --------------------------------
@@ -551,3 +559,24 @@ def test_hierarchy_bad():
         diaseg.segment(img, grouping=3)
     with pytest.raises(ValueError, match="k <= nev"):
         diaseg.segment(img, k=9, nev=8, grouping="kmeans")
+
+
+# ---- (the first hour) the working resolution, k="auto", nev following k for k-means ----------
+
+def test_working_resolution_and_auto():
+    img, truth = regions(96, 144, seed=3)
+    r = diaseg.segment(img, k=4, work_pixels=3456, matvec="cpu")
+    wh, ww = r.report["work"]["height"], r.report["work"]["width"]
+    assert (wh, ww) == (48, 72)
+    assert r.labels.shape == (96, 144) and r.contours.shape == (96, 144)
+    assert r.eigenvectors.shape[1:] == (48, 72) and r.sqrt_degree.shape == (48, 72)
+    assert r.ucm.shape == (2 * 48 + 1, 2 * 72 + 1)
+    assert adjusted_rand_index(r.labels, truth) >= 0.95
+    with pytest.raises(ValueError, match="work_pixels"):
+        diaseg.segment(img, work_pixels=100, matvec="cpu")
+    a = diaseg.segment(img, k="auto", grouping="kmeans", matvec="cpu")
+    lam = a.eigenvalues
+    gaps = [lam[k - 1] - lam[k] for k in range(2, len(lam))]
+    assert a.report["scale"]["auto"] and a.report["k"] == 2 + int(np.argmax(gaps))
+    b = diaseg.segment(img, k=12, grouping="kmeans", matvec="cpu")
+    assert b.report["nev"] == 12 and len(np.unique(b.labels)) == 12

@@ -71,6 +71,7 @@ __version__ = _lib.decode(lib.dsg_version())
 _log = logging.getLogger("diaseg")
 
 _INT_MIN, _INT_MAX = -(2 ** 31), 2 ** 31 - 1
+_K_AUTO = -1  # DSG_K_AUTO: k="auto" (the default) chooses the scale
 
 # The options Python takes: dsg_options' fields but the callbacks and the bench-only tuning
 # knobs (basis_groups, basis_row_groups, lanczos_unfused). name -> kind
@@ -78,7 +79,7 @@ _OPTIONS = {
     "k": "int", "nev": "int", "ncv": "int", "tol": "float", "max_iter": "int",
     "radius": "int", "sigma_i": "float", "sigma_x": "float", "sigma_c": "float",
     "grouping": "str", "spectral_weight": "float", "min_region": "int",
-    "threshold": "float",
+    "threshold": "float", "work_pixels": "int64",
     "affinity": "str",
     "keep_specks": "bool", "seed": "uint64", "restarts": "int", "solver": "str",
     "matvec": "str", "cl_device": "str", "kernel": "str", "local_size": "size",
@@ -106,6 +107,8 @@ def defaults():
             value = _lib.decode(value)
         elif kind == "bool":
             value = bool(value)
+        if name == "k" and value == _K_AUTO:
+            value = "auto"
         out[name] = value
     return out
 
@@ -151,6 +154,8 @@ def _convert(name, kind, value):
                         f"not {type(value).__name__}") from None
     if kind == "int":
         lo, hi = _INT_MIN, _INT_MAX
+    elif kind == "int64":
+        lo, hi = -(2 ** 63), 2 ** 63 - 1
     else:  # uint64, size (size_t, unsigned long long)
         lo, hi = 0, 2 ** 64 - 1
     if not lo <= value <= hi:
@@ -238,7 +243,7 @@ class _Call:
     def _log(self, data, level, message):
         self.notes.append((level, _lib.strip_marks(_lib.decode(message) or "")))
 
-    def _progress(self, data, products, converged, elapsed):
+    def _progress(self, data, record):
         # Nothing to do: running Python code here lets a pending SIGINT handler run.
         pass
 
@@ -355,7 +360,9 @@ class Segmentation:
 def _result(r):
     """A Segmentation from a dsg_result (which the caller destroys)."""
     w, h = lib.dsg_result_width(r), lib.dsg_result_height(r)
-    n = w * h
+    n = w * h  # the labels and contours: the image's size
+    ww, wh = lib.dsg_result_work_width(r), lib.dsg_result_work_height(r)
+    wn = ww * wh  # the eigenvectors, degrees and hierarchy: the working size
     nconv = lib.dsg_result_nconv(r)
     ks, labels_by_k = [], {}
     for i in range(lib.dsg_result_nk(r)):
@@ -364,7 +371,7 @@ def _result(r):
         ks.append(k)
         labels_by_k[k] = _array(ptr, np.int32, n).reshape(h, w) if ptr else None
     labels = labels_by_k[ks[0]] if ks else None  # dsg_result_labels: the first k's
-    vectors = _array(lib.dsg_result_eigenvectors(r), np.float32, nconv * n).reshape(nconv, h, w)
+    vectors = _array(lib.dsg_result_eigenvectors(r), np.float32, nconv * wn).reshape(nconv, wh, ww)
     json_ptr, json_len = ctypes.c_void_p(), ctypes.c_size_t()
     status = lib.dsg_result_report(r, None, ctypes.byref(json_ptr), ctypes.byref(json_len))
     if status != _lib.DSG_OK:
@@ -372,7 +379,7 @@ def _result(r):
     report = json.loads(_lib.take_text(json_ptr, json_len.value))
     t = lib.dsg_result_timing(r)
     cptr = lib.dsg_result_contours(r)
-    ucm = np.empty((2 * h + 1, 2 * w + 1), np.float32)
+    ucm = np.empty((2 * wh + 1, 2 * ww + 1), np.float32)
     if lib.dsg_result_ucm(r, ucm.ctypes.data_as(ctypes.POINTER(ctypes.c_float))) != _lib.DSG_OK:
         ucm = None
         lib.dsg_error_clear()
@@ -383,7 +390,7 @@ def _result(r):
         eigenvalues=_array(lib.dsg_result_eigenvalues(r), np.float64, nconv),
         eigenvectors=vectors,
         residuals=_array(lib.dsg_result_residuals(r), np.float64, nconv),
-        sqrt_degree=_array(lib.dsg_result_sqrt_degree(r), np.float64, n).reshape(h, w),
+        sqrt_degree=_array(lib.dsg_result_sqrt_degree(r), np.float64, wn).reshape(wh, ww),
         converged=bool(lib.dsg_result_converged(r)),
         note=_lib.strip_marks(_lib.decode(lib.dsg_result_note(r)) or ""),
         report=report,
@@ -394,6 +401,8 @@ def _result(r):
 def _ks(k):
     """k as segment() takes it: None, an int, or a sequence of ints (a list of k). Returns
     (k for the options or None, the list as a ctypes int array or None)."""
+    if isinstance(k, str) and k == "auto":
+        return _K_AUTO, None
     if k is None or isinstance(k, (numbers.Integral, np.integer, bool, np.bool_)) or \
             (isinstance(k, np.ndarray) and k.ndim == 0) or \
             not isinstance(k, (list, tuple, range, np.ndarray)):
@@ -415,9 +424,12 @@ def segment(image, k=None, **options):
     image : array_like, shape (H, W) or (H, W, C)
         uint8, or float in [0, 1] (clipped, then quantised as round(255 v)); C = 1 gray,
         2 gray and alpha, 3 RGB (use ``affinity='color'``), 4 RGBA. At least 2 pixels.
-    k : int or sequence of int, optional
-        The number of segments (default: the library's, 5); 0 computes the eigenpairs only.
-        1 <= k <= nev. A list (``k=[2, 4, 8]``) solves once and groups once per k, with the
+    k : int, "auto" or sequence of int, optional
+        The number of segments. "auto" (the default) chooses the scale: the hierarchy cut at
+        level 0.63 (the best Covering and boundary F on BSDS500 train), or for
+        ``grouping="kmeans"`` the k before the largest eigengap; the report's "scale" says
+        which. 0 computes the eigenpairs only. For k-means k <= 64, and nev follows k unless
+        given. A list (``k=[2, 4, 8]``) solves once and groups once per k, with the
         same seed and restarts, so each k's labels are those ``segment(image, k=that_k)``
         gives; every k in [1, min(nev, 64)], none twice (ValueError). The result's ``labels``
         are then the first k's, ``labels_by_k`` / ``labels_for(k)`` hold each one's, ``ks``
@@ -426,7 +438,11 @@ def segment(image, k=None, **options):
         Any option by its dsg_options name (see :func:`defaults` for all of them and their
         defaults): nev, ncv, tol, max_iter, radius, sigma_i, sigma_x, affinity, keep_specks,
         seed, restarts, solver, matvec ('auto', 'cpu', 'opencl'), cl_device, kernel,
-        local_size, kernel_dir, cl_max_alloc. None means the default.
+        local_size, kernel_dir, cl_max_alloc, work_pixels. None means the default.
+        work_pixels (default 160000): an image of more pixels is segmented at the largest size
+        of its aspect within it, and ``labels`` and ``contours`` come back at the image's size
+        (refined against its pixels); ``eigenvectors``, ``sqrt_degree`` and ``ucm`` stay at the
+        working size (``report["work"]``). 0: full resolution.
 
     Returns
     -------
@@ -470,6 +486,11 @@ def segment(image, k=None, **options):
     k, ks = _ks(k)
     if k is not None:
         options["k"] = k
+    if options.get("grouping") == "kmeans" and options.get("nev") is None:
+        # k-means needs k eigenvectors: nev follows k unless given (as on the command line)
+        top = max(list(ks) if ks is not None else [k if k is not None and k > 0 else 0])
+        if top > defaults()["nev"]:
+            options["nev"] = top
     opt, keep = _options(options, "segment")
     if ks is not None:
         opt.ks = ctypes.cast(ks, ctypes.POINTER(ctypes.c_int))

@@ -15,7 +15,7 @@ The library is looked up, in order:
 import ctypes
 import ctypes.util
 import os
-from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_int, c_long,
+from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_int, c_long, c_longlong,
                     c_size_t, c_ubyte, c_uint64, c_ulonglong, c_void_p, c_float)
 
 # ---- status codes (dsg_base.h, enum dsg_status) ----
@@ -41,8 +41,24 @@ PARAM_BEGIN = "\x01"
 PARAM_END = "\x02"
 
 # ---- callbacks ----
-# typedef void (*dsg_progress_fn)(void *data, long products, int converged, double elapsed_s);
-PROGRESS_FN = CFUNCTYPE(None, c_void_p, c_long, c_int, c_double)
+class DsgProgress(Structure):
+    """struct dsg_progress (diaseg.h), the record a progress callback borrows."""
+    _fields_ = [
+        ("stage", c_char_p),
+        ("stage_index", c_int),
+        ("stage_count", c_int),
+        ("products", c_long),
+        ("products_estimate", c_long),
+        ("converged", c_int),
+        ("wanted", c_int),
+        ("elapsed_s", c_double),
+        ("stage_elapsed_s", c_double),
+        ("eta_s", c_double),
+    ]
+
+
+# typedef void (*dsg_progress_fn)(void *data, const dsg_progress *p);
+PROGRESS_FN = CFUNCTYPE(None, c_void_p, POINTER(DsgProgress))
 # typedef void (*dsg_log_fn)(void *data, int level, const char *message);
 LOG_FN = CFUNCTYPE(None, c_void_p, c_int, c_char_p)
 
@@ -70,6 +86,8 @@ class DsgOptions(Structure):
         ("spectral_weight", c_double),
         ("min_region", c_int),
         ("threshold", c_double),
+        # resolution
+        ("work_pixels", c_longlong),
         # affinity
         ("affinity", c_char_p),
         ("radius", c_int),
@@ -111,6 +129,7 @@ class DsgTiming(Structure):
         ("cluster", c_double),
         ("total", c_double),
         ("contours", c_double),
+        ("resolution", c_double),
     ]
 
 
@@ -152,6 +171,8 @@ _SIGNATURES = {
     "dsg_result_destroy": (None, [_P]),
     "dsg_result_width": (c_int, [_P]),
     "dsg_result_height": (c_int, [_P]),
+    "dsg_result_work_width": (c_int, [_P]),
+    "dsg_result_work_height": (c_int, [_P]),
     "dsg_result_labels": (POINTER(ctypes.c_int32), [_P]),
     "dsg_result_nk": (c_int, [_P]),
     "dsg_result_k_at": (c_int, [_P, c_int]),

@@ -1,0 +1,193 @@
+/* The working resolution: a photo larger than opt->work_pixels is segmented at the largest size
+ * of its aspect within that many pixels, and its labels and contours come back at the photo's
+ * size, refined against the photo's own pixels (docs/PIPELINE.md, "Working resolution"). */
+#include "diaseg_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Weights of the label refinement: a candidate label's cost at a pixel of the photo is the
+ * smallest, over the working pixels of that label in the 4 x 4 window around it, of
+ * |colour difference|^2 / SIGMA_COLOUR^2 + |distance in working pixels|^2 / SIGMA_SPACE^2:
+ * colour decides within about a working pixel of the coarse boundary, distance beyond it. */
+#define APP_REFINE_SIGMA_COLOUR 16.0 /* 8-bit units over the channels' sum of squares */
+#define APP_REFINE_SIGMA_SPACE 1.0   /* working pixels */
+
+int app_work_size(int width, int height, long long max_pixels, int *work_w, int *work_h)
+{
+  const double n = (double)width * (double)height;
+  double s;
+  int w, h;
+  *work_w = width;
+  *work_h = height;
+  if (max_pixels <= 0 || n <= (double)max_pixels)
+    return 0;
+  s = sqrt((double)max_pixels / n);
+  w = (int)floor(width * s);
+  h = (int)floor(height * s);
+  w = w < 1 ? 1 : w;
+  h = h < 1 ? 1 : h;
+  while ((long long)w * h > max_pixels) /* rounding: at most a step or two */
+    *(w >= h ? &w : &h) -= 1;
+  *work_w = w;
+  *work_h = h;
+  return 1;
+}
+
+/* Area-weighted average: each output pixel is the mean of the input over its footprint (partial
+ * pixels weighted by their covered fraction), so no input pixel is skipped however large the
+ * factor (bilinear sampling aliases there). For shrinking only (width <= src's, height too). */
+int app_image_shrink(const dsg_image *src, int width, int height, dsg_image *dst)
+{
+  const int c = src->channels, W = src->width, H = src->height;
+  const double fx = (double)W / width, fy = (double)H / height;
+  int status = dsg_image_from_pixels(dst, width, height, c, NULL);
+  if (status != DSG_OK)
+    return status;
+#pragma omp parallel for schedule(static)
+  for (int y = 0; y < height; y++) {
+    const double y0 = y * fy, y1 = (y + 1) * fy;
+    double acc[4];
+    for (int x = 0; x < width; x++) {
+      const double x0 = x * fx, x1 = (x + 1) * fx;
+      double area = 0.0;
+      memset(acc, 0, sizeof(acc));
+      for (int Y = (int)y0; Y < H && Y < y1; Y++) {
+        const double wy = fmin(Y + 1.0, y1) - fmax((double)Y, y0);
+        for (int X = (int)x0; X < W && X < x1; X++) {
+          const double wgt = wy * (fmin(X + 1.0, x1) - fmax((double)X, x0));
+          const unsigned char *p = src->pixels + ((size_t)Y * W + X) * c;
+          for (int k = 0; k < c; k++)
+            acc[k] += wgt * p[k];
+          area += wgt;
+        }
+      }
+      for (int k = 0; k < c; k++)
+        dst->pixels[((size_t)y * width + x) * c + k] =
+            (unsigned char)(area > 0.0 ? acc[k] / area + 0.5 : 0.0);
+    }
+  }
+  return DSG_OK;
+}
+
+/* Where pixel X of a side of `big` pixels falls on a side of `small` pixels (centres onto
+ * centres), and the two working pixels around it. */
+static double to_work(int X, int big, int small, int *lo, int *hi)
+{
+  const double f = ((double)X + 0.5) * small / big - 0.5;
+  int a = (int)floor(f);
+  *lo = a < 0 ? 0 : a > small - 1 ? small - 1 : a;
+  *hi = a + 1 > small - 1 ? small - 1 : a + 1 < 0 ? 0 : a + 1;
+  return f;
+}
+
+static double colour_gap(const unsigned char *a, const unsigned char *b, int colours)
+{
+  double d = 0.0;
+  for (int k = 0; k < colours; k++)
+    d += ((double)a[k] - b[k]) * ((double)a[k] - b[k]);
+  return d;
+}
+
+int app_upsample_labels(const dsg_image *full, const dsg_image *work, const int32_t *labels,
+                        int32_t *out)
+{
+  const int W = full->width, H = full->height, w = work->width, h = work->height;
+  const int colours = full->channels >= 3 ? 3 : 1; /* alpha is not a colour */
+  const double ic = 1.0 / (APP_REFINE_SIGMA_COLOUR * APP_REFINE_SIGMA_COLOUR);
+  const double is = 1.0 / (APP_REFINE_SIGMA_SPACE * APP_REFINE_SIGMA_SPACE);
+  if (work->channels != full->channels)
+    return dsg_error_set(DSG_ERR_INVALID, "the working image has %d channels, the photo %d",
+                         work->channels, full->channels);
+#pragma omp parallel for schedule(static)
+  for (int Y = 0; Y < H; Y++) {
+    int y0, y1;
+    const double fy = to_work(Y, H, h, &y0, &y1);
+    for (int X = 0; X < W; X++) {
+      int x0, x1;
+      const double fx = to_work(X, W, w, &x0, &x1);
+      const int32_t a = labels[(size_t)y0 * w + x0];
+      const unsigned char *pix = full->pixels + ((size_t)Y * W + X) * full->channels;
+      int32_t best = a;
+      double best_cost = INFINITY;
+      if (labels[(size_t)y0 * w + x1] == a && labels[(size_t)y1 * w + x0] == a &&
+          labels[(size_t)y1 * w + x1] == a) {
+        out[(size_t)Y * W + X] = a; /* inside a region */
+        continue;
+      }
+      /* near a boundary: the label whose nearby working pixels look most like this pixel */
+      for (int qy = y0 - 1; qy <= y1 + 1; qy++) {
+        if (qy < 0 || qy >= h)
+          continue;
+        for (int qx = x0 - 1; qx <= x1 + 1; qx++) {
+          if (qx < 0 || qx >= w)
+            continue;
+          const size_t q = (size_t)qy * w + qx;
+          const double cost = colour_gap(pix, work->pixels + q * work->channels, colours) * ic +
+                              ((qx - fx) * (qx - fx) + (qy - fy) * (qy - fy)) * is;
+          if (cost < best_cost || (cost == best_cost && labels[q] < best)) {
+            best_cost = cost;
+            best = labels[q];
+          }
+        }
+      }
+      out[(size_t)Y * W + X] = best;
+    }
+  }
+  return DSG_OK;
+}
+
+void app_upsample_field(const float *src, int w, int h, int W, int H, float *dst)
+{
+#pragma omp parallel for schedule(static)
+  for (int Y = 0; Y < H; Y++) {
+    int y0, y1;
+    const double fy = to_work(Y, H, h, &y0, &y1), ty = fy < 0.0 ? 0.0 : fy - floor(fy);
+    for (int X = 0; X < W; X++) {
+      int x0, x1;
+      const double fx = to_work(X, W, w, &x0, &x1), tx = fx < 0.0 ? 0.0 : fx - floor(fx);
+      const double a = src[(size_t)y0 * w + x0], b = src[(size_t)y0 * w + x1],
+                   c = src[(size_t)y1 * w + x0], d = src[(size_t)y1 * w + x1];
+      dst[(size_t)Y * W + X] =
+          (float)((a * (1 - tx) + b * tx) * (1 - ty) + (c * (1 - tx) + d * tx) * ty);
+    }
+  }
+}
+
+int app_upsample_contours(const float *src, int w, int h, int W, int H, float *dst)
+{
+  /* bilinear, then only the crest across the line kept: a one-pixel line at the working size stays
+   * one pixel wide at the photo's (a 2-pixel tie keeps its first pixel), with the strength of the
+   * strongest working pixel around it */
+  float *smooth = malloc((size_t)W * H * sizeof(*smooth));
+  if (!smooth)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of %d x %d pixels", W, H);
+  app_upsample_field(src, w, h, W, H, smooth);
+#pragma omp parallel for schedule(static)
+  for (int Y = 0; Y < H; Y++) {
+    int y0, y1;
+    to_work(Y, H, h, &y0, &y1);
+    for (int X = 0; X < W; X++) {
+      const size_t i = (size_t)Y * W + X;
+      const float v = smooth[i];
+      /* at the border the missing neighbour mirrors the one inside */
+      const float l0 = X > 0 ? smooth[i - 1] : -1.0f, r0 = X + 1 < W ? smooth[i + 1] : -1.0f;
+      const float u0 = Y > 0 ? smooth[i - W] : -1.0f, d0 = Y + 1 < H ? smooth[i + W] : -1.0f;
+      const float l = l0 < 0.0f ? r0 : l0, r = r0 < 0.0f ? l0 : r0;
+      const float u = u0 < 0.0f ? d0 : u0, d = d0 < 0.0f ? u0 : d0;
+      int x0, x1;
+      float top;
+      dst[i] = 0.0f;
+      if (!(v > 0.0f && ((v >= l && v > r) || (v >= u && v > d))))
+        continue;
+      to_work(X, W, w, &x0, &x1);
+      top = src[(size_t)y0 * w + x0];
+      top = fmaxf(top, src[(size_t)y0 * w + x1]);
+      top = fmaxf(top, src[(size_t)y1 * w + x0]);
+      dst[i] = fmaxf(top, src[(size_t)y1 * w + x1]);
+    }
+  }
+  free(smooth);
+  return DSG_OK;
+}

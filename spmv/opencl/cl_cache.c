@@ -1,0 +1,242 @@
+/* The process-wide cache of OpenCL contexts, queues and built programs (cl_cache.h). */
+#include "cl_cache.h"
+
+#include "cl_runtime.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One device, opened: the cache holds one reference to ctx and to queue. */
+typedef struct cache_device {
+  struct cache_device *next;
+  cl_device_id device;
+  cl_context ctx;
+  cl_command_queue queue;
+} cache_device;
+
+/* One built program: the cache holds one reference to prog. */
+typedef struct cache_program {
+  struct cache_program *next;
+  cl_context ctx;
+  cl_device_id device;
+  uint64_t hash; /* of source */
+  size_t length; /* of source */
+  char *source;  /* the text it was built from (compared in full after the hash) */
+  char *options;
+  cl_program prog;
+} cache_program;
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static cache_device *devices;
+static cache_program *programs;
+static spmv_cl_cache_counts counts;
+static int exit_hook; /* clear_at_exit is registered */
+
+/* FNV-1a, 64 bits. */
+static uint64_t text_hash(const char *s, size_t *length)
+{
+  uint64_t h = 14695981039346656037ull;
+  const char *p = s;
+  for (; *p; p++)
+    h = (h ^ (unsigned char)*p) * 1099511628211ull;
+  *length = (size_t)(p - s);
+  return h;
+}
+
+static void free_program(cache_program *p)
+{
+  if (p->prog)
+    clReleaseProgram(p->prog);
+  free(p->source);
+  free(p->options);
+  free(p);
+  counts.programs--;
+}
+
+/* Drops every program of ctx, and with it, ctx's device. Under the lock. */
+static void forget_locked(cl_context ctx)
+{
+  for (cache_program **pp = &programs; *pp;) {
+    cache_program *p = *pp;
+    if (ctx && p->ctx != ctx) {
+      pp = &p->next;
+      continue;
+    }
+    *pp = p->next;
+    free_program(p);
+  }
+  for (cache_device **dp = &devices; *dp;) {
+    cache_device *d = *dp;
+    if (ctx && d->ctx != ctx) {
+      dp = &d->next;
+      continue;
+    }
+    *dp = d->next;
+    clReleaseCommandQueue(d->queue);
+    clReleaseContext(d->ctx);
+    free(d);
+    counts.contexts--;
+  }
+}
+
+/* At exit the cache is released, so that leak checkers see nothing held; when another thread
+ * holds the lock (exit() called in the middle of a run elsewhere), it is left to the system
+ * rather than waited for. */
+static void clear_at_exit(void)
+{
+  if (pthread_mutex_trylock(&cache_lock) != 0)
+    return;
+  forget_locked(NULL);
+  pthread_mutex_unlock(&cache_lock);
+}
+
+int spmv_cl_cache_queue(cl_device_id device, const char *dev_name, cl_context *ctx,
+                        cl_command_queue *queue)
+{
+  cache_device *d;
+  cl_int err;
+  int status = DSG_OK;
+
+  *ctx = NULL;
+  *queue = NULL;
+  pthread_mutex_lock(&cache_lock);
+  for (d = devices; d; d = d->next)
+    if (d->device == device)
+      break;
+  if (!d) {
+    d = calloc(1, sizeof(*d));
+    if (!d) {
+      status =
+          dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the OpenCL cache's entry for %s", dev_name);
+      goto out_unlock;
+    }
+    d->device = device;
+    d->ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+    if (err != CL_SUCCESS) {
+      status = spmv_cl_fail(err, "clCreateContext", dev_name);
+      goto out_free;
+    }
+    d->queue = clCreateCommandQueue(d->ctx, device, CL_QUEUE_PROFILING_ENABLE, &err);
+    if (err != CL_SUCCESS) {
+      status = spmv_cl_fail(err, "clCreateCommandQueue", dev_name);
+      goto out_release_context;
+    }
+    if (!exit_hook)
+      exit_hook = atexit(clear_at_exit) == 0;
+    d->next = devices;
+    devices = d;
+    counts.contexts++;
+  }
+  clRetainContext(d->ctx);
+  clRetainCommandQueue(d->queue);
+  *ctx = d->ctx;
+  *queue = d->queue;
+  goto out_unlock;
+
+out_release_context:
+  clReleaseContext(d->ctx);
+out_free:
+  free(d);
+out_unlock:
+  pthread_mutex_unlock(&cache_lock);
+  return status;
+}
+
+/* The entry of (ctx, device, source, options), or NULL. Under the lock. */
+static cache_program *find_locked(cl_context ctx, cl_device_id device, uint64_t hash, size_t length,
+                                  const char *source, const char *options)
+{
+  for (cache_program *p = programs; p; p = p->next)
+    if (p->ctx == ctx && p->device == device && p->hash == hash && p->length == length &&
+        strcmp(p->options, options) == 0 && memcmp(p->source, source, length) == 0)
+      return p;
+  return NULL;
+}
+
+int spmv_cl_cache_program_find(cl_context ctx, cl_device_id device, const char *source,
+                               const char *options, cl_program *prog)
+{
+  size_t length;
+  const uint64_t hash = text_hash(source, &length);
+  cache_program *p;
+
+  pthread_mutex_lock(&cache_lock);
+  p = find_locked(ctx, device, hash, length, source, options);
+  if (p) {
+    clRetainProgram(p->prog);
+    counts.reuses++;
+  }
+  *prog = p ? p->prog : NULL;
+  pthread_mutex_unlock(&cache_lock);
+  return p != NULL;
+}
+
+void spmv_cl_cache_program_keep(cl_context ctx, cl_device_id device, const char *source,
+                                const char *options, cl_program prog)
+{
+  size_t length;
+  const uint64_t hash = text_hash(source, &length);
+  cache_program *p = calloc(1, sizeof(*p));
+  cache_device *d;
+
+  if (p) {
+    p->ctx = ctx;
+    p->device = device;
+    p->hash = hash;
+    p->length = length;
+    p->source = malloc(length + 1);
+    p->options = strdup(options);
+  }
+  pthread_mutex_lock(&cache_lock);
+  counts.builds++;
+  for (d = devices; d; d = d->next)
+    if (d->ctx == ctx)
+      break;
+  if (!p || !p->source || !p->options || !d ||
+      find_locked(ctx, device, hash, length, source, options)) {
+    /* out of memory, a context the cache no longer holds (cleared or forgotten since the caller
+     * opened it), or another thread built the same program meanwhile: keep nothing */
+    pthread_mutex_unlock(&cache_lock);
+    if (p) {
+      free(p->source);
+      free(p->options);
+      free(p);
+    }
+    return;
+  }
+  memcpy(p->source, source, length + 1);
+  clRetainProgram(prog);
+  p->prog = prog;
+  p->next = programs;
+  programs = p;
+  counts.programs++;
+  pthread_mutex_unlock(&cache_lock);
+}
+
+void spmv_cl_cache_forget(cl_context ctx)
+{
+  if (!ctx)
+    return;
+  pthread_mutex_lock(&cache_lock);
+  forget_locked(ctx);
+  pthread_mutex_unlock(&cache_lock);
+}
+
+void spmv_cl_cache_clear(void)
+{
+  pthread_mutex_lock(&cache_lock);
+  forget_locked(NULL);
+  memset(&counts, 0, sizeof(counts));
+  pthread_mutex_unlock(&cache_lock);
+}
+
+spmv_cl_cache_counts spmv_cl_cache_stats(void)
+{
+  spmv_cl_cache_counts c;
+  pthread_mutex_lock(&cache_lock);
+  c = counts;
+  pthread_mutex_unlock(&cache_lock);
+  return c;
+}

@@ -1,0 +1,37 @@
+/* Private to spmv/opencl/: the process-wide cache of OpenCL objects that every runtime
+ * (cl_runtime.c) draws from, so that the image stages and the matvec of a run, and the runs after
+ * it, share one device opening and one build of each program: one context and in-order profiling
+ * queue per device, and the built programs keyed by (context, device, source text, options).
+ * Everything it hands out carries a reference of the caller's own (released with clRelease*), so
+ * that releasing it, or clearing the cache (spmv_cl_cache_clear, spmv.h), never frees what the
+ * other holds. Guarded by one mutex; nothing slow (no build) runs under it but a context's
+ * creation. docs/ARCHITECTURE.md, "The OpenCL cache". */
+#ifndef DIASEG_SPMV_CL_CACHE_H
+#define DIASEG_SPMV_CL_CACHE_H
+
+#include <CL/cl.h>
+
+/* The context and queue of `device` (created on first use; dev_name names it in the message),
+ * each retained for the caller. Returns DSG_OK, or DSG_ERR_OPENCL / DSG_ERR_LIMIT / DSG_ERR_NOMEM
+ * with the message; a failure caches nothing. */
+int spmv_cl_cache_queue(cl_device_id device, const char *dev_name, cl_context *ctx,
+                        cl_command_queue *queue);
+
+/* The program built from `source` (NUL-terminated) with `options` in ctx for device, retained for
+ * the caller, into *prog; 0 and *prog NULL when there is none. */
+int spmv_cl_cache_program_find(cl_context ctx, cl_device_id device, const char *source,
+                               const char *options, cl_program *prog);
+/* Keeps prog, successfully built from `source` with `options` in ctx for device, and counts the
+ * build; the caller keeps its own reference. Only programs of a context the cache holds are
+ * kept. A text that changed (an edited file of the kernel folder) is another key: built and kept
+ * beside the old one, which stays until the cache is cleared. Out of memory, it keeps nothing
+ * (the next run builds again). */
+void spmv_cl_cache_program_keep(cl_context ctx, cl_device_id device, const char *source,
+                                const char *options, cl_program prog);
+
+/* Drops the cache's references to ctx, its queue and every program built in it, so that the
+ * next runtime on the device gets a fresh context (after an OpenCL failure that may have left ctx
+ * unusable). Holders keep theirs. */
+void spmv_cl_cache_forget(cl_context ctx);
+
+#endif /* DIASEG_SPMV_CL_CACHE_H */
