@@ -19,6 +19,9 @@ JOBS=$(nproc)
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:allocator_may_return_null=1:fast_unwind_on_malloc=0:malloc_context_size=128
 export LSAN_OPTIONS=suppressions=$ROOT/tests/sanitizers/lsan.supp:print_suppressions=0
 export UBSAN_OPTIONS=suppressions=$ROOT/tests/sanitizers/ubsan.supp:print_stacktrace=1:halt_on_error=1
+# The test programs link the library directly (no diaseg main() to set it): their OpenMP threads
+# wait passively too, so tests beside other work do not spin against it (docs/PERFORMANCE.md)
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 
 # The sanitized CLI on every sample image (small, so that it takes seconds), on the C path and on
 # PoCL: fails on a non-zero exit or any sanitizer report (LeakSanitizer exits non-zero too).
