@@ -467,6 +467,26 @@ static const char *row_name(const bench_row *r, char *buf, size_t cap)
   return buf;
 }
 
+/* A run (`what`: "lanczos solve", "segment") that ended without a result: stopped by the budget
+ * (the row marked, said on stderr, the bench goes on: DSG_OK), by a signal (the row marked, the
+ * status kept), or failed (the status kept). */
+static int stopped(const app_config *cfg, bench_row *row, int status, int over, const char *input,
+                   const char *what, double wall)
+{
+  char name[96];
+  if (status == DSG_ERR_INTERRUPTED && over) {
+    row->state = BENCH_STATE_BUDGET;
+    dsg_error_clear();
+    if (!cfg->quiet)
+      fprintf(stderr, "bench: %s: %s: %s stopped after %.1f s, over the budget (raise --budget)\n",
+              input, row_name(row, name, sizeof(name)), what, wall);
+    return DSG_OK;
+  }
+  if (status == DSG_ERR_INTERRUPTED)
+    row->state = BENCH_STATE_INTERRUPTED;
+  return status;
+}
+
 /* The solves bench runs (--solver NAME, or every solver) on one backend's matvec: the first into
  * row, each further one into a new row with the same SpMV figures. opt is the backend's (matvec,
  * device, kernel). A solve stopped at max_iter is measured like the others (its pairs, flagged);
@@ -519,17 +539,10 @@ static int bench_solves(bench *b, const dsg_options *opt, bench_input *in, spmv_
     if (res && (status == DSG_OK || status == DSG_ERR_NOCONV)) {
       row_from_result(row, res);
       status = DSG_OK;
-    } else if (status == DSG_ERR_INTERRUPTED && over) {
-      row->state = BENCH_STATE_BUDGET;
-      dsg_error_clear();
-      status = DSG_OK;
-      if (!cfg->quiet)
-        fprintf(stderr,
-                "bench: %s: %s: %s solve stopped after %.1f s, over the budget (raise "
-                "--budget)\n",
-                row->input, row_name(row, name_buf, sizeof(name_buf)), name, wall);
-    } else if (status == DSG_ERR_INTERRUPTED) {
-      row->state = BENCH_STATE_INTERRUPTED;
+    } else {
+      char what[64];
+      snprintf(what, sizeof(what), "%s solve", name);
+      status = stopped(cfg, row, status, over, row->input, what, wall);
     }
     dsg_result_destroy(res);
   }
@@ -986,17 +999,8 @@ static int e2e_run(bench *b, const dsg_options *opt, bench_input *in)
     row->stage_s[BENCH_STAGE_RESOLUTION] = t.resolution;
     row->stage_s[BENCH_STAGE_WRITE] = write_s;
     row->total_s = t.total + write_s;
-  } else if (status == DSG_ERR_INTERRUPTED && over) {
-    row->state = BENCH_STATE_BUDGET;
-    dsg_error_clear();
-    status = DSG_OK;
-    if (!cfg->quiet)
-      fprintf(stderr,
-              "bench: %s: %s: segment stopped after %.1f s, over the budget (raise "
-              "--budget)\n",
-              in->label, row_name(row, name, sizeof(name)), wall);
-  } else if (status == DSG_ERR_INTERRUPTED) {
-    row->state = BENCH_STATE_INTERRUPTED;
+  } else {
+    status = stopped(cfg, row, status, over, in->label, "segment", wall);
   }
   dsg_result_destroy(res);
   return status;

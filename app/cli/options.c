@@ -328,6 +328,22 @@ static int parse_size(const char *flag, const char *v, int *w_out, int *h_out)
   return DSG_OK;
 }
 
+/* v as one of the names of a library table (count, name: its accessors), matched exactly or
+ * without regard to case, into *out (the table's own string); else an error listing them. */
+static int pick_name(const char *flag, const char *v, int (*count)(void), const char *(*name)(int),
+                     int any_case, const char **out)
+{
+  char names[256] = "";
+  for (int i = 0; i < count(); i++)
+    if (any_case ? strcasecmp(v, name(i)) == 0 : strcmp(v, name(i)) == 0) {
+      *out = name(i);
+      return DSG_OK;
+    }
+  for (int i = 0; i < count(); i++)
+    snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "", name(i));
+  return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not one of %s", flag, v, names);
+}
+
 /* --resize: WxH, Wx, xH (a side 0 follows the other, keeping the aspect) or N% (0 < N <= 1000). */
 static int parse_resize(app_config *cfg, const char *flag, const char *v)
 {
@@ -464,17 +480,8 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
     break;
   }
   case OPT_AFFINITY:
-    cfg->opt.affinity = strcmp(v, "colour") == 0 ? "color" : v;
-    for (int c = 0; c < dsg_cue_count(); c++)
-      if (strcmp(cfg->opt.affinity, dsg_cue_name(c)) == 0)
-        return DSG_OK;
-    {
-      char names[128] = "";
-      for (int c = 0; c < dsg_cue_count(); c++)
-        snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", c ? ", " : "",
-                 dsg_cue_name(c));
-      return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not one of %s", flag, v, names);
-    }
+    return pick_name(flag, strcmp(v, "colour") == 0 ? "color" : v, dsg_cue_count, dsg_cue_name, 0,
+                     &cfg->opt.affinity);
   case OPT_MATVEC:
     if (strcmp(v, "cpu") != 0 && strcmp(v, "opencl") != 0 && strcmp(v, "auto") != 0 &&
         (cfg->command != APP_CMD_BENCH || strcmp(v, "all") != 0))
@@ -610,18 +617,7 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
   case OPT_KEEP_SPECKS: cfg->opt.keep_specks = 1; break;
   case OPT_PARTS: cfg->parts = 1; break;
   case OPT_COLORMAP:
-    for (int m = 0; m < dsg_colormap_count(); m++)
-      if (strcasecmp(v, dsg_colormap_name(m)) == 0) {
-        cfg->colormap = dsg_colormap_name(m);
-        return DSG_OK;
-      }
-    {
-      char names[128] = "";
-      for (int m = 0; m < dsg_colormap_count(); m++)
-        snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", m ? ", " : "",
-                 dsg_colormap_name(m));
-      return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not one of %s", flag, v, names);
-    }
+    return pick_name(flag, v, dsg_colormap_count, dsg_colormap_name, 1, &cfg->colormap);
   case OPT_PICTURES:
     if (strcmp(v, "all") == 0) {
       cfg->pictures = -1;
@@ -631,13 +627,7 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
     cfg->pictures = (int)iv;
     break;
   case OPT_GROUPING:
-    for (int g = 0; g < dsg_grouping_count(); g++)
-      if (strcmp(v, dsg_grouping_name(g)) == 0) {
-        cfg->opt.grouping = dsg_grouping_name(g);
-        return DSG_OK;
-      }
-    return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not one of %s, %s", flag, v,
-                         dsg_grouping_name(0), dsg_grouping_name(1));
+    return pick_name(flag, v, dsg_grouping_count, dsg_grouping_name, 0, &cfg->opt.grouping);
   case OPT_THRESHOLD:
     status = parse_double(flag, v, &cfg->opt.threshold);
     if (status == DSG_OK && !(cfg->opt.threshold > 0.0 && isfinite(cfg->opt.threshold)))

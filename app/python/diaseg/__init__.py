@@ -599,7 +599,9 @@ def contours(image, parts=False, **options):
         the combination (default False).
     **options
         matvec ('auto': the first OpenCL GPU, else the C path; 'cpu'; 'opencl') and cl_device:
-        where the detector runs.
+        where the detector runs; work_pixels (as for :func:`segment`: a larger image is
+        detected at that many pixels and the map brought back to its size, lines one pixel
+        wide; 0: full resolution).
 
     Returns
     -------
@@ -616,10 +618,10 @@ def contours(image, parts=False, **options):
     >>> sorted(set(np.flatnonzero(pb.max(axis=0) > 0.5).tolist()))
     [19]
     """
-    unknown = set(options) - {"matvec", "cl_device"}
+    unknown = set(options) - {"matvec", "cl_device", "work_pixels"}
     if unknown:
         raise TypeError(f"contours() got an unexpected keyword argument {sorted(unknown)[0]!r} "
-                        f"(the options are: matvec, cl_device)")
+                        f"(the options are: matvec, cl_device, work_pixels)")
     opt, keep = _options(options, "contours")
     pixels, img = _image(image)
     s_ptr, p_ptr = ctypes.POINTER(ctypes.c_float)(), ctypes.POINTER(ctypes.c_float)()
