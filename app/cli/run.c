@@ -642,10 +642,14 @@ static void summary(const run *r, double t_start)
     else
       snprintf(segs, sizeof(segs), ", %d segments", count);
   }
+  char work[64] = ""; /* where the working resolution shrank the image */
+  if (dsg_result_work_width(r->res) != r->img.width)
+    snprintf(work, sizeof(work), " (solved at %dx%d)", dsg_result_work_width(r->res),
+             dsg_result_work_height(r->res));
   fprintf(stderr,
-          "diaseg: %s %dx%d: %d/%d eigenpairs (max residual %.1e, %ld products, %.2f s "
+          "diaseg: %s %dx%d%s: %d/%d eigenpairs (max residual %.1e, %ld products, %.2f s "
           "solve)%s; %d files in %s/ (%.2f s total)\n",
-          r->image_path, r->img.width, r->img.height, nconv, cfg->opt.nev, max_res,
+          r->image_path, r->img.width, r->img.height, work, nconv, cfg->opt.nev, max_res,
           dsg_result_products(r->res), dsg_result_timing(r->res).solve, segs, r->nfiles,
           cfg->out_dir, dsg_seconds() - t_start);
 }
@@ -1011,8 +1015,9 @@ int app_run(const app_config *cfg)
   int status = DSG_OK, first_failure = DSG_OK, failed = 0, done = 0;
   double t0 = dsg_seconds();
 
-  if (cfg->nimages <= 1 && !(cfg->image && is_folder(cfg->image)))
-    return run_image(cfg); /* one image: -o is its folder */
+  if (cfg->command == APP_CMD_AFFINITY ||
+      (cfg->nimages <= 1 && !(cfg->image && is_folder(cfg->image))))
+    return run_image(cfg); /* one image: -o is its folder (affinity takes one) */
   for (int i = 0; i < cfg->nimages && status == DSG_OK; i++)
     status = is_folder(cfg->images[i]) ? image_batch_add_folder(&b, cfg->images[i])
                                        : image_batch_add(&b, NULL, cfg->images[i]);
