@@ -5,7 +5,7 @@
  * image_format.c  walking each container's header before a decoder sees it (io_internal.h)
  * image_orient.c  EXIF orientation of JPEGs; turning pixels upright
  * image_tiff.c    TIFF through libtiff, image_webp.c WebP through libwebp (each optional)
- * output.c        staged (atomic) output files, PNG (libpng, in parallel) and .npy writers
+ * output.c        staged (atomic) output files, PNG (libpng / zlib, in parallel) and .npy writers
  * stb_impl.c      the stb implementations, compiled with diaseg's limits
  */
 #ifndef DIASEG_IO_H
@@ -87,7 +87,8 @@ void app_out_abort_signal_safe(app_out *o);
 const char *app_out_dir(const app_out *o);
 
 /* Writers into staged files (a writer that fails leaves no file of its own staged). PNGs are
- * written by libpng with fast settings (zlib level 1, a cheap row filter: see output.c). */
+ * written with fast settings (zlib level 1, a cheap row filter: see output.c): by libpng, or, for
+ * pictures of 1 MP and more, deflated in bands in parallel by zlib (standard PNGs all the same). */
 
 /* A picture for app_out_png_many: width * height pixels row-major, `channels` samples each
  * (1 gray, 3 RGB) of `depth` bits (8: unsigned char; 16: uint16_t in the machine's order). */
@@ -98,10 +99,11 @@ typedef struct app_png {
   int depth;    /* 8 or 16 */
   const void *data;
 } app_png;
-/* Stages the n pictures, then encodes, writes and closes them in parallel (OpenMP), one picture
- * per thread at a time. Returns DSG_OK, or the first failing picture's error (DSG_ERR_LIMIT for a
- * size beyond the writer, DSG_ERR_IO naming the file and the reason); a picture that failed is
- * not left staged, the others are (app_out_destroy drops them). */
+/* Stages the n pictures, then encodes, writes and closes them in parallel (OpenMP): a small
+ * picture on one thread, a large one's bands of rows on several. Returns DSG_OK, or the first
+ * failing picture's error (DSG_ERR_LIMIT for a size beyond the writer, DSG_ERR_IO naming the file
+ * and the reason); a picture that failed is not left staged, the others are (app_out_destroy drops
+ * them). */
 int app_out_png_many(app_out *o, const app_png *pics, int n);
 /* One picture of 1 (gray) or 3 (RGB) 8-bit channels. */
 int app_out_png(app_out *o, const char *name, int width, int height, int comp,

@@ -638,6 +638,8 @@ typedef struct png_job {
   staged *file;
   int err;
   char why[128];
+  struct png_band *bands; /* a picture deflated in bands (encode_bands), or NULL (libpng) */
+  int nbands;
 } png_job;
 
 static void png_fail(png_structp png, png_const_charp msg)
@@ -711,10 +713,243 @@ out:
     png_destroy_write_struct(&png, info ? &info : NULL);
 }
 
+/* Pictures of at least this many pixels are deflated in bands in parallel, the smaller ones by
+ * libpng on one thread each. */
+#define APP_PNG_BANDS_MIN_PIXELS ((size_t)1 << 20)
+/* Filtered bytes per band: whole rows, at least APP_PNG_BAND_MIN_ROWS. Fixed, so that a file's
+ * bytes do not depend on the number of threads. */
+#define APP_PNG_BAND_BYTES ((size_t)1 << 20)
+#define APP_PNG_BAND_MIN_ROWS 16
+/* The largest IDAT chunk written. */
+#define APP_PNG_IDAT_BYTES ((size_t)1 << 20)
+
+/* One band of rows [y0, y1) of a picture, deflated on its own: its raw deflate bytes and the
+ * Adler-32 of its filtered rows, or `why` (a constant string) when that failed. */
+typedef struct png_band {
+  int y0, y1;
+  unsigned char *z;
+  size_t zlen;
+  uLong adler;
+  size_t raw; /* filtered bytes */
+  const char *why;
+} png_band;
+
+/* The bytes of one filtered row (filter byte first) of pic. */
+static size_t png_line(const app_png *pic)
+{
+  return (size_t)pic->width * (size_t)pic->channels * (size_t)(pic->depth / 8) + 1;
+}
+
+/* Whether pic is deflated in bands, and how many (0: written by libpng). */
+static int png_band_count(const app_png *pic, int *rows_per_band)
+{
+  size_t line = png_line(pic), rows;
+  if ((size_t)pic->width * (size_t)pic->height < APP_PNG_BANDS_MIN_PIXELS)
+    return 0;
+  rows = (APP_PNG_BAND_BYTES + line - 1) / line;
+  if (rows < APP_PNG_BAND_MIN_ROWS)
+    rows = APP_PNG_BAND_MIN_ROWS;
+  if (rows > (size_t)pic->height)
+    rows = (size_t)pic->height;
+  *rows_per_band = (int)rows;
+  return (int)(((size_t)pic->height + rows - 1) / rows);
+}
+
+/* Filters rows [b->y0, b->y1) of pic as encode_png does (8-bit: Up, the first row None; 16-bit:
+ * None, big-endian) and deflates them as a raw deflate stream, zlib level 1, ending with a sync
+ * flush (the last band: the end of the stream) so that the bands concatenate into one stream.
+ * Each band starts with an empty dictionary. */
+static void deflate_band(png_band *b, const app_png *pic, int last)
+{
+  const size_t line = png_line(pic), stride = line - 1;
+  const unsigned char *rows = pic->data;
+  const size_t step = (size_t)1 << 30; /* at most this much input per deflate call (uInt) */
+  unsigned char *f, *z = NULL;
+  size_t cap, fed = 0;
+  z_stream zs;
+  int ret, flush;
+  b->raw = (size_t)(b->y1 - b->y0) * line;
+  f = malloc(b->raw);
+  if (!f) {
+    b->why = "out of memory";
+    return;
+  }
+  for (int y = b->y0; y < b->y1; y++) {
+    unsigned char *d = f + (size_t)(y - b->y0) * line;
+    const unsigned char *r = rows + (size_t)y * stride;
+    if (pic->depth == 16) {
+      const uint16_t *v = (const uint16_t *)(const void *)r;
+      d[0] = 0; /* None */
+      for (size_t i = 0; i < stride / 2; i++) {
+        d[1 + 2 * i] = (unsigned char)(v[i] >> 8);
+        d[2 + 2 * i] = (unsigned char)(v[i] & 0xff);
+      }
+    } else if (y == 0) {
+      d[0] = 0; /* None: Up against the zero row above the picture */
+      memcpy(d + 1, r, stride);
+    } else {
+      const unsigned char *up = r - stride;
+      d[0] = 2; /* Up */
+      for (size_t i = 0; i < stride; i++)
+        d[1 + i] = (unsigned char)(r[i] - up[i]);
+    }
+  }
+  b->adler = adler32_z(adler32(0L, Z_NULL, 0), f, b->raw);
+  memset(&zs, 0, sizeof(zs));
+  ret = deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, -15, 8,
+                     pic->depth == 8 ? Z_RLE : Z_DEFAULT_STRATEGY);
+  if (ret != Z_OK) {
+    b->why = ret == Z_MEM_ERROR ? "out of memory" : "zlib deflateInit2 failed";
+    free(f);
+    return;
+  }
+  cap = (size_t)deflateBound(&zs, (uLong)b->raw) + 64; /* + the sync flush's marker */
+  z = malloc(cap);
+  if (!z) {
+    b->why = "out of memory";
+    goto out;
+  }
+  zs.next_out = z;
+  zs.avail_out = (uInt)(cap > step ? step : cap);
+  for (;;) {
+    size_t used = (size_t)(zs.next_out - z);
+    if (zs.avail_in == 0 && fed < b->raw) {
+      size_t take = b->raw - fed > step ? step : b->raw - fed;
+      zs.next_in = f + fed;
+      zs.avail_in = (uInt)take;
+      fed += take;
+    }
+    flush = fed < b->raw ? Z_NO_FLUSH : last ? Z_FINISH : Z_SYNC_FLUSH;
+    if (zs.avail_out == 0) {
+      if (used == cap) {
+        unsigned char *bigger = cap > SIZE_MAX / 2 ? NULL : realloc(z, cap * 2);
+        if (!bigger) {
+          b->why = "out of memory";
+          goto out;
+        }
+        z = bigger;
+        cap *= 2;
+      }
+      zs.next_out = z + used;
+      zs.avail_out = (uInt)(cap - used > step ? step : cap - used);
+    }
+    ret = deflate(&zs, flush);
+    if (ret != Z_OK && ret != Z_STREAM_END && ret != Z_BUF_ERROR) {
+      b->why = "zlib deflate failed";
+      goto out;
+    }
+    if (flush == Z_FINISH ? ret == Z_STREAM_END : flush == Z_SYNC_FLUSH && zs.avail_out > 0)
+      break; /* all of the band is out */
+  }
+  b->zlen = (size_t)(zs.next_out - z);
+  b->z = z;
+  z = NULL;
+out:
+  deflateEnd(&zs);
+  free(z);
+  free(f);
+}
+
+/* Appends len bytes to the staged file of job: 0 or an errno (also kept in job->err). */
+static int png_out(png_job *job, const void *data, size_t len)
+{
+  if (!job->err && len && fwrite(data, 1, len, job->file->fp) != len)
+    job->err = errno ? errno : EIO;
+  return job->err;
+}
+
+static void put_be32(unsigned char *p, uint32_t v)
+{
+  p[0] = (unsigned char)(v >> 24);
+  p[1] = (unsigned char)(v >> 16);
+  p[2] = (unsigned char)(v >> 8);
+  p[3] = (unsigned char)v;
+}
+
+/* Writes a whole chunk (length, type, data, CRC-32 of type and data). */
+static int png_chunk(png_job *job, const char *type, const unsigned char *data, size_t len)
+{
+  unsigned char head[8], tail[4];
+  uLong crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)type, 4);
+  put_be32(head, (uint32_t)len);
+  memcpy(head + 4, type, 4);
+  if (len) /* crc32_z(crc, NULL, 0) would restart the CRC */
+    crc = crc32_z(crc, data, len);
+  put_be32(tail, (uint32_t)crc);
+  png_out(job, head, 8);
+  png_out(job, data, len);
+  return png_out(job, tail, 4);
+}
+
+/* Writes pic as a PNG from its deflated bands (deflate_band): the signature, IHDR as libpng
+ * writes it, one zlib stream (header 78 01, the bands in order, the Adler-32 of all the filtered
+ * rows combined from the bands') in IDAT chunks of at most APP_PNG_IDAT_BYTES, IEND. Like
+ * encode_png: job->err is 0, an errno, or -1 with the reason in job->why. */
+static void encode_bands(png_job *job, const app_png *pic)
+{
+  static const unsigned char signature[8] = {137, 'P', 'N', 'G', '\r', '\n', 26, '\n'};
+  static const unsigned char zhead[2] = {0x78, 0x01}; /* deflate, 32 KiB window, fastest */
+  unsigned char ihdr[13], ztail[4];
+  size_t total = sizeof(zhead) + sizeof(ztail);
+  uLong adler = adler32(0L, Z_NULL, 0);
+  int part = -1; /* the piece being written: -1 the zlib header, nbands the Adler-32 */
+  size_t at = 0;
+  for (int i = 0; i < job->nbands; i++) {
+    if (job->bands[i].why) {
+      job->err = -1;
+      snprintf(job->why, sizeof(job->why), "%s", job->bands[i].why);
+      return;
+    }
+    adler = adler32_combine(adler, job->bands[i].adler, (z_off_t)job->bands[i].raw);
+    total += job->bands[i].zlen;
+  }
+  put_be32(ztail, (uint32_t)adler);
+  put_be32(ihdr, (uint32_t)pic->width);
+  put_be32(ihdr + 4, (uint32_t)pic->height);
+  ihdr[8] = (unsigned char)pic->depth;
+  ihdr[9] = pic->channels == 3 ? 2 : 0; /* RGB, gray */
+  ihdr[10] = ihdr[11] = ihdr[12] = 0;   /* deflate, adaptive filters, no interlace */
+  png_out(job, signature, sizeof(signature));
+  png_chunk(job, "IHDR", ihdr, sizeof(ihdr));
+  /* the stream, cut into IDAT chunks: each is written piece by piece with its CRC-32 */
+  while (total > 0 && !job->err) {
+    size_t len = total > APP_PNG_IDAT_BYTES ? APP_PNG_IDAT_BYTES : total, left = len;
+    unsigned char head[8], tail[4];
+    uLong crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)"IDAT", 4);
+    put_be32(head, (uint32_t)len);
+    memcpy(head + 4, "IDAT", 4);
+    png_out(job, head, 8);
+    while (left > 0 && !job->err) {
+      const unsigned char *seg = part < 0 ? zhead : part < job->nbands ? job->bands[part].z : ztail;
+      size_t seglen = part < 0 ? sizeof(zhead) : part < job->nbands ? job->bands[part].zlen : 4;
+      size_t take = seglen - at < left ? seglen - at : left;
+      crc = crc32_z(crc, seg + at, take);
+      png_out(job, seg + at, take);
+      at += take;
+      left -= take;
+      if (at == seglen) {
+        part++;
+        at = 0;
+      }
+    }
+    put_be32(tail, (uint32_t)crc);
+    png_out(job, tail, 4);
+    total -= len;
+  }
+  png_chunk(job, "IEND", NULL, 0);
+}
+
+/* One unit of app_out_png_many's parallel work: picture `pic` whole (band -1), or one band. */
+typedef struct png_task {
+  int pic, band;
+} png_task;
+
 int app_out_png_many(app_out *o, const app_png *pics, int n)
 {
   png_job *jobs;
-  int status = DSG_OK, staged_count = 0;
+  png_task *tasks;
+  png_band *bands;
+  int status = DSG_OK, staged_count = 0, ntasks = 0, nbands = 0;
   if (n <= 0)
     return DSG_OK;
   for (int i = 0; i < n; i++) {
@@ -727,9 +962,37 @@ int app_out_png_many(app_out *o, const app_png *pics, int n)
                            "the PNG writer",
                            p->name, p->width, p->height, p->channels, p->depth);
   }
+  /* the tasks: a picture for libpng, or one band of a picture deflated in bands */
+  for (int i = 0; i < n; i++) {
+    int rows;
+    int nb = png_band_count(&pics[i], &rows);
+    ntasks += nb ? nb : 1;
+    nbands += nb;
+  }
   jobs = calloc((size_t)n, sizeof(*jobs));
-  if (!jobs)
+  tasks = malloc((size_t)ntasks * sizeof(*tasks));
+  bands = nbands ? calloc((size_t)nbands, sizeof(*bands)) : NULL;
+  if (!jobs || !tasks || (nbands && !bands)) {
+    free(jobs);
+    free(tasks);
+    free(bands);
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %d PNG encoders", n);
+  }
+  for (int i = 0, t = 0, b = 0; i < n; i++) {
+    int rows = 0;
+    int nb = png_band_count(&pics[i], &rows);
+    if (!nb) {
+      tasks[t++] = (png_task){i, -1};
+      continue;
+    }
+    jobs[i].bands = bands + b;
+    jobs[i].nbands = nb;
+    for (int k = 0; k < nb; k++, b++) {
+      bands[b].y0 = k * rows;
+      bands[b].y1 = k == nb - 1 ? pics[i].height : (k + 1) * rows;
+      tasks[t++] = (png_task){i, k};
+    }
+  }
   /* staged one after the other (the set and the signal handler see each entry whole) */
   for (; staged_count < n && status == DSG_OK; staged_count++) {
     FILE *fp;
@@ -741,13 +1004,30 @@ int app_out_png_many(app_out *o, const app_png *pics, int n)
   if (status != DSG_OK) {
     for (int i = 0; i < staged_count; i++)
       discard(jobs[i].file);
-    free(jobs);
-    return status;
+    goto out;
   }
-  /* encoded, written and closed in parallel: each job touches its own entry only */
+  /* the small pictures encoded, written and closed, the large ones' bands deflated, in parallel:
+   * each task touches its own picture's entry or its own band only */
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int t = 0; t < ntasks; t++) {
+    png_job *job = &jobs[tasks[t].pic];
+    if (tasks[t].band >= 0) {
+      deflate_band(&job->bands[tasks[t].band], &pics[tasks[t].pic],
+                   tasks[t].band == job->nbands - 1);
+      continue;
+    }
+    encode_png(job, &pics[tasks[t].pic]);
+    if (job->err)
+      discard(job->file);
+    else
+      job->err = finish(job->file);
+  }
+  /* then the large pictures written from their bands and closed, in parallel */
 #pragma omp parallel for schedule(dynamic, 1)
   for (int i = 0; i < n; i++) {
-    encode_png(&jobs[i], &pics[i]);
+    if (!jobs[i].nbands)
+      continue;
+    encode_bands(&jobs[i], &pics[i]);
     if (jobs[i].err)
       discard(jobs[i].file);
     else
@@ -763,6 +1043,11 @@ int app_out_png_many(app_out *o, const app_png *pics, int n)
       status = dsg_error_set(DSG_ERR_IO, "cannot write '%s': PNG encoder: %s", jobs[i].file->final,
                              jobs[i].why);
   }
+out:
+  for (int b = 0; b < nbands; b++)
+    free(bands[b].z);
+  free(bands);
+  free(tasks);
   free(jobs);
   return status;
 }

@@ -709,6 +709,62 @@ def write_png(path, pixels):
     return path
 
 
+def png_chunks_ok(path):
+    """Whether the file is a PNG whose every chunk's CRC-32 matches, ending with IEND."""
+    blob = open(path, "rb").read()
+    if blob[:8] != b"\x89PNG\r\n\x1a\n":
+        return False
+    pos, kind = 8, b""
+    while pos + 12 <= len(blob):
+        length, kind = struct.unpack(">I4s", blob[pos:pos + 8])
+        body = blob[pos + 4:pos + 8 + length]
+        if len(body) != length + 4 or \
+                struct.unpack(">I", blob[pos + 8 + length:pos + 12 + length])[0] != zlib.crc32(body):
+            return False
+        pos += 12 + length
+    return pos == len(blob) and kind == b"IEND"
+
+
+def banded_png_cases(tmp, data):
+    """Pictures of 1 MP and more are deflated in bands in parallel (output.c): still standard
+    PNGs. At 1030 x 1020 labels.png (16-bit) and overlay.png (RGB, Up filter) have 3 bands each:
+    every chunk's CRC holds, labels.png holds labels.npy exactly (zlib and the filters in Python,
+    and Pillow where installed), overlay.png inflates to its rows."""
+    out = os.path.join(tmp, "out_banded")
+    code, _, err = run(["segment", os.path.join(data, "synthetic_regions.png"), "--resize",
+                        "1030x1020", "-k", "3", "--matvec", "cpu", "-q", "-o", out])
+    check(code == 0 and err == "", f"banded PNGs: {code} {err!r}")
+    if code != 0:
+        return
+    labels = np.load(os.path.join(out, "labels.npy"))
+    check(labels.shape == (1020, 1030), f"banded PNGs: labels.npy {labels.shape}")
+    for name in ("labels.png", "overlay.png", "labels_color.png", "contours.png"):
+        check(png_chunks_ok(os.path.join(out, name)), f"{name}: a chunk's CRC-32 is wrong")
+    depth, ctype, png = read_png(os.path.join(out, "labels.png"))
+    check(depth == 16 and ctype == 0 and png is not None and np.array_equal(png, labels),
+          f"banded labels.png: depth {depth}, colour type {ctype}, not labels.npy")
+    blob = open(os.path.join(out, "overlay.png"), "rb").read()
+    w, h, depth, ctype = struct.unpack(">IIBB", blob[16:26])
+    idat, pos = b"", 8
+    while pos < len(blob):
+        length, kind = struct.unpack(">I4s", blob[pos:pos + 8])
+        idat += blob[pos + 8:pos + 8 + length] if kind == b"IDAT" else b""
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    check((w, h, depth, ctype) == (1030, 1020, 8, 2) and len(raw) == h * (3 * w + 1) and
+          all(raw[y * (3 * w + 1)] in (0, 2) for y in range(h)),
+          f"banded overlay.png: {w} x {h}, depth {depth}, colour type {ctype}, {len(raw)} bytes")
+    try:
+        from PIL import Image
+    except ImportError:
+        return
+    with Image.open(os.path.join(out, "labels.png")) as im:
+        check(np.array_equal(np.asarray(im), labels), "banded labels.png: Pillow reads otherwise")
+    with Image.open(os.path.join(out, "overlay.png")) as im:
+        im.load()
+        check(im.size == (1030, 1020) and im.mode == "RGB", f"overlay.png: Pillow: {im.size}")
+
+
 def read_png(path):
     """A gray or RGB PNG of 8 or 16 bits (what diaseg writes: colour type 0 or 2, not interlaced),
     decoded with zlib and the five row filters (PNG spec sections 7-9). Returns (bit depth, colour
@@ -1513,6 +1569,7 @@ def main():
         bad_inputs(tmp, opts.data)
         normal_run(tmp, opts.data)
         picture_cases(tmp, opts.data)
+        banded_png_cases(tmp, opts.data)
         json_and_commit(tmp, opts.data)
         audit_cases(tmp, opts.data)
         issue16_cases(tmp, opts.data)
