@@ -823,6 +823,28 @@ int dsg_problem_solve(dsg_problem *p, const dsg_options *opt, dsg_result **out)
   return status;
 }
 
+/* labels renumbered 0 .. count-1 in order of first appearance (a region no photo pixel kept,
+ * possible for a sliver along a boundary, leaves no gap), *count their number. */
+static int renumber(int32_t *labels, size_t n, int *count)
+{
+  int32_t top = 0, next = 0, *map;
+  for (size_t i = 0; i < n; i++)
+    top = labels[i] > top ? labels[i] : top;
+  map = malloc(((size_t)top + 1) * sizeof(*map));
+  if (!map)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %d labels", top + 1);
+  for (int32_t l = 0; l <= top; l++)
+    map[l] = -1;
+  for (size_t i = 0; i < n; i++) {
+    if (map[labels[i]] < 0)
+      map[labels[i]] = next++;
+    labels[i] = map[labels[i]];
+  }
+  free(map);
+  *count = next;
+  return DSG_OK;
+}
+
 /* r's labels and contours, computed on `work`, brought to the size of `full` (resolution.c). */
 static int to_full_size(dsg_result *r, const dsg_image *full, const dsg_image *work)
 {
@@ -838,6 +860,8 @@ static int to_full_size(dsg_result *r, const dsg_image *full, const dsg_image *w
     status = app_upsample_labels(full, work, labels, big);
     free(labels);
     r->groups[g].labels = big;
+    if (status == DSG_OK) /* 0 .. k-1 in order of first appearance, as at the working size */
+      status = renumber(big, N, &r->groups[g].segments);
   }
   if (status == DSG_OK && r->contours) {
     float *big = malloc(N * sizeof(*big));

@@ -131,6 +131,7 @@ static void test_segment_at_working_size(void)
       for (int x = 0; x < W; x++)
         wrong += labels[y * W + x] != labels[y * W + (x < edge ? 0 : W - 1)];
     CHECK(labels[0] != labels[W - 1] && wrong == 0, "%d pixels off their half", wrong);
+    CHECK(labels[0] == 0 && labels[W - 1] == 1, "labels in order of first appearance");
     CHECK(dsg_result_contours(res) != NULL, "contours at the photo's size");
     CHECK(dsg_result_timing(res).resolution > 0.0, "the resolution stage is timed");
   }
