@@ -225,14 +225,15 @@ static const struct {
   const char *args;
   const char *summary;
 } commands[] = {
-    {"segment", APP_CMD_SEGMENT, "[IMAGE]",
-     "segment an image (default: the sample image) into -k regions"},
-    {"eigs", APP_CMD_EIGS, "IMAGE", "eigenvectors, their pictures and the report, no clustering"},
+    {"segment", APP_CMD_SEGMENT, "[IMAGE|FOLDER ...]",
+     "segment images (default: the sample image) into -k regions; several: a folder each in -o"},
+    {"eigs", APP_CMD_EIGS, "IMAGE|FOLDER ...",
+     "eigenvectors, their pictures and the report, no clustering"},
     {"affinity", APP_CMD_AFFINITY, "[IMAGE]",
      "export the normalised affinity N (DIA offsets and diagonals) as .npy files"},
     {"bench", APP_CMD_BENCH, "[IMAGE ... | --size WxH ...]",
      "time the SpMV and the eigensolve per backend against the measured bandwidth"},
-    {"contours", APP_CMD_CONTOURS, "IMAGE",
+    {"contours", APP_CMD_CONTOURS, "IMAGE|FOLDER ...",
      "the boundary detector alone: contours.npy and contours.png (16-bit)"},
     {"devices", APP_CMD_DEVICES, "",
      "list the OpenCL platforms and devices, and which diaseg picks"},
