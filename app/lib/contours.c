@@ -694,11 +694,8 @@ int dsg_contours(const dsg_image *img, const dsg_options *opt, float **strength,
     defaults.matvec = "cpu";
     opt = &defaults;
   }
-  if (opt->work_pixels < 0 || (opt->work_pixels > 0 && opt->work_pixels < DSG_MIN_WORK_PIXELS))
-    return dsg_error_set(DSG_ERR_INVALID,
-                         DSG_PARAM("work_pixels") " %lld is out of range: it must be 0 (full "
-                                                  "resolution) or >= %d",
-                         opt->work_pixels, DSG_MIN_WORK_PIXELS);
+  if (app_work_pixels_check(opt->work_pixels) != DSG_OK)
+    return DSG_ERR_INVALID;
   if (opt->progress) { /* one stage: the detector */
     dsg_progress rec = {"contours", 0, 1, 0, -1, 0, 0, 0.0, 0.0, -1.0};
     opt->progress(opt->progress_data, &rec);

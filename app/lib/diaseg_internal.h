@@ -335,6 +335,9 @@ struct dsg_result {
 const eig_result *app_result_eig(const dsg_result *r);
 
 /* ---- the working resolution (resolution.c) ---- */
+/* DSG_OK for 0 (full resolution) or >= DSG_MIN_WORK_PIXELS, else DSG_ERR_INVALID with the
+ * message (dsg_options_check and dsg_contours both check with it). */
+int app_work_pixels_check(long long work_pixels);
 /* The largest width x height of the image's aspect within max_pixels into *work_w, *work_h;
  * returns 1 when that is smaller than the image, 0 (the image's own size) when not or when
  * max_pixels <= 0 (full resolution). */

@@ -14,6 +14,16 @@
 #define APP_REFINE_SIGMA_COLOUR 16.0 /* 8-bit units over the channels' sum of squares */
 #define APP_REFINE_SIGMA_SPACE 1.0   /* working pixels */
 
+int app_work_pixels_check(long long work_pixels)
+{
+  if (work_pixels < 0 || (work_pixels > 0 && work_pixels < DSG_MIN_WORK_PIXELS))
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("work_pixels") " %lld is out of range: it must be 0 (full "
+                                                  "resolution) or >= %d",
+                         work_pixels, DSG_MIN_WORK_PIXELS);
+  return DSG_OK;
+}
+
 int app_work_size(int width, int height, long long max_pixels, int *work_w, int *work_h)
 {
   const double n = (double)width * (double)height;

@@ -201,11 +201,8 @@ int dsg_options_check(const dsg_options *opt)
                          DSG_PARAM("min_region") " %d is out of range: it must be >= 0 (0: "
                                                  "automatic)",
                          opt->min_region);
-  if (opt->work_pixels < 0 || (opt->work_pixels > 0 && opt->work_pixels < DSG_MIN_WORK_PIXELS))
-    return dsg_error_set(DSG_ERR_INVALID,
-                         DSG_PARAM("work_pixels") " %lld is out of range: it must be 0 (full "
-                                                  "resolution) or >= %d",
-                         opt->work_pixels, DSG_MIN_WORK_PIXELS);
+  if (app_work_pixels_check(opt->work_pixels) != DSG_OK)
+    return DSG_ERR_INVALID;
   if (!isfinite(opt->spectral_weight) || opt->spectral_weight < 0.0)
     return dsg_error_set(DSG_ERR_INVALID,
                          DSG_PARAM("spectral_weight") " %g is invalid: it must be finite and >= 0",
