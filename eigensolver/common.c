@@ -9,6 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+int eig_default_ncv(int nev, int n)
+{
+  const int ncv = 2 * nev + 1 > 32 ? 2 * nev + 1 : 32;
+  return ncv < n ? ncv : n;
+}
+
 void eig_options_init(eig_options *opt)
 {
   memset(opt, 0, sizeof(*opt));
@@ -55,11 +61,8 @@ int eig_check_options(const eig_options *opt, int n, int *ncv_out)
                            "known eigenvectors: row %d has label %d outside "
                            "[-1, %d)",
                            i, opt->known_label[i], opt->known_count);
-  if (ncv == 0) {
-    ncv = 2 * opt->nev + 1 > 32 ? 2 * opt->nev + 1 : 32;
-    if (ncv > n)
-      ncv = n;
-  }
+  if (ncv == 0)
+    ncv = eig_default_ncv(opt->nev, n);
   if (ncv <= opt->nev || ncv > n)
     return dsg_error_set(DSG_ERR_INVALID,
                          DSG_PARAM("ncv") " %d is out of range: it must satisfy nev = %d < "

@@ -72,6 +72,8 @@ typedef struct eig_options {
 
 /* Fills *opt with the defaults (nev 8, ncv auto, tol 1e-5, max_iter 1000, no cancel/progress). */
 void eig_options_init(eig_options *opt);
+/* The basis size ncv 0 stands for: min(n, max(2 nev + 1, 32)). */
+int eig_default_ncv(int nev, int n);
 
 typedef struct eig_result {
   int n;              /* order of the operator */

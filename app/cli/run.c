@@ -737,17 +737,12 @@ static int check_json(const run *r, const char *const *outputs)
 }
 
 /* --full-resolution: what the run will cost against the default working size, before it starts
- * (memory: the 81-diagonal matrix, W and N, twice over while it is built, the Lanczos basis, the
- * detector's histograms and the outputs; time: the solve's products grow with the pixels too). */
+ * (memory: dsg_estimate_bytes; time: the solve's products grow with the pixels too). */
 static void say_full_resolution(const run *r)
 {
   const app_config *cfg = r->cfg;
   const double n = (double)r->img.width * r->img.height;
-  const int ndiag = (2 * cfg->opt.radius + 1) * (2 * cfg->opt.radius + 1);
-  const int ncv = cfg->opt.ncv > 0            ? cfg->opt.ncv
-                  : 2 * cfg->opt.nev + 1 > 32 ? 2 * cfg->opt.nev + 1
-                                              : 32;
-  const double bytes = n * (ndiag * 4.0 * 2.0 + ncv * 4.0 + 40.0 * 4.0 + 64.0);
+  const double bytes = dsg_estimate_bytes(&cfg->opt, r->img.width, r->img.height);
   const double ratio = n / DSG_WORK_PIXELS;
   if (ratio <= 1.0)
     return;

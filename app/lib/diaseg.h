@@ -276,6 +276,10 @@ int dsg_result_report(const dsg_result *r, const dsg_report_info *info, char **j
 /* The checks dsg_segment makes of an image's size against opt (at least 2 pixels, nev and ncv
  * below the pixel count), for callers that want them before other work. */
 int dsg_check_size(const dsg_options *opt, int width, int height);
+/* About how many bytes of memory a solve of a width x height image at its own size takes with
+ * opt (the matrix's diagonals twice over while it is built, the eigensolver's basis, the
+ * detector's histograms, the outputs): for saying what a run will cost before it starts. */
+double dsg_estimate_bytes(const dsg_options *opt, int width, int height);
 
 /* ---- the recipe in two steps ----------------------------------------------------------------
  * dsg_segment is dsg_problem_create + dsg_problem_solve. A caller that solves one image several

@@ -3,6 +3,7 @@
  * bench, the tests and the Python package all run it through these functions. */
 #include "diaseg_internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,6 +231,14 @@ int dsg_check_size(const dsg_options *opt, int width, int height)
                          DSG_PARAM("ncv") " %d is out of range: it must be <= %zu pixels", opt->ncv,
                          n);
   return DSG_OK;
+}
+
+double dsg_estimate_bytes(const dsg_options *opt, int width, int height)
+{
+  const double n = (double)width * (double)height;
+  const int ndiag = app_disc_size(opt->radius);
+  const int ncv = opt->ncv > 0 ? opt->ncv : eig_default_ncv(opt->nev, INT_MAX);
+  return n * (ndiag * 4.0 * 2.0 + ncv * 4.0 + 40.0 * 4.0 + 64.0);
 }
 
 static int check_cancel(const dsg_options *opt)
