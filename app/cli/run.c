@@ -971,33 +971,27 @@ static void image_batch_free(image_batch *b)
   free(b->paths);
 }
 
+/* A file's name without its folders and extension ("stdin" for -), into buf. */
+static const char *stem_of(const char *path, char *buf, size_t cap)
+{
+  const char *slash = strrchr(path, '/'), *dot;
+  snprintf(buf, cap, "%s", strcmp(path, "-") == 0 ? "stdin" : slash ? slash + 1 : path);
+  dot = strrchr(buf, '.');
+  if (dot && dot != buf)
+    buf[dot - buf] = '\0';
+  return buf;
+}
+
 /* The output folder of image i: OUT/STEM, the file's name without its extension ("stdin" for
  * -), made unique with -2, -3, ... where two images share a name. */
 static void image_batch_folder(const app_config *cfg, const image_batch *b, int i, char *buf,
                                size_t cap)
 {
-  char stem[256];
+  char stem[256], other[256];
   int same = 0;
-  for (int j = 0; j <= i; j++) {
-    const char *path = b->paths[j], *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
-    char s[256];
-    const char *dot;
-    snprintf(s, sizeof(s), "%s", strcmp(path, "-") == 0 ? "stdin" : base);
-    dot = strrchr(s, '.');
-    if (dot && dot != s)
-      s[dot - s] = '\0';
-    if (j < i) {
-      char mine[256];
-      const char *p = b->paths[i], *sl = strrchr(p, '/');
-      snprintf(mine, sizeof(mine), "%s", strcmp(p, "-") == 0 ? "stdin" : sl ? sl + 1 : p);
-      dot = strrchr(mine, '.');
-      if (dot && dot != mine)
-        mine[dot - mine] = '\0';
-      same += strcmp(s, mine) == 0;
-    } else {
-      snprintf(stem, sizeof(stem), "%s", s);
-    }
-  }
+  stem_of(b->paths[i], stem, sizeof(stem));
+  for (int j = 0; j < i; j++)
+    same += strcmp(stem_of(b->paths[j], other, sizeof(other)), stem) == 0;
   if (same)
     snprintf(buf, cap, "%s/%s-%d", cfg->out_dir, stem, same + 1);
   else
