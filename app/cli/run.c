@@ -127,23 +127,28 @@ static void progress(void *data, const dsg_progress *p)
   progress_view *v = data;
   char line[256];
   int len;
-  if (v->mode == APP_PROGRESS_JSON) {
-    fprintf(stderr,
-            "{\"stage\":\"%s\",\"stage_index\":%d,\"stage_count\":%d,\"products\":%ld,"
-            "\"products_estimate\":",
-            p->stage, p->stage_index, p->stage_count, p->products);
+  if (v->mode == APP_PROGRESS_JSON) { /* a line per report, unknowns null, seconds to the ms */
+    app_json j;
+    app_json_init(&j);
+    j.compact = 1;
+    app_json_begin_object(&j, NULL);
+    app_json_string(&j, "stage", p->stage);
+    app_json_int(&j, "stage_index", p->stage_index);
+    app_json_int(&j, "stage_count", p->stage_count);
+    app_json_int(&j, "products", p->products);
     if (p->products_estimate >= 0)
-      fprintf(stderr, "%ld", p->products_estimate);
+      app_json_int(&j, "products_estimate", p->products_estimate);
     else
-      fputs("null", stderr);
-    fprintf(stderr,
-            ",\"converged\":%d,\"wanted\":%d,\"elapsed_s\":%.3f,\"stage_elapsed_s\":%.3f,"
-            "\"eta_s\":",
-            p->converged, p->wanted, p->elapsed_s, p->stage_elapsed_s);
-    if (p->eta_s >= 0.0)
-      fprintf(stderr, "%.3f}\n", p->eta_s);
-    else
-      fputs("null}\n", stderr);
+      app_json_null(&j, "products_estimate");
+    app_json_int(&j, "converged", p->converged);
+    app_json_int(&j, "wanted", p->wanted);
+    app_json_number(&j, "elapsed_s", round(p->elapsed_s * 1000.0) / 1000.0);
+    app_json_number(&j, "stage_elapsed_s", round(p->stage_elapsed_s * 1000.0) / 1000.0);
+    app_json_number(&j, "eta_s", p->eta_s >= 0.0 ? round(p->eta_s * 1000.0) / 1000.0 : NAN);
+    app_json_end_object(&j);
+    if (app_json_finish(&j) == DSG_OK) /* out of memory: no line this time */
+      fwrite(j.buf, 1, j.len, stderr);
+    app_json_free(&j);
     fflush(stderr);
     return;
   }

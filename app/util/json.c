@@ -69,14 +69,14 @@ static void item(app_json *j, const char *key)
   if (!j->first[j->depth])
     put(j, ",", 1);
   j->first[j->depth] = 0;
-  if (j->depth > 0) {
+  if (j->depth > 0 && !j->compact) {
     put(j, "\n", 1);
     for (int i = 0; i < j->depth; i++)
       put(j, "  ", 2);
   }
   if (key && j->depth > 0 && !j->array[j->depth]) {
     quoted(j, key);
-    put(j, ": ", 2);
+    put(j, j->compact ? ":" : ": ", j->compact ? 1 : 2);
   }
 }
 
@@ -97,7 +97,7 @@ static void close_(app_json *j, const char *bracket)
   int empty = j->first[j->depth];
   if (j->depth > 0)
     j->depth--;
-  if (!empty) {
+  if (!empty && !j->compact) {
     put(j, "\n", 1);
     for (int i = 0; i < j->depth; i++)
       put(j, "  ", 2);

@@ -15,6 +15,7 @@ typedef struct app_json {
   int first[32];           /* no comma needed before the next item at this depth */
   unsigned char array[32]; /* the container at this depth is an array */
   int failed;
+  int compact; /* 1: one line, no indentation (JSON lines); 0 (app_json_init): indented */
 } app_json;
 
 void app_json_init(app_json *j);
