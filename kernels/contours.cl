@@ -1,7 +1,15 @@
-/* The boundary detector on the device (spmv/opencl/cl_image.c): oriented histogram gradients,
- * their combination and non-maximum suppression. The C references are app_contour_gradients,
+/* The boundary detector on the device (spmv/opencl/cl_image.c): the channels' bins (CIELAB and
+ * textons) from the image's pixels, oriented histogram gradients, their combination and
+ * non-maximum suppression. The C references are app_contour_bins, app_contour_gradients,
  * app_contour_combine and app_contour_thin (app/lib/contours.c); spmv/spmv_image.h has the
  * formulas and the layouts.
+ *
+ * The bins: contour_lab (one work-item per pixel: CIELAB in float, the L, a, b bins and the
+ * brightness L / 100), texton_rows (the texton filters along the rows of the brightness, one
+ * work-item per pixel and 1-D filter) and texton_assign (one work-item per pixel: each response
+ * along the columns of its row pass, the contrast normalisation and the nearest centre of the
+ * dictionary, which sits in constant memory with the filters' taps). They write the bins where
+ * contour_pad reads them, so the host never sees them.
  *
  * contour_gradients: one work-item per pixel, one launch per channel. Each work-item keeps its
  * 2 NORIENT sector histograms of MAX_BINS bins in local memory as HIST_T counters (uchar when the
@@ -17,7 +25,8 @@
  *
  * -D options (all set by the host): WG (work-group size), HIST_T and PER_WORD (counters per
  * 32-bit word: 4 for uchar, 2 for ushort), MAX_BINS, NORIENT, SMOOTH_MAX (the largest smoothing
- * radius; the taps are zero-padded to 2 SMOOTH_MAX + 1).
+ * radius; the taps are zero-padded to 2 SMOOTH_MAX + 1), MAX_DIM (texton responses per pixel, at
+ * most).
  */
 #ifndef WG
 #define WG 64
@@ -35,6 +44,9 @@
 #ifndef SMOOTH_MAX
 #define SMOOTH_MAX 8
 #endif
+#ifndef MAX_DIM
+#define MAX_DIM 16
+#endif
 
 #define NSECT (2 * NORIENT)
 #define LANES (WG / PER_WORD)
@@ -49,6 +61,124 @@ inline int reflect(int i, const int n)
     i += period;
   return i < n ? i : period - 1 - i;
 }
+
+/* ---- the bins ---- */
+
+/* CIELAB's f (app/lib/contours.c's lab_f) */
+inline float lab_f(const float t)
+{
+  return t > 216.0f / 24389.0f ? cbrt(t) : (24389.0f / 27.0f * t + 16.0f) / 116.0f;
+}
+
+/* v's bin of nb over [lo, lo + span], clamped (app/lib/contours.c's bin_of) */
+inline uchar bin_of(const float v, const float lo, const float span, const int nb)
+{
+  const int b = (int)((v - lo) / span * (float)nb);
+  return (uchar)(b < 0 ? 0 : b >= nb ? nb - 1 : b);
+}
+
+/* CIELAB (D65) of pixel i's bytes (app_rgb_to_lab in float: one or two channels are grey, the
+ * fourth is not read), its bins into channels 0, 1, 2 of bins (n bytes each) and the brightness
+ * lum[i] = L / 100. linear[v]: byte v's sRGB value on the linear scale. lo and span: the ranges
+ * of L, a, b (.s0, .s1, .s2); nb their bins. */
+__kernel void contour_lab(__global const uchar *pixels, const int channels, const int n,
+                          __constant float *linear, const float4 lo, const float4 span,
+                          const int4 nb, __global uchar *bins, __global float *lum)
+{
+  const int i = get_global_id(0);
+  if (i >= n)
+    return;
+  __global const uchar *p = pixels + (size_t)i * channels;
+  const float r = linear[p[0]], g = linear[channels >= 3 ? p[1] : p[0]],
+              b = linear[channels >= 3 ? p[2] : p[0]];
+  /* sRGB (D65) -> XYZ, normalised by the white point */
+  const float x = (0.4124564f * r + 0.3575761f * g + 0.1804375f * b) / 0.95047f;
+  const float y = 0.2126729f * r + 0.7151522f * g + 0.0721750f * b;
+  const float z = (0.0193339f * r + 0.1191920f * g + 0.9503041f * b) / 1.08883f;
+  const float fx = lab_f(x), fy = lab_f(y), fz = lab_f(z);
+  const float L = 116.0f * fy - 16.0f, A = 500.0f * (fx - fy), B = 200.0f * (fy - fz);
+  bins[i] = bin_of(L, lo.s0, span.s0, nb.s0);
+  bins[(size_t)n + i] = bin_of(A, lo.s1, span.s1, nb.s1);
+  bins[2 * (size_t)n + i] = bin_of(B, lo.s2, span.s2, nb.s2);
+  lum[i] = L / 100.0f;
+}
+
+/* The texton filters along the rows (app_conv_sep's first pass, borders reflected):
+ * rows[f * n + i] = sum_{t = -r .. r} taps[at + t + r] lum[y w + reflect(x - t)], (at, r) =
+ * filter[f]: its first tap and radius. Work-items: (n rounded up, the filters). */
+__kernel void texton_rows(__global const float *lum, const int w, const int n,
+                          __constant int2 *filter, __constant float *taps, __global float *rows)
+{
+  const int i = get_global_id(0), f = get_global_id(1);
+  if (i >= n)
+    return;
+  const int x = i % w, row = i - x;
+  const int2 k = filter[f];
+  __constant float *tap = taps + k.x + k.y;
+  float s = 0.0f;
+  for (int t = -k.y; t <= k.y; t++)
+    s += tap[t] * lum[row + reflect(x - t, w)];
+  rows[(size_t)f * n + i] = s;
+}
+
+/* Pixel i's texton: response d = scale[d] * (the row pass response[d].x along the columns with
+ * the filter of first tap response[d].y and radius response[d].z: app_conv_sep's second pass),
+ * contrast-normalised (F <- F log(1 + |F| / contrast) / |F|, app_texton_responses), then the
+ * nearest of the ncentres centres (centres[c * dim + d]; squared distances, the first minimum
+ * wins) into channel `channel` of bins. */
+__kernel void texton_assign(__global const float *rows, const int w, const int h, const int dim,
+                            __constant int4 *response, __constant float *taps,
+                            __constant float *scale, const float contrast,
+                            __constant float *centres, const int ncentres, const int channel,
+                            __global uchar *bins)
+{
+  const int i = get_global_id(0), n = w * h;
+  if (i >= n)
+    return;
+  const int x = i % w, y = i / w;
+  /* loops over MAX_DIM, unrolled, so that f stays in registers */
+  float f[MAX_DIM], norm = 0.0f;
+#pragma unroll
+  for (int d = 0; d < MAX_DIM; d++) {
+    f[d] = 0.0f;
+    if (d < dim) {
+      const int4 q = response[d];
+      __global const float *plane = rows + (size_t)q.x * n + x;
+      __constant float *tap = taps + q.y + q.z;
+      float s = 0.0f;
+      for (int t = -q.z; t <= q.z; t++)
+        s += tap[t] * plane[(size_t)reflect(y - t, h) * w];
+      f[d] = scale[d] * s;
+      norm += f[d] * f[d];
+    }
+  }
+  norm = sqrt(norm);
+  if (norm > 0.0f) {
+    const float g = log1p(norm / contrast) / norm;
+#pragma unroll
+    for (int d = 0; d < MAX_DIM; d++)
+      f[d] *= g;
+  }
+  float best = INFINITY;
+  int arg = 0;
+  for (int c = 0; c < ncentres; c++) {
+    __constant float *centre = centres + c * dim;
+    float d2 = 0.0f;
+#pragma unroll
+    for (int d = 0; d < MAX_DIM; d++)
+      if (d < dim) {
+        const float e = f[d] - centre[d];
+        d2 += e * e;
+      }
+    if (d2 < best) {
+      best = d2;
+      arg = c;
+    }
+  }
+  bins[(size_t)channel * n + i] = (uchar)arg;
+}
+
+/* ---- the gradients ---- */
 
 /* The channels' bins padded by reflection: pad[c * pw * ph + py * pw + px], pw = w + 2 R.
  * Work-items: (pw * ph rounded up, nchannels). */
@@ -162,6 +292,8 @@ contour_gradients(__global const uchar *pad, const int pw, const int plane, cons
   }
 }
 
+/* ---- combination and thinning ---- */
+
 /* The combination: z(o) = sum_p weight[p] grad_p(o); v(o) = (logistic(bias + z) - s0) / (1 - s0);
  * strength = max_o v (the first o that reaches it into orientation); parts[p] = max(0, max_o
  * grad_p(o)). parts may be unused (want_parts 0). */
@@ -220,18 +352,25 @@ inline float bilinear(__global const float *m, const int w, const int h, int x, 
          fy * ((1.0f - fx) * m[y1 * w + x] + fx * m[y1 * w + x1]);
 }
 
-/* Non-maximum suppression: m[i] stays where it is above the sample one pixel along the normal of
- * its orientation and not below the one on the other side. normal[o] = (ix, iy, fx, fy) of the
- * + side and normal[NORIENT + o] of the - side: the offset's floor and fraction. */
+/* Non-maximum suppression: m[i] stays where it is above the samples 1 .. reach pixels along the
+ * normal of its orientation on one side and not below those on the other. normal[(2 (k - 1) +
+ * side) NORIENT + o] = (ix, iy, fx, fy) of the sample k pixels away on the + (side 0) or - side
+ * (side 1): the offset's floor and fraction. */
 __kernel void contour_thin(__global const float *m, __global const uchar *orientation, const int w,
-                           const int h, __constant float4 *normal, __global float *out)
+                           const int h, __constant float4 *normal, const int reach,
+                           __global float *out)
 {
   const int i = get_global_id(0);
   if (i >= w * h)
     return;
   const int x = i % w, y = i / w, o = orientation[i];
-  const float4 p = normal[o], q = normal[NORIENT + o];
-  const float a = bilinear(m, w, h, x + (int)p.x, y + (int)p.y, p.z, p.w);
-  const float b = bilinear(m, w, h, x + (int)q.x, y + (int)q.y, q.z, q.w);
-  out[i] = m[i] > a && m[i] >= b ? m[i] : 0.0f;
+  const float v = m[i];
+  int keep = 1;
+  for (int k = 0; keep && k < reach; k++) {
+    const float4 p = normal[2 * k * NORIENT + o], q = normal[(2 * k + 1) * NORIENT + o];
+    const float a = bilinear(m, w, h, x + (int)p.x, y + (int)p.y, p.z, p.w);
+    const float b = bilinear(m, w, h, x + (int)q.x, y + (int)q.y, q.z, q.w);
+    keep = v > a && v >= b;
+  }
+  out[i] = keep ? v : 0.0f;
 }

@@ -1,9 +1,11 @@
-/* spmv_image: the image stages of diaseg on an OpenCL device — the boundary detector's oriented
- * histogram gradients (kernels/contours.cl) and the intervening-contour affinity N = D^-1/2 W
- * D^-1/2 (kernels/affinity.cl). Their C references are the library's app_contour_gradients,
- * app_contour_combine, app_contour_thin and app_affinity_build (app/lib/contours.c, affinity.c);
- * spmv does not call them (layering): the caller passes its tables (the disc, its sectors and
- * lines, the channels' bins and smoothing) as data. The formulas are in docs/PIPELINE.md.
+/* spmv_image: the image stages of diaseg on an OpenCL device — the boundary detector (its
+ * channels' bins, oriented histogram gradients, combination and thinning: kernels/contours.cl)
+ * and the intervening-contour affinity N = D^-1/2 W D^-1/2 (kernels/affinity.cl). Their C
+ * references are the library's app_contour_bins, app_contour_gradients, app_contour_combine,
+ * app_contour_thin and app_affinity_build (app/lib/contours.c, affinity.c); spmv does not call
+ * them (layering): the caller passes its tables (the disc, its sectors and lines, the channels'
+ * bins and smoothing, the colour ranges, the texton filters and dictionary) as data. The formulas
+ * are in docs/PIPELINE.md.
  *
  * One spmv_cl_image holds one device's context and queue and gets each program on first use,
  * both from the process-wide cache (spmv.h, spmv_cl_cache_clear) that the matvec draws from too:
@@ -45,6 +47,7 @@ const char *spmv_cl_image_device(const spmv_cl_image *im);
 
 #define SPMV_CONTOUR_MAX_BINS 32   /* bins of a channel's histogram, at most */
 #define SPMV_CONTOUR_MAX_ORIENT 16 /* orientations, at most (2 norient sectors) */
+#define SPMV_CONTOUR_MAX_REACH 8   /* the thinning's reach, at most */
 
 typedef struct spmv_contour_geometry {
   int ndisc;         /* disc offsets without the centre, nearest first (app_contour_disc) */
@@ -63,6 +66,8 @@ typedef struct spmv_contour_geometry {
                                * smooth[c] is not read); at most SPMV_CONTOUR_MAX_BINS */
   const float *const *smooth; /* nchannels: 2 * smooth_radius[c] + 1 taps, centre at index
                                * smooth_radius[c] (the histogram is cut at its ends) */
+  int reach; /* the thinning's samples: 1 .. reach pixels along the normal (APP_CONTOUR_REACH),
+              * at most SPMV_CONTOUR_MAX_REACH; read only when the thinning is asked for */
 } spmv_contour_geometry;
 
 /* The gradients of a width x height image: bins[c * n + i] (n = width * height pixels, row-major)
@@ -93,14 +98,66 @@ typedef struct spmv_contour_outputs {
  * app_contour_combine and app_contour_thin: for every pixel and orientation z = sum_p weight[p]
  * grad_p(o) (nparts = nchannels * nscales weights), v(o) = (logistic(bias + z) - s0) / (1 - s0)
  * with s0 = logistic(bias); strength = max_o v; then non-maximum suppression across each pixel's
- * orientation (the normal at angle o pi / norient + pi / 2, x right and y down, sampled
- * bilinearly one pixel away on both sides, clamped to the image). Only the outputs asked for
- * cross back to the host. The device computes in float where the combination's reference uses
- * double: strengths agree to 1e-5, and an orientation or a thinned pixel can differ where two
- * values tie within that. Returns as spmv_cl_contour_gradients. */
+ * orientation: kept where strength is above its bilinear samples (clamped to the image) 1 ..
+ * g->reach pixels along the normal (at angle o pi / norient + pi / 2, x right and y down) on one
+ * side and not below those on the other. Only the outputs asked for cross back to the host, and
+ * the call waits for the device once, at its end. The device computes in float where the
+ * combination's reference uses double: strengths agree to 1e-5, and an orientation or a thinned
+ * pixel can differ where two values tie within that. kernel_seconds (optional; NULL skips the
+ * kernels' profiling) as above. Returns as spmv_cl_contour_gradients. */
 int spmv_cl_contours(spmv_cl_image *im, const spmv_contour_geometry *g, const float *weight,
                      float bias, const unsigned char *bins, int width, int height,
                      const spmv_contour_outputs *out, double *kernel_seconds);
+
+/* ---------------------------------------------------------------------------------------------
+ * The channels' bins on the device (app_contour_bins), so that the detector runs from the pixels
+ * and its bins never cross to the host. Channels 0, 1, 2: CIELAB L, a, b of the sRGB (D65)
+ * pixels (app_rgb_to_lab, in float), each binned over its range: bin = (int)((v - lo) / (hi -
+ * lo) * bins), clamped to [0, bins). Channel 3: the texton, the nearest centre of a fixed
+ * dictionary to the pixel's filter responses of the brightness L / 100 (app_texton_responses:
+ * response d = scale[d] * the brightness filtered by filter row_filter[d] along the rows and then
+ * column_filter[d] along the columns, reflected borders as app_conv_sep; then F <- F log(1 +
+ * |F| / contrast) / |F| per pixel; squared distances, the first nearest centre wins).
+ * ------------------------------------------------------------------------------------------- */
+
+#define SPMV_CONTOUR_MAX_DIM 16    /* texton responses per pixel, at most */
+#define SPMV_CONTOUR_MAX_RADIUS 64 /* a texton filter's radius, at most */
+
+typedef struct spmv_contour_binning {
+  const float *linear;         /* 256: byte v's sRGB value v / 255 on the linear scale (computed
+                                * in double as the reference's, rounded to float) */
+  float lo[3], hi[3];          /* the ranges of L, a and b (hi > lo); their bins: g->bins[0 .. 2] */
+  int nfilters;                /* 1-D filters, 1 to 64 */
+  const int *filter_radius;    /* nfilters radii in [0, SPMV_CONTOUR_MAX_RADIUS] */
+  const float *const *filter;  /* nfilters: 2 r + 1 taps each, a convolution as app_conv_sep's:
+                                * out[x] = sum_{t = -r .. r} filter[t + r] in[x - t] */
+  int dim;                     /* responses per pixel, 1 to SPMV_CONTOUR_MAX_DIM */
+  const int *row_filter;       /* dim: the filter of response d along the rows ... */
+  const int *column_filter;    /* dim: ... then this one along the columns */
+  const float *response_scale; /* dim: the factor applied to response d last */
+  float contrast;              /* the contrast normalisation's constant (> 0) */
+  int ncentres;                /* the dictionary's centres, 1 to g->bins[3] */
+  const float *centres;        /* ncentres * dim, row-major */
+} spmv_contour_binning;
+
+/* The detector from a width x height image's pixels (channels 1 to 4 bytes each, row-major; one
+ * or two channels are grey (and alpha), a fourth is alpha, not read): the bins on the device as
+ * described above for the geometry g (4 channels: L, a, b, textons), then as spmv_cl_contours.
+ * out may be NULL (the bins alone); bins_out (optional, 4 n bytes) receives the bins, laid out as
+ * spmv_cl_contours takes them. kernel_seconds (optional) includes the binning's kernels.
+ * Tolerances (tests/spmv/test_cl_image.c): the device converts to CIELAB in float where the
+ * reference uses double, so an L, a or b bin differs from app_contour_bins' (by one) only where
+ * the reference's value lies within 1e-3 of the edge between the two (2.3e-5 seen over 2.25 M
+ * random pixels on PoCL); the filters and the normalisation run in float too (the reference sums
+ * in double), so a texton differs only where the reference's squared distances to the two
+ * centres are within 1e-4 (1.5e-7 seen); each kind on at most 1e-3 of the pixels. The outputs
+ * are then those of spmv_cl_contours on these bins. Returns as spmv_cl_contours, and
+ * DSG_ERR_INVALID for a table of b or the channels out of range. */
+int spmv_cl_contours_rgb(spmv_cl_image *im, const spmv_contour_geometry *g,
+                         const spmv_contour_binning *b, const float *weight, float bias,
+                         const unsigned char *pixels, int channels, int width, int height,
+                         const spmv_contour_outputs *out, unsigned char *bins_out,
+                         double *kernel_seconds);
 
 /* ---------------------------------------------------------------------------------------------
  * The affinity: W_ij = exp(-|F_i - F_j|^2 / sigma_i^2 - ic_ij / sigma_c) exp(-|X_i - X_j|^2 /

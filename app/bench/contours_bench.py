@@ -3,9 +3,14 @@
 C path against OpenCL, at BSDS500's size and at 4K, after one warm-up call each.
 
     DIASEG_LIBRARY=build/app/libdiaseg.so python3 app/bench/contours_bench.py [--repeat 10]
-        [--image data/coffee.png] [--sizes 481x321,3840x2160] [--matvec cpu,opencl] [--json F]
+        [--image data/coffee.png] [--sizes 481x321,3840x2160] [--matvec cpu,opencl]
+        [--work-pixels default,0] [--json F]
 
-Prints one line per (size, backend): median and fastest of the timed calls. Nothing is asserted:
+--work-pixels lists the working sizes to time: "default" (the library's, as a user gets it: a
+larger image is detected at that many pixels and its map brought back to full size) and/or 0 (the
+detector at the image's own size).
+
+Prints one line per (size, backend, working size): median and fastest of the timed calls. Nothing is asserted:
 the figures go to docs/PERFORMANCE.md with the machine and the commit.
 """
 import argparse, json, os, statistics, sys, time
@@ -48,6 +53,8 @@ def main():
     ap.add_argument("--sizes", default="481x321,3840x2160")
     ap.add_argument("--matvec", default="cpu,opencl")
     ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--work-pixels", default="default,0",
+                    help="comma-separated: 'default' and/or pixel counts (0: full resolution)")
     ap.add_argument("--json")
     a = ap.parse_args()
     base = load(a.image)
@@ -56,21 +63,26 @@ def main():
         w, h = map(int, size.split("x"))
         img = base if base.shape[:2] == (h, w) else resize(base, w, h)
         for m in a.matvec.split(","):
-            try:
-                diaseg.contours(img, matvec=m)  # warm-up: device, programs
-            except RuntimeError as e:
-                print("%s %s: %s" % (size, m, e), file=sys.stderr)
-                continue
-            t = []
-            for _ in range(a.repeat):
-                t0 = time.perf_counter()
-                pb = diaseg.contours(img, matvec=m)
-                t.append(time.perf_counter() - t0)
-            row = {"size": size, "matvec": m, "median_s": statistics.median(t), "min_s": min(t),
-                   "repeat": a.repeat, "contour_pixels": int((pb > 0).sum())}
-            rows.append(row)
-            print("%-10s %-7s median %8.4f s  min %8.4f s" % (size, m, row["median_s"], row["min_s"]),
-                  flush=True)
+            for wp in a.work_pixels.split(","):
+                opts = {"matvec": m}
+                if wp != "default":
+                    opts["work_pixels"] = int(wp)
+                try:
+                    diaseg.contours(img, **opts)  # warm-up: device, programs
+                except RuntimeError as e:
+                    print("%s %s: %s" % (size, m, e), file=sys.stderr)
+                    continue
+                t = []
+                for _ in range(a.repeat):
+                    t0 = time.perf_counter()
+                    pb = diaseg.contours(img, **opts)
+                    t.append(time.perf_counter() - t0)
+                row = {"size": size, "matvec": m, "work_pixels": wp,
+                       "median_s": statistics.median(t), "min_s": min(t), "repeat": a.repeat,
+                       "contour_pixels": int((pb > 0).sum())}
+                rows.append(row)
+                print("%-10s %-7s work %-8s median %8.4f s  min %8.4f s"
+                      % (size, m, wp, row["median_s"], row["min_s"]), flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"image": a.image, "rows": rows}, f, indent=1)

@@ -27,10 +27,9 @@
 #endif
 
 #define NSECT (2 * APP_CONTOUR_ORIENTATIONS)
-#define NTEXTON 32
+#define NTEXTON APP_TEXTONS
 #define MAX_BINS 32
-#define TEXTON_DIM 10 /* Gaussian derivatives x, y, xx, xy, yy at two scales */
-#define TEXTON_SAMPLES 24000
+#define TEXTON_DIM APP_TEXTON_DIM
 
 /* The channels: bins of the histograms and the half-disc radii of the three scales (gPb's, in
  * pixels of a BSDS500-sized image), and the Gaussian that smooths the histograms along their bins
@@ -44,18 +43,29 @@ static const app_contour_channel channels[APP_CONTOUR_CHANNELS] = {
     {"texture", NTEXTON, 0.0, {5, 10, 20}},
 };
 
+/* gPb's ranges of L, a and b (rgb2lab.m): nearly all of the sRGB gamut */
+static const float lab_lo[3] = {0.0f, -73.0f, -95.0f}, lab_hi[3] = {100.0f, 95.0f, 95.0f};
+
+/* The texton filters per scale: (x, y, xx, sqrt2 xy, yy), each the Gaussian derivative of one
+ * order along the rows and one along the columns, times a scale */
+#define TEXTON_PER_SCALE 5
+static const int texton_along_rows[TEXTON_PER_SCALE] = {1, 0, 2, 1, 0};
+static const int texton_along_columns[TEXTON_PER_SCALE] = {0, 1, 0, 1, 2};
+static const float texton_scale[TEXTON_PER_SCALE] = {1.0f, 1.0f, 1.0f, 1.41421356f, 1.0f};
+static const double texton_sigma[TEXTON_DIM / TEXTON_PER_SCALE] = {1.0, 2.0};
+
 /* The combination, fit by logistic regression on the 200 BSDS500 train images
  * (tests/bsds/fit_contours.py --split train --holdout 0.2: 2000 + 2000 pixels per image, on a
- * human boundary against more than 2 pixels from all; held-out AUC 0.867, the best single part
- * 0.815; docs/QUALITY.md): strength = logistic(b0 + sum_p w_p chi2_p), shifted and scaled so
- * that no gradient is 0. */
+ * human boundary against more than 2 pixels from all, the universal textons; held-out AUC 0.868,
+ * the best single part 0.815; docs/QUALITY.md): strength = logistic(b0 + sum_p w_p chi2_p), shifted
+ * and scaled so that no gradient is 0. */
 static const double part_weights[APP_CONTOUR_PARTS] = {
-    2.30703, 1.45957, 2.10855, /* brightness r 3, 5, 10 */
-    1.18433, 2.26165, 0.05297, /* colour a r 5, 10, 20 */
-    2.81096, 0.91888, 0.57819, /* colour b r 5, 10, 20 */
-    1.77127, 0.19523, 2.24281, /* texture r 5, 10, 20 */
+    2.20091, 1.51903, 1.89996, /* brightness r 3, 5, 10 */
+    1.06573, 2.33545, 0.01384, /* colour a r 5, 10, 20 */
+    2.72750, 1.02542, 0.47955, /* colour b r 5, 10, 20 */
+    1.71443, 0.26456, 2.32990, /* texture r 5, 10, 20 */
 };
-static const double part_bias = -3.20618;
+static const double part_bias = -3.15911;
 
 const app_contour_channel *app_contour_channel_at(int c)
 {
@@ -160,7 +170,7 @@ void app_conv_sep(const float *src, int w, int h, const float *kx, const float *
 /* Texton responses of the brightness L / 100: the Gaussian derivatives (x, y, xx, sqrt2 xy,
  * yy), which steer to every orientation, at sigma 1 and 2, contrast-normalised per pixel as in
  * Malik, Belongie, Leung & Shi (IJCV 2001): F <- F log(1 + |F| / 0.03) / |F|. */
-static int texton_responses(const float *lum, int w, int h, float *resp)
+int app_texton_responses(const float *lum, int w, int h, float *resp)
 {
   const size_t n = (size_t)w * h;
   float k0[13], k1[13], k2[13], *tmp = malloc(n * sizeof(float)), *out = malloc(n * sizeof(float));
@@ -169,14 +179,14 @@ static int texton_responses(const float *lum, int w, int h, float *resp)
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the texton filters of %zu pixels", n);
     goto out_free;
   }
-  for (int s = 0; s < 2; s++) {
-    const int r = gauss_kernels(s == 0 ? 1.0 : 2.0, k0, k1, k2);
-    const float *kx[5] = {k1, k0, k2, k1, k0}, *ky[5] = {k0, k1, k0, k1, k2};
-    const float scale[5] = {1.0f, 1.0f, 1.0f, 1.41421356f, 1.0f};
-    for (int f = 0; f < 5; f++) {
-      app_conv_sep(lum, w, h, kx[f], ky[f], r, tmp, out);
+  for (int s = 0; s < TEXTON_DIM / TEXTON_PER_SCALE; s++) {
+    const int r = gauss_kernels(texton_sigma[s], k0, k1, k2);
+    const float *order[3] = {k0, k1, k2};
+    for (int f = 0; f < TEXTON_PER_SCALE; f++) {
+      app_conv_sep(lum, w, h, order[texton_along_rows[f]], order[texton_along_columns[f]], r, tmp,
+                   out);
       for (size_t i = 0; i < n; i++)
-        resp[i * TEXTON_DIM + 5 * s + f] = scale[f] * out[i];
+        resp[i * TEXTON_DIM + TEXTON_PER_SCALE * s + f] = texton_scale[f] * out[i];
     }
   }
 #pragma omp parallel for schedule(static)
@@ -187,7 +197,7 @@ static int texton_responses(const float *lum, int w, int h, float *resp)
       norm += (double)f[d] * f[d];
     norm = sqrt(norm);
     if (norm > 0.0) {
-      const double g = log1p(norm / 0.03) / norm;
+      const double g = log1p(norm / APP_TEXTON_CONTRAST) / norm;
       for (int d = 0; d < TEXTON_DIM; d++)
         f[d] = (float)(f[d] * g);
     }
@@ -198,50 +208,38 @@ out_free:
   return status;
 }
 
-/* Textons: k-means (k-means++, fixed seed) of the responses of an even sample of the pixels,
- * then every pixel's nearest centre. */
+/* The texton dictionary: the centres of k-means (k-means++, 8 restarts) of the responses of
+ * 2000 pixels from each of the 200 BSDS500 train images (tests/bsds/fit_textons.c), one
+ * dictionary for every image as in gPb (Arbelaez et al. 2011): a texton means the same texture
+ * in every photo, and no image pays for its own clustering. */
+static const float texton_centre[NTEXTON][TEXTON_DIM] = {
+#include "textons.inc"
+};
+
+const float *app_texton_centres(void) { return &texton_centre[0][0]; }
+
+/* Textons: every pixel's nearest centre of the dictionary. */
 static int textons(const float *lum, int w, int h, unsigned char *texton)
 {
   const size_t n = (size_t)w * h;
-  const size_t stride = n > TEXTON_SAMPLES ? (n + TEXTON_SAMPLES - 1) / TEXTON_SAMPLES : 1;
-  const size_t ns = (n + stride - 1) / stride;
-  const int k = ns < NTEXTON ? (int)ns : NTEXTON;
   float *resp = malloc(n * TEXTON_DIM * sizeof(float));
-  float *sample = malloc(ns * TEXTON_DIM * sizeof(float));
-  int *label = malloc(ns * sizeof(int));
-  double centre[NTEXTON][TEXTON_DIM] = {{0}};
-  int count[NTEXTON] = {0};
   int status = DSG_OK;
-  if (!resp || !sample || !label) {
+  if (!resp) {
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the textons of %zu pixels", n);
     goto out_free;
   }
-  status = texton_responses(lum, w, h, resp);
+  status = app_texton_responses(lum, w, h, resp);
   if (status != DSG_OK)
     goto out_free;
-  for (size_t s = 0; s < ns; s++)
-    memcpy(sample + s * TEXTON_DIM, resp + s * stride * TEXTON_DIM, TEXTON_DIM * sizeof(float));
-  app_kmeans_params kp = {k, 1, 30, 7};
-  status = app_kmeans(sample, ns, TEXTON_DIM, &kp, label, NULL);
-  if (status != DSG_OK)
-    goto out_free;
-  for (size_t s = 0; s < ns; s++) {
-    count[label[s]]++;
-    for (int d = 0; d < TEXTON_DIM; d++)
-      centre[label[s]][d] += sample[s * TEXTON_DIM + d];
-  }
-  for (int c = 0; c < k; c++)
-    for (int d = 0; d < TEXTON_DIM; d++)
-      centre[c][d] /= count[c] > 0 ? count[c] : 1;
 #pragma omp parallel for schedule(static)
   for (size_t i = 0; i < n; i++) {
     const float *f = resp + i * TEXTON_DIM;
-    double best = HUGE_VAL;
+    float best = HUGE_VALF;
     int arg = 0;
-    for (int c = 0; c < k; c++) {
-      double d2 = 0.0;
+    for (int c = 0; c < NTEXTON; c++) {
+      float d2 = 0.0f;
       for (int d = 0; d < TEXTON_DIM; d++) {
-        const double e = f[d] - centre[c][d];
+        const float e = f[d] - texton_centre[c][d];
         d2 += e * e;
       }
       if (d2 < best) {
@@ -253,8 +251,6 @@ static int textons(const float *lum, int w, int h, unsigned char *texton)
   }
 out_free:
   free(resp);
-  free(sample);
-  free(label);
   return status;
 }
 
@@ -268,15 +264,13 @@ int app_contour_bins(const dsg_image *img, unsigned char *bins)
   int status = DSG_OK;
   if (!lum)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contour channels of %zu pixels", n);
-    /* gPb's ranges of a and b (rgb2lab.m): nearly all of the sRGB gamut */
 #pragma omp parallel for schedule(static)
   for (size_t i = 0; i < n; i++) {
     float lab[3];
     app_rgb_to_lab(img->pixels + i * (size_t)c, c, lab);
     lum[i] = lab[0] / 100.0f;
-    bins[i] = bin_of(lab[0], 0.0, 100.0, channels[0].bins);
-    bins[n + i] = bin_of(lab[1], -73.0, 95.0, channels[1].bins);
-    bins[2 * n + i] = bin_of(lab[2], -95.0, 95.0, channels[2].bins);
+    for (int k = 0; k < 3; k++)
+      bins[k * n + i] = bin_of(lab[k], lab_lo[k], lab_hi[k], channels[k].bins);
   }
   status = textons(lum, w, h, bins + 3 * n);
   free(lum);
@@ -543,8 +537,13 @@ void app_contour_thin(const float *m, const unsigned char *orientation, int w, i
       /* the edge runs along angle o pi/8 (x right, y down); its normal is 90 degrees on */
       const double th = orientation[i] * (M_PI / APP_CONTOUR_ORIENTATIONS);
       const double nx = -sin(th), ny = cos(th);
-      const float a = bilinear(m, w, h, x + nx, y + ny), b = bilinear(m, w, h, x - nx, y - ny);
-      out[i] = m[i] > a && m[i] >= b ? m[i] : 0.0f;
+      int keep = 1;
+      for (int k = 1; keep && k <= APP_CONTOUR_REACH; k++) {
+        const float a = bilinear(m, w, h, x + k * nx, y + k * ny),
+                    b = bilinear(m, w, h, x - k * nx, y - k * ny);
+        keep = m[i] > a && m[i] >= b;
+      }
+      out[i] = keep ? m[i] : 0.0f;
     }
 }
 
@@ -591,25 +590,77 @@ out_free:
   return status;
 }
 
-/* The detector with its gradients, combination and thinning on the device im: the bins (CIELAB,
- * textons) on the host, the tables handed over as data (spmv_image.h). */
+/* The tables of the binning on the device (spmv_contour_binning): app_contour_bins' ranges and
+ * app_texton_responses' filter bank, from the same constants and functions (gauss_kernels,
+ * srgb_to_linear, the dictionary), so that the device's bins are the C reference's
+ * (tests/spmv/test_cl_image.c compares them). */
+typedef struct device_binning {
+  spmv_contour_binning b;
+  float linear[256];
+  float taps[6][13]; /* orders 0, 1, 2 at sigma 1, then at sigma 2 (radius 3, 6) */
+  const float *filter[6];
+  int radius[6];
+  int row[TEXTON_DIM], column[TEXTON_DIM];
+  float scale[TEXTON_DIM];
+} device_binning;
+
+static void device_binning_init(device_binning *d)
+{
+  /* the same tables as app_contour_bins and app_texton_responses */
+  memset(d, 0, sizeof(*d));
+  for (int v = 0; v < 256; v++)
+    d->linear[v] = (float)srgb_to_linear(v / 255.0);
+  for (int s = 0; s < TEXTON_DIM / TEXTON_PER_SCALE; s++) {
+    const int r =
+        gauss_kernels(texton_sigma[s], d->taps[3 * s], d->taps[3 * s + 1], d->taps[3 * s + 2]);
+    for (int k = 0; k < 3; k++) {
+      d->radius[3 * s + k] = r;
+      d->filter[3 * s + k] = d->taps[3 * s + k];
+    }
+    for (int f = 0; f < TEXTON_PER_SCALE; f++) {
+      d->row[TEXTON_PER_SCALE * s + f] = 3 * s + texton_along_rows[f];
+      d->column[TEXTON_PER_SCALE * s + f] = 3 * s + texton_along_columns[f];
+      d->scale[TEXTON_PER_SCALE * s + f] = texton_scale[f];
+    }
+  }
+  d->b.linear = d->linear;
+  memcpy(d->b.lo, lab_lo, sizeof(lab_lo));
+  memcpy(d->b.hi, lab_hi, sizeof(lab_hi));
+  d->b.nfilters = 6;
+  d->b.filter_radius = d->radius;
+  d->b.filter = d->filter;
+  d->b.dim = TEXTON_DIM;
+  d->b.row_filter = d->row;
+  d->b.column_filter = d->column;
+  d->b.response_scale = d->scale;
+  d->b.contrast = (float)APP_TEXTON_CONTRAST;
+  d->b.ncentres = NTEXTON;
+  d->b.centres = &texton_centre[0][0];
+}
+
+/* The detector on the device im, from the pixels: the bins (CIELAB, textons), gradients,
+ * combination and thinning all run there, the tables handed over as data (spmv_image.h); only
+ * the outputs asked for come back. */
 int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const volatile sig_atomic_t *cancel,
                     float *strength, float *parts, float *soft)
 {
   const int w = img->width, h = img->height, R = APP_CONTOUR_RMAX;
-  const size_t n = (size_t)w * h;
   const int cap = (2 * R + 1) * (2 * R + 1);
   int *dx = malloc(cap * sizeof(int)), *dy = malloc(cap * sizeof(int));
   int *sector = malloc(cap * sizeof(int)), within[APP_CONTOUR_RMAX + 1];
-  unsigned char *bins = malloc(n * APP_CONTOUR_CHANNELS);
-  float *peak = soft ? NULL : malloc(n * sizeof(float));
   int nbins[APP_CONTOUR_CHANNELS], count[APP_CONTOUR_PARTS], sradius[APP_CONTOUR_CHANNELS];
   bin_smoother sm[APP_CONTOUR_CHANNELS];
   const float *taps[APP_CONTOUR_CHANNELS];
   float weight[APP_CONTOUR_PARTS];
+  device_binning binning;
   int status = DSG_OK;
-  if (!dx || !dy || !sector || !bins || (!soft && !peak)) {
+  if (!dx || !dy || !sector) {
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of a %d x %d image", w, h);
+    goto out;
+  }
+  if (cancel && *cancel) {
+    status = dsg_error_set(DSG_ERR_INTERRUPTED, "interrupted by signal %d; no output was written",
+                           (int)*cancel);
     goto out;
   }
   const int ndisc = app_contour_disc(R, dx, dy, sector, within);
@@ -623,34 +674,30 @@ int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const volatile sig_
   }
   for (int p = 0; p < APP_CONTOUR_PARTS; p++)
     weight[p] = (float)part_weights[p];
-  status = app_contour_bins(img, bins);
-  if (status == DSG_OK && cancel && *cancel)
-    status = dsg_error_set(DSG_ERR_INTERRUPTED, "interrupted by signal %d; no output was written",
-                           (int)*cancel);
-  if (status != DSG_OK)
-    goto out;
+  device_binning_init(&binning);
   {
-    const spmv_contour_geometry g = {ndisc,
-                                     dx,
-                                     dy,
-                                     sector,
-                                     R,
-                                     APP_CONTOUR_CHANNELS,
-                                     APP_CONTOUR_SCALES,
-                                     APP_CONTOUR_ORIENTATIONS,
-                                     nbins,
-                                     count,
-                                     sradius,
-                                     taps};
-    const spmv_contour_outputs o = {NULL, parts, soft ? soft : peak, NULL, strength};
-    status = spmv_cl_contours(im, &g, weight, (float)part_bias, bins, w, h, &o, NULL);
+    const spmv_contour_geometry g = {.ndisc = ndisc,
+                                     .dx = dx,
+                                     .dy = dy,
+                                     .sector = sector,
+                                     .pad = R,
+                                     .nchannels = APP_CONTOUR_CHANNELS,
+                                     .nscales = APP_CONTOUR_SCALES,
+                                     .norient = APP_CONTOUR_ORIENTATIONS,
+                                     .bins = nbins,
+                                     .count = count,
+                                     .smooth_radius = sradius,
+                                     .smooth = taps,
+                                     .reach = APP_CONTOUR_REACH};
+    /* the strength before thinning stays on the device unless soft asks for it */
+    const spmv_contour_outputs o = {NULL, parts, soft, NULL, strength};
+    status = spmv_cl_contours_rgb(im, &g, &binning.b, weight, (float)part_bias, img->pixels,
+                                  img->channels, w, h, &o, NULL, NULL);
   }
 out:
   free(dx);
   free(dy);
   free(sector);
-  free(bins);
-  free(peak);
   return status;
 }
 

@@ -47,6 +47,12 @@ int app_features(const dsg_image *img, const app_cue *cue, float **out, int *nfe
 #define APP_CONTOUR_PARTS 12       /* channel x scale, channel-major */
 #define APP_CONTOUR_ORIENTATIONS 8 /* o pi / 8, o = 0 .. 7 */
 #define APP_CONTOUR_RMAX 20        /* the largest radius */
+#define APP_CONTOUR_REACH 2        /* thinning: a pixel is kept when it is the largest within
+                                    * this many pixels on both sides along the normal */
+#define APP_TEXTON_CONTRAST 0.03   /* texton responses: F <- F log(1 + |F| / this) / |F| */
+#define APP_TEXTONS 32             /* the texton dictionary's size: the texture channel's bins */
+#define APP_TEXTON_DIM 10          /* filter responses per pixel: Gaussian derivatives x, y, xx,
+                                    * sqrt2 xy, yy of L / 100 at sigma 1 and 2 */
 
 typedef struct app_contour_channel {
   const char *name;
@@ -60,6 +66,11 @@ const app_contour_channel *app_contour_channel_at(int c);
 void app_rgb_to_lab(const unsigned char *p, int c, float lab[3]);
 /* The bin of every pixel in each channel: bins[c * n + i] (n = pixels), textons included. */
 int app_contour_bins(const dsg_image *img, unsigned char *bins);
+/* The texton filters' responses of lum (L / 100): resp[i * APP_TEXTON_DIM + d], contrast-
+ * normalised per pixel. */
+int app_texton_responses(const float *lum, int width, int height, float *resp);
+/* The texton dictionary: APP_TEXTONS x APP_TEXTON_DIM floats, row-major (contours.c). */
+const float *app_texton_centres(void);
 /* The offsets of the disc of `radius` without its centre, nearest first, with their sectors
  * (0 .. 15, see contours.c); count_within[r] (optional, radius + 1 ints): how many lie within r.
  * Returns the count, -1 when out of memory. */
@@ -72,7 +83,9 @@ int app_contour_gradients(const unsigned char *bins, int width, int height,
  * 8 n floats) the combination at every orientation. */
 void app_contour_combine(const float *grad, int width, int height, float *strength, float *oriented,
                          unsigned char *orientation);
-/* Non-maximum suppression of m across each pixel's orientation. */
+/* Non-maximum suppression of m across each pixel's orientation: kept where larger than the
+ * bilinear samples 1 .. APP_CONTOUR_REACH pixels along the normal on one side and not smaller
+ * on the other. */
 void app_contour_thin(const float *m, const unsigned char *orientation, int width, int height,
                       float *out);
 /* The detector: thinned strength (n floats) and, optional, each part's maximum over orientations

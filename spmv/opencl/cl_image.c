@@ -1,6 +1,7 @@
-/* The image stages on an OpenCL device: the boundary detector's gradients, combination and
+/* The image stages on an OpenCL device: the boundary detector's bins, gradients, combination and
  * thinning (kernels/contours.cl) and the affinity N (kernels/affinity.cl). spmv/spmv_image.h
- * documents the functions; the kernels' files their design. */
+ * documents the functions; the kernels' files their design. A call queues its transfers and
+ * kernels back to back and waits once, at its end (batch). */
 #include "spmv_image.h"
 
 #include "cl_runtime.h"
@@ -133,37 +134,75 @@ static int kernel(const spmv_cl_image *im, cl_program prog, const char *name, cl
   return DSG_OK;
 }
 
-/* Runs k over items (rounded up to whole work-groups of `local`, or for local 0 of IMAGE_LOCAL
- * capped by the device) times dim1, waits, and adds its device time. */
+/* The commands of one call go to the in-order queue back to back, with no wait in between (each
+ * wait costs a round trip to the device), and the call ends with one clFinish (batch_finish).
+ * With the kernels' time asked for, each kernel's event is kept and read then. */
+#define BATCH_EVENTS 96 /* kernels of one call, at most: 64 channels' gradients and 7 others */
+
+typedef struct batch {
+  int timed; /* keep the kernels' events */
+  int count;
+  cl_event ev[BATCH_EVENTS];
+  const char *name[BATCH_EVENTS];
+} batch;
+
+/* Enqueues k over items (rounded up to whole work-groups of `local`, or for local 0 of
+ * IMAGE_LOCAL capped by the device) times dim1 into the batch b. */
 static int launch(const spmv_cl_image *im, cl_kernel k, const char *name, size_t items,
-                  size_t local, size_t dim1, double *seconds)
+                  size_t local, size_t dim1, batch *b)
 {
   if (!local)
     local = IMAGE_LOCAL < im->rt.dev.max_work_group ? IMAGE_LOCAL : im->rt.dev.max_work_group;
   const size_t global[2] = {(items + local - 1) / local * local, dim1}, lsize[2] = {local, 1};
+  const int timed = b->timed && b->count < BATCH_EVENTS;
   char what[128];
-  cl_event ev = NULL;
-  cl_int err = clEnqueueNDRangeKernel(im->rt.queue, k, 2, NULL, global, lsize, 0, NULL, &ev);
-  if (err == CL_SUCCESS)
-    err = clWaitForEvents(1, &ev);
+  cl_int err = clEnqueueNDRangeKernel(im->rt.queue, k, 2, NULL, global, lsize, 0, NULL,
+                                      timed ? &b->ev[b->count] : NULL);
   if (err != CL_SUCCESS) {
-    if (ev)
-      clReleaseEvent(ev);
     snprintf(what, sizeof(what), "running %s", name);
     return spmv_cl_fail(err, what, im->rt.dev.name);
   }
-  *seconds += spmv_cl_event_seconds(ev);
-  clReleaseEvent(ev);
+  if (timed)
+    b->name[b->count++] = name;
   return DSG_OK;
 }
 
+/* Waits for the queue, adds the batch's kernel times to *seconds and releases its events. A
+ * kernel that failed on the device is named when the batch was timed, else `what` is. */
+static int batch_finish(const spmv_cl_image *im, batch *b, const char *what, double *seconds)
+{
+  char msg[128];
+  int status = DSG_OK;
+  const cl_int err = clFinish(im->rt.queue);
+  for (int e = 0; e < b->count; e++) {
+    cl_int run = CL_COMPLETE;
+    if (clGetEventInfo(b->ev[e], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(run), &run, NULL) !=
+        CL_SUCCESS)
+      run = CL_COMPLETE;
+    if (run < 0 && status == DSG_OK) {
+      snprintf(msg, sizeof(msg), "running %s", b->name[e]);
+      status = spmv_cl_fail(run, msg, im->rt.dev.name);
+    }
+    *seconds += spmv_cl_event_seconds(b->ev[e]);
+    clReleaseEvent(b->ev[e]);
+  }
+  b->count = 0;
+  if (err != CL_SUCCESS && status == DSG_OK) {
+    snprintf(msg, sizeof(msg), "running %s", what);
+    status = spmv_cl_fail(err, msg, im->rt.dev.name);
+  }
+  return status;
+}
+
+/* Enqueues the copy of m's first `bytes` to host (nothing when host is NULL): it has landed once
+ * the batch has finished. */
 static int read_back(const spmv_cl_image *im, cl_mem m, size_t bytes, void *host, const char *what)
 {
   char msg[128];
   cl_int err;
   if (!host)
     return DSG_OK;
-  err = clEnqueueReadBuffer(im->rt.queue, m, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
+  err = clEnqueueReadBuffer(im->rt.queue, m, CL_FALSE, 0, bytes, host, 0, NULL, NULL);
   if (err == CL_SUCCESS)
     return DSG_OK;
   snprintf(msg, sizeof(msg), "reading %s", what);
@@ -265,9 +304,9 @@ static int contour_program(spmv_cl_image *im, const spmv_contour_geometry *g, co
                            spmv_cl_bytes(im->rt.dev.local_mem, have));
     snprintf(options, sizeof(options),
              "-cl-std=CL1.2 -DWG=%zu -DHIST_T=%s -DPER_WORD=%d -DMAX_BINS=%d -DNORIENT=%d "
-             "-DSMOOTH_MAX=%d",
+             "-DSMOOTH_MAX=%d -DMAX_DIM=%d",
              wg, plan->per_word == 4 ? "uchar" : "ushort", plan->per_word, plan->max_bins,
-             g->norient, plan->smooth_max);
+             g->norient, plan->smooth_max, SPMV_CONTOUR_MAX_DIM);
     if (!im->contours || strcmp(options, im->contours_options) != 0) {
       if (im->contours)
         clReleaseProgram(im->contours);
@@ -300,75 +339,60 @@ static int contour_program(spmv_cl_image *im, const spmv_contour_geometry *g, co
   return DSG_OK;
 }
 
-/* The normals of the thinning: (ix, iy, fx, fy) of the offset (-sin th, cos th) and of its
- * opposite, th = o pi / norient: the floor and the fraction, fractions within 1e-9 of 0 or 1
- * rounded (cos(pi / 2) is 6e-17 in double: the C reference's sample lands on the pixel). */
-static void thin_normals(int norient, cl_float4 *normal)
+/* The normals of the thinning: for k = 1 .. reach, (ix, iy, fx, fy) of the offset k (-sin th,
+ * cos th) and of its opposite, th = o pi / norient, at normal[(2 (k - 1) + side) norient + o]:
+ * the floor and the fraction, fractions within 1e-9 of 0 or 1 rounded (cos(pi / 2) is 6e-17 in
+ * double: the C reference's sample lands on the pixel). */
+static void thin_normals(int norient, int reach, cl_float4 *normal)
 {
-  for (int side = 0; side < 2; side++)
-    for (int o = 0; o < norient; o++) {
-      const double th = o * (M_PI / norient), sign = side ? -1.0 : 1.0;
-      const double v[2] = {-sin(th) * sign, cos(th) * sign};
-      cl_float4 *q = &normal[side * norient + o];
-      for (int a = 0; a < 2; a++) {
-        double i = floor(v[a]), f = v[a] - i;
-        if (f < 1e-9)
-          f = 0.0;
-        if (f > 1.0 - 1e-9) {
-          i += 1.0;
-          f = 0.0;
+  for (int k = 1; k <= reach; k++)
+    for (int side = 0; side < 2; side++)
+      for (int o = 0; o < norient; o++) {
+        const double th = o * (M_PI / norient), sign = side ? -1.0 : 1.0;
+        const double v[2] = {k * -sin(th) * sign, k * cos(th) * sign};
+        cl_float4 *q = &normal[(2 * (k - 1) + side) * norient + o];
+        for (int a = 0; a < 2; a++) {
+          double i = floor(v[a]), f = v[a] - i;
+          if (f < 1e-9)
+            f = 0.0;
+          if (f > 1.0 - 1e-9) {
+            i += 1.0;
+            f = 0.0;
+          }
+          q->s[a] = (float)i;
+          q->s[2 + a] = (float)f;
         }
-        q->s[a] = (float)i;
-        q->s[2 + a] = (float)f;
       }
-    }
 }
 
-int spmv_cl_contours(spmv_cl_image *im, const spmv_contour_geometry *g, const float *weight,
-                     float bias, const unsigned char *bins, int width, int height,
-                     const spmv_contour_outputs *out, double *kernel_seconds)
+/* The checks both entry points share, then the gradients' program: the geometry, the image's
+ * size, what the outputs need (the weights, the thinning's reach) and the tables' constant
+ * memory. */
+static int contour_prepare(spmv_cl_image *im, const spmv_contour_geometry *g, const float *weight,
+                           int width, int height, const spmv_contour_outputs *out,
+                           contour_plan *plan)
 {
-  contour_plan plan = {0};
-  cl_mem d_bins = NULL, d_pad = NULL, d_disc = NULL, d_count = NULL, d_taps = NULL, d_grad = NULL;
-  cl_mem d_weight = NULL, d_strength = NULL, d_orient = NULL, d_parts = NULL, d_normal = NULL;
-  cl_mem d_thin = NULL;
-  cl_kernel k = NULL;
-  cl_int2 *disc = NULL;
-  float *taps = NULL;
-  double seconds = 0.0;
-  int status;
-
-  if (kernel_seconds)
-    *kernel_seconds = 0.0;
-  if (!out)
-    return dsg_error_set(DSG_ERR_INVALID, "the contour detector was given no outputs");
-  status = check_geometry(g, &plan);
+  int status = check_geometry(g, plan);
   if (status != DSG_OK)
     return status;
   const int nparts = g->nchannels * g->nscales,
             combine = out->parts || out->strength || out->orientation || out->thin;
-  if (width < 1 || height < 1 || !bins)
-    return dsg_error_set(DSG_ERR_INVALID, "the contour image is %d x %d%s", width, height,
-                         bins ? "" : " without bins");
+  if (width < 1 || height < 1)
+    return dsg_error_set(DSG_ERR_INVALID, "the contour image is %d x %d", width, height);
   if (combine && !weight)
     return dsg_error_set(DSG_ERR_INVALID, "the contour combination needs its %d weights", nparts);
+  if (out->thin && (g->reach < 1 || g->reach > SPMV_CONTOUR_MAX_REACH))
+    return dsg_error_set(DSG_ERR_INVALID, "the contour thinning's reach %d is outside [1, %d]",
+                         g->reach, SPMV_CONTOUR_MAX_REACH);
   const long long pw = (long long)width + 2 * g->pad, ph = (long long)height + 2 * g->pad;
   if ((long long)width * height > INT_MAX / 2 || pw * ph > INT_MAX / 2)
     return dsg_error_set(DSG_ERR_LIMIT,
                          "the contour image %d x %d (%lld x %lld padded) has more pixels than "
                          "diaseg indexes (%d)",
                          width, height, pw, ph, INT_MAX / 2);
-  const int n = width * height, ntaps = 2 * plan.smooth_max + 1;
-  for (int c = 0; c < g->nchannels; c++)
-    for (int i = 0; i < n; i++)
-      if (bins[(size_t)c * n + i] >= g->bins[c])
-        return dsg_error_set(DSG_ERR_INVALID,
-                             "contour channel %d: pixel %d's bin %d is not below the channel's %d "
-                             "bins",
-                             c, i, bins[(size_t)c * n + i], g->bins[c]);
   const unsigned long long constant =
       (unsigned long long)g->ndisc * sizeof(cl_int2) +
-      (unsigned long long)(nparts + g->nchannels * ntaps) * sizeof(float);
+      (unsigned long long)(nparts + g->nchannels * (2 * plan->smooth_max + 1)) * sizeof(float);
   if (constant > im->max_constant) {
     char need[32], have[32];
     return dsg_error_set(DSG_ERR_LIMIT,
@@ -376,9 +400,31 @@ int spmv_cl_contours(spmv_cl_image *im, const spmv_contour_geometry *g, const fl
                          g->ndisc, spmv_cl_bytes(constant, need), im->rt.dev.name,
                          spmv_cl_bytes(im->max_constant, have));
   }
-  status = contour_program(im, g, &plan);
-  if (status != DSG_OK)
-    return status;
+  return contour_program(im, g, plan);
+}
+
+/* The detector from the bins on the device (d_bins: g->nchannels planes of n bytes, every bin
+ * below its channel's count) to the outputs asked for: padding, gradients, combination,
+ * thinning, and the reads of the outputs, all enqueued into b; the outputs have landed once b
+ * has finished. The buffers made here are released on return: OpenCL keeps them while the
+ * commands that use them run. */
+static int contour_detect(spmv_cl_image *im, const spmv_contour_geometry *g,
+                          const contour_plan *plan, cl_mem d_bins, const float *weight, float bias,
+                          int width, int height, const spmv_contour_outputs *out, batch *b)
+{
+  cl_mem d_pad = NULL, d_disc = NULL, d_count = NULL, d_taps = NULL, d_grad = NULL;
+  cl_mem d_weight = NULL, d_strength = NULL, d_orient = NULL, d_parts = NULL, d_normal = NULL;
+  cl_mem d_thin = NULL;
+  cl_kernel k = NULL;
+  cl_int2 *disc = NULL;
+  float *taps = NULL;
+  int status = DSG_OK;
+  const int nparts = g->nchannels * g->nscales,
+            combine = out->parts || out->strength || out->orientation || out->thin;
+  if (!out->grad && !combine)
+    return DSG_OK;
+  const int n = width * height, ntaps = 2 * plan->smooth_max + 1;
+  const int pw = width + 2 * g->pad, ph = height + 2 * g->pad;
 
   /* the tables: disc[k] = (dy * pw + dx, sector * MAX_BINS * WG); the taps zero-padded */
   disc = malloc((size_t)g->ndisc * sizeof(*disc));
@@ -388,17 +434,16 @@ int spmv_cl_contours(spmv_cl_image *im, const spmv_contour_geometry *g, const fl
     goto out_release;
   }
   for (int j = 0; j < g->ndisc; j++) {
-    disc[j].s[0] = g->dy[j] * (int)pw + g->dx[j];
-    disc[j].s[1] = g->sector[j] * plan.max_bins * (int)plan.wg;
+    disc[j].s[0] = g->dy[j] * pw + g->dx[j];
+    disc[j].s[1] = g->sector[j] * plan->max_bins * (int)plan->wg;
   }
   for (int c = 0; c < g->nchannels; c++)
     for (int t = -g->smooth_radius[c]; t <= g->smooth_radius[c]; t++)
-      taps[c * ntaps + plan.smooth_max + t] = g->smooth[c][t + g->smooth_radius[c]];
+      taps[c * ntaps + plan->smooth_max + t] = g->smooth[c][t + g->smooth_radius[c]];
 
   const unsigned long long nn = (unsigned long long)n;
   const unsigned long long grad_floats = (unsigned long long)nparts * g->norient * nn;
-  d_bins = buffer(im, CL_MEM_READ_ONLY, nn * g->nchannels, bins, "the contour bins", &status);
-  d_pad = buffer(im, CL_MEM_READ_WRITE, (unsigned long long)(pw * ph) * g->nchannels, NULL,
+  d_pad = buffer(im, CL_MEM_READ_WRITE, (unsigned long long)pw * ph * g->nchannels, NULL,
                  "the padded contour bins", &status);
   d_disc = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)g->ndisc * sizeof(*disc), disc,
                   "the contour disc", &status);
@@ -411,24 +456,23 @@ int spmv_cl_contours(spmv_cl_image *im, const spmv_contour_geometry *g, const fl
   if (status != DSG_OK)
     goto out_release;
 
-  const int iw = width, ih = height, pad = g->pad, ipw = (int)pw, plane = (int)(pw * ph);
-  const int nscales = g->nscales;
-  status = kernel(im, im->contours, "contour_pad", &k, 5, sizeof(cl_mem), &d_bins, sizeof(int), &iw,
-                  sizeof(int), &ih, sizeof(int), &pad, sizeof(cl_mem), &d_pad);
+  const int pad = g->pad, plane = pw * ph, nscales = g->nscales;
+  status = kernel(im, im->contours, "contour_pad", &k, 5, sizeof(cl_mem), &d_bins, sizeof(int),
+                  &width, sizeof(int), &height, sizeof(int), &pad, sizeof(cl_mem), &d_pad);
   if (status == DSG_OK)
-    status = launch(im, k, "contour_pad", (size_t)(pw * ph), 0, (size_t)g->nchannels, &seconds);
+    status = launch(im, k, "contour_pad", (size_t)plane, 0, (size_t)g->nchannels, b);
   if (k)
-    clReleaseKernel(k);
+    clReleaseKernel(k); /* an enqueued kernel lives until it has run */
   k = NULL;
   for (int c = 0; c < g->nchannels && status == DSG_OK; c++) {
     const int nb = g->bins[c], smooth = g->smooth_radius[c] > 0, part0 = c * g->nscales;
     status = kernel(im, im->contours, "contour_gradients", &k, 15, sizeof(cl_mem), &d_pad,
-                    sizeof(int), &ipw, sizeof(int), &plane, sizeof(int), &iw, sizeof(int), &n,
+                    sizeof(int), &pw, sizeof(int), &plane, sizeof(int), &width, sizeof(int), &n,
                     sizeof(int), &pad, sizeof(cl_mem), &d_disc, sizeof(cl_mem), &d_count,
                     sizeof(int), &nscales, sizeof(int), &c, sizeof(int), &nb, sizeof(cl_mem),
                     &d_taps, sizeof(int), &smooth, sizeof(int), &part0, sizeof(cl_mem), &d_grad);
     if (status == DSG_OK)
-      status = launch(im, k, "contour_gradients", (size_t)n, plan.wg, 1, &seconds);
+      status = launch(im, k, "contour_gradients", (size_t)n, plan->wg, 1, b);
     if (k)
       clReleaseKernel(k);
     k = NULL;
@@ -440,8 +484,9 @@ int spmv_cl_contours(spmv_cl_image *im, const spmv_contour_geometry *g, const fl
     goto out_release;
 
   /* the combination and the thinning */
-  cl_float4 normal[2 * SPMV_CONTOUR_MAX_ORIENT];
-  thin_normals(g->norient, normal);
+  cl_float4 normal[2 * SPMV_CONTOUR_MAX_REACH * SPMV_CONTOUR_MAX_ORIENT];
+  const int reach = out->thin ? g->reach : 0;
+  thin_normals(g->norient, reach, normal);
   const float s0 = (float)(1.0 / (1.0 + exp(-(double)bias)));
   const int want_parts = out->parts != NULL;
   d_weight = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)nparts * sizeof(float), weight,
@@ -451,9 +496,12 @@ int spmv_cl_contours(spmv_cl_image *im, const spmv_contour_geometry *g, const fl
   d_orient = buffer(im, CL_MEM_READ_WRITE, nn, NULL, "the contour orientations", &status);
   d_parts = buffer(im, CL_MEM_WRITE_ONLY, want_parts ? nn * nparts * sizeof(float) : 1, NULL,
                    "the contour parts", &status);
-  d_normal = buffer(im, CL_MEM_READ_ONLY, 2ull * g->norient * sizeof(cl_float4), normal,
-                    "the contour normals", &status);
-  d_thin = buffer(im, CL_MEM_WRITE_ONLY, nn * sizeof(float), NULL, "the thinned contours", &status);
+  if (out->thin) {
+    d_normal = buffer(im, CL_MEM_READ_ONLY, 2ull * reach * g->norient * sizeof(cl_float4), normal,
+                      "the contour normals", &status);
+    d_thin =
+        buffer(im, CL_MEM_WRITE_ONLY, nn * sizeof(float), NULL, "the thinned contours", &status);
+  }
   if (status != DSG_OK)
     goto out_release;
   status = kernel(im, im->contours, "contour_combine", &k, 10, sizeof(cl_mem), &d_grad, sizeof(int),
@@ -461,16 +509,16 @@ int spmv_cl_contours(spmv_cl_image *im, const spmv_contour_geometry *g, const fl
                   sizeof(float), &s0, sizeof(cl_mem), &d_strength, sizeof(cl_mem), &d_orient,
                   sizeof(int), &want_parts, sizeof(cl_mem), &d_parts);
   if (status == DSG_OK)
-    status = launch(im, k, "contour_combine", (size_t)n, 0, 1, &seconds);
+    status = launch(im, k, "contour_combine", (size_t)n, 0, 1, b);
   if (k)
     clReleaseKernel(k);
   k = NULL;
   if (status == DSG_OK && out->thin) {
-    status = kernel(im, im->contours, "contour_thin", &k, 6, sizeof(cl_mem), &d_strength,
-                    sizeof(cl_mem), &d_orient, sizeof(int), &iw, sizeof(int), &ih, sizeof(cl_mem),
-                    &d_normal, sizeof(cl_mem), &d_thin);
+    status = kernel(im, im->contours, "contour_thin", &k, 7, sizeof(cl_mem), &d_strength,
+                    sizeof(cl_mem), &d_orient, sizeof(int), &width, sizeof(int), &height,
+                    sizeof(cl_mem), &d_normal, sizeof(int), &reach, sizeof(cl_mem), &d_thin);
     if (status == DSG_OK)
-      status = launch(im, k, "contour_thin", (size_t)n, 0, 1, &seconds);
+      status = launch(im, k, "contour_thin", (size_t)n, 0, 1, b);
     if (k)
       clReleaseKernel(k);
     k = NULL;
@@ -487,9 +535,6 @@ int spmv_cl_contours(spmv_cl_image *im, const spmv_contour_geometry *g, const fl
     status = read_back(im, d_thin, (size_t)nn * sizeof(float), out->thin, "the thinned contours");
 
 out_release:
-  if (status != DSG_OK)
-    clFinish(im->rt.queue);
-  release(&d_bins);
   release(&d_pad);
   release(&d_disc);
   release(&d_count);
@@ -503,6 +548,45 @@ out_release:
   release(&d_thin);
   free(disc);
   free(taps);
+  return status;
+}
+
+int spmv_cl_contours(spmv_cl_image *im, const spmv_contour_geometry *g, const float *weight,
+                     float bias, const unsigned char *bins, int width, int height,
+                     const spmv_contour_outputs *out, double *kernel_seconds)
+{
+  contour_plan plan = {0};
+  batch b = {kernel_seconds != NULL, 0, {NULL}, {NULL}};
+  cl_mem d_bins = NULL;
+  double seconds = 0.0;
+  int status, finished;
+
+  if (kernel_seconds)
+    *kernel_seconds = 0.0;
+  if (!out)
+    return dsg_error_set(DSG_ERR_INVALID, "the contour detector was given no outputs");
+  if (!bins)
+    return dsg_error_set(DSG_ERR_INVALID, "the contour detector was given no bins");
+  status = contour_prepare(im, g, weight, width, height, out, &plan);
+  if (status != DSG_OK)
+    return status;
+  /* bins from the host: one out of range would count outside the histograms */
+  const int n = width * height;
+  for (int c = 0; c < g->nchannels; c++)
+    for (int i = 0; i < n; i++)
+      if (bins[(size_t)c * n + i] >= g->bins[c])
+        return dsg_error_set(DSG_ERR_INVALID,
+                             "contour channel %d: pixel %d's bin %d is not below the channel's %d "
+                             "bins",
+                             c, i, bins[(size_t)c * n + i], g->bins[c]);
+  d_bins = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)n * g->nchannels, bins,
+                  "the contour bins", &status);
+  if (status == DSG_OK)
+    status = contour_detect(im, g, &plan, d_bins, weight, bias, width, height, out, &b);
+  release(&d_bins);
+  finished = batch_finish(im, &b, "the contour detector", &seconds);
+  if (status == DSG_OK)
+    status = finished;
   if (kernel_seconds)
     *kernel_seconds = seconds;
   return status;
@@ -516,6 +600,211 @@ int spmv_cl_contour_gradients(spmv_cl_image *im, const spmv_contour_geometry *g,
   memset(&out, 0, sizeof(out));
   out.grad = grad;
   return spmv_cl_contours(im, g, NULL, 0.0f, bins, width, height, &out, kernel_seconds);
+}
+
+/* ---- the bins on the device ---- */
+
+#define BINNING_MAX_FILTERS 64 /* 1-D texton filters, at most */
+
+/* The binning's tables, checked against the geometry: L, a, b and the textons are channels 0 to
+ * 3, each bin below its channel's count. *taps_out receives the filters' taps in all. */
+static int check_binning(const spmv_contour_binning *bn, const spmv_contour_geometry *g,
+                         int *taps_out)
+{
+  int taps = 0;
+  if (!bn || !bn->linear || !bn->filter_radius || !bn->filter || !bn->row_filter ||
+      !bn->column_filter || !bn->response_scale || !bn->centres)
+    return dsg_error_set(DSG_ERR_INVALID, "the contour binning lacks its tables");
+  if (g->nchannels != 4)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "the contour binning fills 4 channels (L, a, b, textons), not %d",
+                         g->nchannels);
+  for (int c = 0; c < 3; c++)
+    if (!(bn->hi[c] > bn->lo[c]) || !isfinite(bn->lo[c]) || !isfinite(bn->hi[c]))
+      return dsg_error_set(DSG_ERR_INVALID,
+                           "the contour binning's range [%g, %g] of channel %d is empty",
+                           (double)bn->lo[c], (double)bn->hi[c], c);
+  if (bn->nfilters < 1 || bn->nfilters > BINNING_MAX_FILTERS)
+    return dsg_error_set(DSG_ERR_INVALID, "the contour binning has %d filters: 1 to %d",
+                         bn->nfilters, BINNING_MAX_FILTERS);
+  for (int f = 0; f < bn->nfilters; f++) {
+    if (bn->filter_radius[f] < 0 || bn->filter_radius[f] > SPMV_CONTOUR_MAX_RADIUS ||
+        !bn->filter[f])
+      return dsg_error_set(DSG_ERR_INVALID,
+                           "texton filter %d's radius %d is outside [0, %d] or it has no taps", f,
+                           bn->filter_radius[f], SPMV_CONTOUR_MAX_RADIUS);
+    taps += 2 * bn->filter_radius[f] + 1;
+  }
+  if (bn->dim < 1 || bn->dim > SPMV_CONTOUR_MAX_DIM)
+    return dsg_error_set(DSG_ERR_INVALID, "the texton responses number %d: 1 to %d", bn->dim,
+                         SPMV_CONTOUR_MAX_DIM);
+  for (int d = 0; d < bn->dim; d++)
+    if (bn->row_filter[d] < 0 || bn->row_filter[d] >= bn->nfilters || bn->column_filter[d] < 0 ||
+        bn->column_filter[d] >= bn->nfilters)
+      return dsg_error_set(DSG_ERR_INVALID,
+                           "texton response %d takes filters %d and %d, not among the %d", d,
+                           bn->row_filter[d], bn->column_filter[d], bn->nfilters);
+  if (!(bn->contrast > 0.0f) || !isfinite(bn->contrast))
+    return dsg_error_set(DSG_ERR_INVALID, "the texton contrast %g must be finite and > 0",
+                         (double)bn->contrast);
+  if (bn->ncentres < 1 || bn->ncentres > g->bins[3])
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "the texton dictionary has %d centres: 1 to the texture channel's %d "
+                         "bins",
+                         bn->ncentres, g->bins[3]);
+  *taps_out = taps;
+  return DSG_OK;
+}
+
+int spmv_cl_contours_rgb(spmv_cl_image *im, const spmv_contour_geometry *g,
+                         const spmv_contour_binning *bn, const float *weight, float bias,
+                         const unsigned char *pixels, int channels, int width, int height,
+                         const spmv_contour_outputs *out, unsigned char *bins_out,
+                         double *kernel_seconds)
+{
+  static const spmv_contour_outputs none = {NULL, NULL, NULL, NULL, NULL};
+  contour_plan plan = {0};
+  batch b = {kernel_seconds != NULL, 0, {NULL}, {NULL}};
+  cl_mem d_pixels = NULL, d_linear = NULL, d_bins = NULL, d_lum = NULL, d_rows = NULL;
+  cl_mem d_filter = NULL, d_taps = NULL, d_response = NULL, d_scale = NULL, d_centres = NULL;
+  cl_kernel k = NULL;
+  cl_int2 *filter = NULL;
+  cl_int4 *response = NULL;
+  float *taps = NULL;
+  double seconds = 0.0;
+  int status, finished, ntaps = 0;
+
+  if (kernel_seconds)
+    *kernel_seconds = 0.0;
+  if (!out)
+    out = &none;
+  if (!pixels || channels < 1 || channels > 4)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "the contour detector's image has %d channels%s: it needs 1 to 4",
+                         channels, pixels ? "" : " and no pixels");
+  status = contour_prepare(im, g, weight, width, height, out, &plan);
+  if (status == DSG_OK)
+    status = check_binning(bn, g, &ntaps);
+  if (status != DSG_OK)
+    return status;
+  const int n = width * height, dim = bn->dim, nfilters = bn->nfilters;
+  const unsigned long long nn = (unsigned long long)n;
+  const unsigned long long constant = (unsigned long long)dim * (sizeof(cl_int4) + sizeof(float)) +
+                                      (unsigned long long)ntaps * sizeof(float) +
+                                      (unsigned long long)bn->ncentres * dim * sizeof(float);
+  if (constant > im->max_constant) {
+    char need[32], have[32];
+    return dsg_error_set(DSG_ERR_LIMIT,
+                         "the texton filters and dictionary need %s of constant memory, over "
+                         "%s's %s",
+                         spmv_cl_bytes(constant, need), im->rt.dev.name,
+                         spmv_cl_bytes(im->max_constant, have));
+  }
+
+  /* the filters' taps back to back: filter[f] = (its first tap, its radius); response[d] = (the
+   * row pass it reads, its column filter's first tap and radius) */
+  filter = malloc((size_t)nfilters * sizeof(*filter));
+  response = malloc((size_t)dim * sizeof(*response));
+  taps = malloc((size_t)ntaps * sizeof(*taps));
+  if (!filter || !response || !taps) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the texton tables");
+    goto out_release;
+  }
+  for (int f = 0, at = 0; f < nfilters; f++) {
+    const int r = bn->filter_radius[f];
+    filter[f].s[0] = at;
+    filter[f].s[1] = r;
+    memcpy(taps + at, bn->filter[f], (size_t)(2 * r + 1) * sizeof(float));
+    at += 2 * r + 1;
+  }
+  for (int d = 0; d < dim; d++) {
+    response[d].s[0] = bn->row_filter[d];
+    response[d].s[1] = filter[bn->column_filter[d]].s[0];
+    response[d].s[2] = filter[bn->column_filter[d]].s[1];
+    response[d].s[3] = 0;
+  }
+
+  d_pixels = buffer(im, CL_MEM_READ_ONLY, nn * (unsigned long long)channels, pixels,
+                    "the image's pixels", &status);
+  d_linear =
+      buffer(im, CL_MEM_READ_ONLY, 256 * sizeof(float), bn->linear, "the sRGB table", &status);
+  d_bins = buffer(im, CL_MEM_READ_WRITE, nn * 4, NULL, "the contour bins", &status);
+  d_lum = buffer(im, CL_MEM_READ_WRITE, nn * sizeof(float), NULL, "the brightness", &status);
+  d_rows = buffer(im, CL_MEM_READ_WRITE, nn * (unsigned long long)nfilters * sizeof(float), NULL,
+                  "the texton filters' row pass", &status);
+  d_filter = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)nfilters * sizeof(*filter), filter,
+                    "the texton filters", &status);
+  d_taps = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)ntaps * sizeof(float), taps,
+                  "the texton filters' taps", &status);
+  d_response = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)dim * sizeof(*response), response,
+                      "the texton responses", &status);
+  d_scale = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)dim * sizeof(float),
+                   bn->response_scale, "the texton responses' scales", &status);
+  d_centres = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)bn->ncentres * dim * sizeof(float),
+                     bn->centres, "the texton dictionary", &status);
+  if (status != DSG_OK)
+    goto out_release;
+
+  const cl_float4 lo = {{bn->lo[0], bn->lo[1], bn->lo[2], 0.0f}},
+                  span = {
+                      {bn->hi[0] - bn->lo[0], bn->hi[1] - bn->lo[1], bn->hi[2] - bn->lo[2], 1.0f}};
+  const cl_int4 nb = {{g->bins[0], g->bins[1], g->bins[2], 1}};
+  const int texture = 3, ncentres = bn->ncentres;
+  const float contrast = bn->contrast;
+  status = kernel(im, im->contours, "contour_lab", &k, 9, sizeof(cl_mem), &d_pixels, sizeof(int),
+                  &channels, sizeof(int), &n, sizeof(cl_mem), &d_linear, sizeof(cl_float4), &lo,
+                  sizeof(cl_float4), &span, sizeof(cl_int4), &nb, sizeof(cl_mem), &d_bins,
+                  sizeof(cl_mem), &d_lum);
+  if (status == DSG_OK)
+    status = launch(im, k, "contour_lab", (size_t)n, 0, 1, &b);
+  if (k)
+    clReleaseKernel(k);
+  k = NULL;
+  if (status == DSG_OK)
+    status = kernel(im, im->contours, "texton_rows", &k, 6, sizeof(cl_mem), &d_lum, sizeof(int),
+                    &width, sizeof(int), &n, sizeof(cl_mem), &d_filter, sizeof(cl_mem), &d_taps,
+                    sizeof(cl_mem), &d_rows);
+  if (status == DSG_OK)
+    status = launch(im, k, "texton_rows", (size_t)n, 0, (size_t)nfilters, &b);
+  if (k)
+    clReleaseKernel(k);
+  k = NULL;
+  if (status == DSG_OK)
+    status = kernel(im, im->contours, "texton_assign", &k, 12, sizeof(cl_mem), &d_rows, sizeof(int),
+                    &width, sizeof(int), &height, sizeof(int), &dim, sizeof(cl_mem), &d_response,
+                    sizeof(cl_mem), &d_taps, sizeof(cl_mem), &d_scale, sizeof(float), &contrast,
+                    sizeof(cl_mem), &d_centres, sizeof(int), &ncentres, sizeof(int), &texture,
+                    sizeof(cl_mem), &d_bins);
+  if (status == DSG_OK)
+    status = launch(im, k, "texton_assign", (size_t)n, 0, 1, &b);
+  if (k)
+    clReleaseKernel(k);
+  k = NULL;
+  if (status == DSG_OK)
+    status = read_back(im, d_bins, (size_t)(nn * 4), bins_out, "the contour bins");
+  if (status == DSG_OK)
+    status = contour_detect(im, g, &plan, d_bins, weight, bias, width, height, out, &b);
+
+out_release:
+  release(&d_pixels);
+  release(&d_linear);
+  release(&d_bins);
+  release(&d_lum);
+  release(&d_rows);
+  release(&d_filter);
+  release(&d_taps);
+  release(&d_response);
+  release(&d_scale);
+  release(&d_centres);
+  finished = batch_finish(im, &b, "the contour detector", &seconds);
+  if (status == DSG_OK)
+    status = finished;
+  free(filter);
+  free(response);
+  free(taps);
+  if (kernel_seconds)
+    *kernel_seconds = seconds;
+  return status;
 }
 
 /* ---- the affinity ---- */
@@ -592,7 +881,8 @@ int spmv_cl_affinity(spmv_cl_image *im, const spmv_affinity_geometry *g, int wid
   cl_int4 *disc = NULL;
   float *spatial = NULL, *sdeg = NULL;
   cl_float2 inv_si2 = {{0.0f, 0.0f}}, inv_sc = {{0.0f, 0.0f}}, inv_sx2;
-  int *line = NULL, nline = 0, is_linked = 0, status;
+  int *line = NULL, nline = 0, is_linked = 0, status, finished;
+  batch b = {kernel_seconds != NULL, 0, {NULL}, {NULL}};
   double seconds = 0.0;
 
   if (kernel_seconds)
@@ -676,7 +966,7 @@ int spmv_cl_affinity(spmv_cl_image *im, const spmv_affinity_geometry *g, int wid
              &ndisc, sizeof(cl_mem), &d_disc, sizeof(cl_mem), &d_spatial, sizeof(cl_mem), &d_line,
              sizeof(cl_mem), &d_values, sizeof(int), &pitch, sizeof(cl_mem), &d_sdeg);
   if (status == DSG_OK)
-    status = launch(im, k, "affinity_weights", (size_t)n, 0, 1, &seconds);
+    status = launch(im, k, "affinity_weights", (size_t)n, 0, 1, &b);
   if (k)
     clReleaseKernel(k);
   k = NULL;
@@ -685,7 +975,7 @@ int spmv_cl_affinity(spmv_cl_image *im, const spmv_affinity_geometry *g, int wid
                     &ndiag, sizeof(cl_mem), &d_offsets, sizeof(cl_mem), &d_values, sizeof(int),
                     &pitch, sizeof(cl_mem), &d_sdeg, sizeof(cl_mem), &d_linked);
   if (status == DSG_OK)
-    status = launch(im, k, "affinity_normalise", (size_t)n, 0, 1, &seconds);
+    status = launch(im, k, "affinity_normalise", (size_t)n, 0, 1, &b);
   if (k)
     clReleaseKernel(k);
   k = NULL;
@@ -695,6 +985,9 @@ int spmv_cl_affinity(spmv_cl_image *im, const spmv_affinity_geometry *g, int wid
     status = read_back(im, d_sdeg, (size_t)n * sizeof(float), sdeg, "the degrees");
   if (status == DSG_OK)
     status = read_back(im, d_linked, sizeof(int), &is_linked, "the affinity flag");
+  finished = batch_finish(im, &b, "the affinity", &seconds);
+  if (status == DSG_OK)
+    status = finished;
   if (status != DSG_OK)
     goto out_release;
   if (sqrt_degree)

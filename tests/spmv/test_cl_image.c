@@ -5,9 +5,23 @@
  *    row, one column, sizes off the work-group size), with the library's own disc, channels and
  *    bin smoothing; one perturbed input bin must move the result beyond GRAD_TOL (the comparison
  *    sees a difference);
- *  - the combination and thinning equal app_contour_combine and app_contour_thin: strength and
- *    parts within GRAD_TOL, and an orientation or a thinned pixel differs only where the C
- *    reference's values tie within TIE_TOL;
+ *  - the combination and thinning equal app_contour_combine and app_contour_thin (reach
+ *    APP_CONTOUR_REACH): strength and parts within GRAD_TOL, and an orientation or a thinned
+ *    pixel differs only where the C reference's values tie within TIE_TOL (the value and one of
+ *    its samples 1 .. reach pixels along the normal, or two orientations), on at most 1% of the
+ *    pixels; thinning with reach 1 must fail that comparison;
+ *  - the bins on the device (spmv_cl_contours_rgb) equal app_contour_bins' on synthetic and
+ *    random images of awkward sizes (1 x 1, one row, one column, sizes off the work-group size),
+ *    grey (1 channel), grey + alpha (2), RGB and RGBA, and a palette of every byte value: an L, a
+ *    or b bin may differ by one only where the reference's value (app_rgb_to_lab) lies within
+ *    LAB_EDGE_TOL of the edge between them, a texton only where the reference's squared
+ *    distances of the pixel's responses (app_texton_responses) to both centres are within
+ *    TEXTON_TIE_TOL, each on at most 1e-3 of the pixels (+1); a pixel's colour moved and two
+ *    centres swapped must fail that comparison;
+ *  - the detector from the pixels equals the C stages on the bins the device made, and the
+ *    library's app_contours_cl (its own tables) gives the same parts bit for bit and equals
+ *    app_contours within GRAD_TOL where the bins agree, kept pixels differing only on the ties
+ *    found above;
  *  - the affinity N (kernels/affinity.cl) equals app_affinity_build with the intervening-contour
  *    term (contours from the library's detector, and random ones), with and without features,
  *    without contours, and on an image narrower than the disc (shared diagonals): every entry
@@ -30,10 +44,12 @@
 
 #define TEST_SKIP 77 /* ctest's SKIP_RETURN_CODE */
 
-#define GRAD_TOL 1e-5 /* |chi2_cl - chi2_c|, absolute (chi2 in [0, 1]) */
-#define TIE_TOL 1e-5  /* reference values this close may order either way on the device */
-#define N_RTOL 1e-5   /* N entries and D^1/2: relative */
-#define N_ATOL 1e-30  /* N entries: absolute, for weights near float underflow (subnormal W) */
+#define GRAD_TOL 1e-5       /* |chi2_cl - chi2_c|, absolute (chi2 in [0, 1]) */
+#define TIE_TOL 1e-5        /* reference values this close may order either way on the device */
+#define LAB_EDGE_TOL 1e-3   /* an L, a or b this close to a bin's edge may bin either way (float) */
+#define TEXTON_TIE_TOL 1e-4 /* centres this close in squared distance may win either way */
+#define N_RTOL 1e-5         /* N entries and D^1/2: relative */
+#define N_ATOL 1e-30 /* N entries: absolute, for weights near float underflow (subnormal W) */
 
 /* The combination's weights and bias: contours.c keeps them in a static table (fit on BSDS500,
  * so they change), and the test reads them back through app_contour_combine, the function that
@@ -120,6 +136,7 @@ static void geometry_init(geometry *G)
   G->g.count = G->count;
   G->g.smooth_radius = G->radius;
   G->g.smooth = G->tap_of;
+  G->g.reach = APP_CONTOUR_REACH;
 }
 
 /* ---- synthetic images ---- */
@@ -167,20 +184,148 @@ static double max_abs_diff(const float *a, const float *b, size_t count)
   return e;
 }
 
-/* The detector on the device against the C stages, on bins of a w x h image. */
+/* The device's detector outputs of one image (each n or nparts n values; grad optional). */
+typedef struct detector_out {
+  float *grad, *parts, *strength, *thin;
+  unsigned char *orient;
+} detector_out;
+
+static void detector_out_alloc(detector_out *d, size_t n, int with_grad)
+{
+  const size_t ngrad = n * APP_CONTOUR_PARTS * APP_CONTOUR_ORIENTATIONS;
+  d->grad = with_grad ? malloc(ngrad * sizeof(float)) : NULL;
+  d->parts = malloc(n * APP_CONTOUR_PARTS * sizeof(float));
+  d->strength = malloc(n * sizeof(float));
+  d->thin = malloc(n * sizeof(float));
+  d->orient = malloc(n);
+  for (size_t i = 0; with_grad && i < ngrad; i++)
+    d->grad[i] = NAN; /* overwritten everywhere */
+}
+
+static void detector_out_free(detector_out *d)
+{
+  free(d->grad);
+  free(d->parts);
+  free(d->strength);
+  free(d->thin);
+  free(d->orient);
+}
+
+/* How the device's detector compares with the C stages on the same bins. */
+typedef struct detector_diff {
+  double grad, parts, strength, thin; /* max |cl - c| (thin: where both keep the pixel) */
+  int orient_ties, thin_ties;         /* differences on ties within TIE_TOL */
+  int unexplained;                    /* orientations or thinned pixels that differ on no tie */
+  int edge_pixels;                    /* pixels the C thinning keeps */
+} detector_diff;
+
+/* The C stages (app_contour_gradients, _combine, _thin and the parts' maxima) on bins against
+ * the device's outputs d. A thinned pixel kept on one side only must be a tie of the reference:
+ * its value within TIE_TOL of one of its samples 1 .. APP_CONTOUR_REACH pixels along the normal,
+ * or its orientation a tie. report: print the first unexplained differences. */
+static detector_diff compare_detector(const unsigned char *bins, int w, int h,
+                                      const detector_out *d, const char *what, int report)
+{
+  const size_t n = (size_t)w * h, ngrad = n * APP_CONTOUR_PARTS * APP_CONTOUR_ORIENTATIONS;
+  float *ref = malloc(ngrad * sizeof(float)),
+        *ref_parts = malloc(n * APP_CONTOUR_PARTS * sizeof(float));
+  float *ref_strength = malloc(n * sizeof(float)), *ref_thin = malloc(n * sizeof(float));
+  float *oriented = malloc(n * APP_CONTOUR_ORIENTATIONS * sizeof(float));
+  unsigned char *ref_orient = malloc(n);
+  detector_diff r;
+  memset(&r, 0, sizeof(r));
+
+  CHECK(app_contour_gradients(bins, w, h, NULL, ref) == DSG_OK, "%s: C gradients: %s", what,
+        dsg_error_message());
+  app_contour_combine(ref, w, h, ref_strength, oriented, ref_orient);
+  app_contour_thin(ref_strength, ref_orient, w, h, ref_thin);
+  for (size_t i = 0; i < n; i++)
+    for (int p = 0; p < APP_CONTOUR_PARTS; p++) {
+      float best = 0.0f;
+      for (int o = 0; o < APP_CONTOUR_ORIENTATIONS; o++) {
+        const float v = ref[((size_t)p * APP_CONTOUR_ORIENTATIONS + o) * n + i];
+        best = v > best ? v : best;
+      }
+      ref_parts[(size_t)p * n + i] = best;
+    }
+  r.grad = d->grad ? max_abs_diff(d->grad, ref, ngrad) : 0.0;
+  r.parts = max_abs_diff(d->parts, ref_parts, n * APP_CONTOUR_PARTS);
+  r.strength = max_abs_diff(d->strength, ref_strength, n);
+  for (size_t i = 0; i < n; i++) {
+    const int x = (int)(i % (size_t)w), y = (int)(i / (size_t)w);
+    if (d->orient[i] != ref_orient[i]) {
+      const int o = d->orient[i] < APP_CONTOUR_ORIENTATIONS ? d->orient[i] : 0;
+      const double a = oriented[(size_t)o * n + i], b = oriented[(size_t)ref_orient[i] * n + i];
+      if (d->orient[i] < APP_CONTOUR_ORIENTATIONS && fabs(a - b) <= TIE_TOL) {
+        r.orient_ties++;
+      } else {
+        if (report && r.unexplained < 5)
+          fprintf(stderr, "%s: pixel (%d, %d): orientation %d, the C reference's %d (%.9g, %.9g)\n",
+                  what, x, y, d->orient[i], ref_orient[i], a, b);
+        r.unexplained++;
+      }
+    }
+    r.edge_pixels += ref_thin[i] > 0.0f;
+    if ((d->thin[i] != 0.0f) == (ref_thin[i] != 0.0f)) {
+      const double e = fabs((double)d->thin[i] - ref_thin[i]);
+      r.thin = e > r.thin || e != e ? e : r.thin;
+      continue;
+    }
+    /* kept on one side only: a tie of the reference's samples, or an orientation tie */
+    const double th = ref_orient[i] * (M_PI / APP_CONTOUR_ORIENTATIONS);
+    const double m = ref_strength[i];
+    int tie = d->orient[i] != ref_orient[i];
+    for (int k = 1; k <= APP_CONTOUR_REACH; k++) {
+      const double a = bilinear(ref_strength, w, h, x - k * sin(th), y + k * cos(th));
+      const double b = bilinear(ref_strength, w, h, x + k * sin(th), y - k * cos(th));
+      tie = tie || fabs(m - a) <= TIE_TOL || fabs(m - b) <= TIE_TOL;
+    }
+    if (tie) {
+      r.thin_ties++;
+    } else {
+      if (report && r.unexplained < 5)
+        fprintf(stderr, "%s: pixel (%d, %d) thinned %.9g, the C reference %.9g\n", what, x, y,
+                d->thin[i], ref_thin[i]);
+      r.unexplained++;
+    }
+  }
+  free(ref);
+  free(ref_parts);
+  free(ref_strength);
+  free(ref_thin);
+  free(oriented);
+  free(ref_orient);
+  return r;
+}
+
+/* The detector's comparison passes: every value within GRAD_TOL, every difference of
+ * orientation or thinning a tie, and ties on at most 1% of the pixels. */
+static void check_detector_diff(const detector_diff *r, size_t n, const char *what)
+{
+  CHECK(r->grad <= GRAD_TOL && r->parts <= GRAD_TOL && r->strength <= GRAD_TOL &&
+            r->thin <= GRAD_TOL,
+        "%s: detector: gradients %.3g, parts %.3g, strength %.3g, thinned %.3g (tolerance %g)",
+        what, r->grad, r->parts, r->strength, r->thin, GRAD_TOL);
+  CHECK(r->unexplained == 0 && r->orient_ties <= (int)(n / 100) + 1 &&
+            r->thin_ties <= (int)(n / 100) + 1,
+        "%s: %d differences on no tie; %d orientation ties, %d thinning ties of %zu pixels", what,
+        r->unexplained, r->orient_ties, r->thin_ties, n);
+  printf("  %-34s strength %.2e, parts %.2e, thinned %.2e (%d edge pixels); ties: %d "
+         "orientations, %d thinned\n",
+         what, r->strength, r->parts, r->thin, r->edge_pixels, r->orient_ties, r->thin_ties);
+}
+
+/* The detector on the device from host bins against the C stages, on bins of a w x h image. */
 static void check_contours(spmv_cl_image *im, const geometry *G, const unsigned char *bins, int w,
                            int h, const char *what, int perturb)
 {
   const size_t n = (size_t)w * h, ngrad = n * APP_CONTOUR_PARTS * APP_CONTOUR_ORIENTATIONS;
   float *ref = malloc(ngrad * sizeof(float)), *grad = malloc(ngrad * sizeof(float));
-  float *parts = malloc(n * APP_CONTOUR_PARTS * sizeof(float));
-  float *ref_parts = malloc(n * APP_CONTOUR_PARTS * sizeof(float));
-  float *strength = malloc(n * sizeof(float)), *ref_strength = malloc(n * sizeof(float));
-  float *oriented = malloc(n * APP_CONTOUR_ORIENTATIONS * sizeof(float));
-  float *thin = malloc(n * sizeof(float)), *ref_thin = malloc(n * sizeof(float));
-  unsigned char *orient = malloc(n), *ref_orient = malloc(n), *moved = malloc(n * 4);
+  unsigned char *moved = malloc(n * 4);
+  detector_out d;
   double seconds = -1.0;
 
+  detector_out_alloc(&d, n, 1);
   CHECK(app_contour_gradients(bins, w, h, NULL, ref) == DSG_OK, "%s: C gradients: %s", what,
         dsg_error_message());
   for (size_t i = 0; i < ngrad; i++)
@@ -205,75 +350,32 @@ static void check_contours(spmv_cl_image *im, const geometry *G, const unsigned 
   }
 
   /* the combination and the thinning */
-  spmv_contour_outputs out = {grad, parts, strength, orient, thin};
+  spmv_contour_outputs out = {d.grad, d.parts, d.strength, d.orient, d.thin};
   status = spmv_cl_contours(im, &G->g, part_weight, part_bias, bins, w, h, &out, &seconds);
   CHECK(status == DSG_OK, "%s: detector: %s", what, dsg_error_message());
   if (status != DSG_OK)
     goto out;
-  app_contour_combine(ref, w, h, ref_strength, oriented, ref_orient);
-  app_contour_thin(ref_strength, ref_orient, w, h, ref_thin);
-  for (size_t i = 0; i < n; i++)
-    for (int p = 0; p < APP_CONTOUR_PARTS; p++) {
-      float best = 0.0f;
-      for (int o = 0; o < APP_CONTOUR_ORIENTATIONS; o++) {
-        const float v = ref[((size_t)p * APP_CONTOUR_ORIENTATIONS + o) * n + i];
-        best = v > best ? v : best;
-      }
-      ref_parts[(size_t)p * n + i] = best;
-    }
-  const double e_grad = max_abs_diff(grad, ref, ngrad);
-  const double e_parts = max_abs_diff(parts, ref_parts, n * APP_CONTOUR_PARTS);
-  const double e_strength = max_abs_diff(strength, ref_strength, n);
-  CHECK(e_grad <= GRAD_TOL && e_parts <= GRAD_TOL && e_strength <= GRAD_TOL,
-        "%s: detector: gradients %.3g, parts %.3g, strength %.3g (tolerance %g)", what, e_grad,
-        e_parts, e_strength, GRAD_TOL);
-  int orient_ties = 0, thin_ties = 0, thin_on = 0;
-  double e_thin = 0.0;
-  for (size_t i = 0; i < n; i++) {
-    const int x = (int)(i % (size_t)w), y = (int)(i / (size_t)w);
-    if (orient[i] != ref_orient[i]) {
-      const double a = oriented[(size_t)orient[i] * n + i],
-                   b = oriented[(size_t)ref_orient[i] * n + i];
-      CHECK(orient[i] < APP_CONTOUR_ORIENTATIONS && fabs(a - b) <= TIE_TOL,
-            "%s: pixel (%d, %d): orientation %d, the C reference's %d (values %.9g, %.9g)", what, x,
-            y, orient[i], ref_orient[i], a, b);
-      orient_ties++;
-    }
-    thin_on += ref_thin[i] > 0.0f;
-    if ((thin[i] != 0.0f) == (ref_thin[i] != 0.0f)) {
-      const double d = fabs((double)thin[i] - ref_thin[i]);
-      e_thin = d > e_thin ? d : e_thin;
-      continue;
-    }
-    /* kept on one side only: a tie of the reference's samples, or an orientation tie */
-    const double th = ref_orient[i] * (M_PI / APP_CONTOUR_ORIENTATIONS);
-    const double m = ref_strength[i];
-    const double a = bilinear(ref_strength, w, h, x - sin(th), y + cos(th));
-    const double b = bilinear(ref_strength, w, h, x + sin(th), y - cos(th));
-    CHECK(orient[i] != ref_orient[i] || fabs(m - a) <= TIE_TOL || fabs(m - b) <= TIE_TOL,
-          "%s: pixel (%d, %d) thinned %g, the C reference %g (m %.9g, samples %.9g %.9g)", what, x,
-          y, thin[i], ref_thin[i], m, a, b);
-    thin_ties++;
+  const detector_diff r = compare_detector(bins, w, h, &d, what, 1);
+  check_detector_diff(&r, n, what);
+
+  if (perturb) { /* thinning with reach 1: the comparison with APP_CONTOUR_REACH must see it */
+    geometry near = *G;
+    spmv_contour_outputs thin_only = {NULL, d.parts, d.strength, d.orient, d.thin};
+    near.g.reach = 1;
+    CHECK(spmv_cl_contours(im, &near.g, part_weight, part_bias, bins, w, h, &thin_only, NULL) ==
+              DSG_OK,
+          "reach 1");
+    const detector_diff moved_r = compare_detector(bins, w, h, &d, what, 0);
+    CHECK(moved_r.unexplained > 0, "%s: thinning with reach 1 passes as reach %d", what,
+          APP_CONTOUR_REACH);
+    printf("  %-34s thinning with reach 1: %d pixels differ on no tie (must be > 0)\n", what,
+           moved_r.unexplained);
   }
-  CHECK(e_thin <= GRAD_TOL && orient_ties <= (int)(n / 100) + 1 && thin_ties <= (int)(n / 100) + 1,
-        "%s: thinned %.3g; %d orientation ties, %d thinning ties of %zu pixels", what, e_thin,
-        orient_ties, thin_ties, n);
-  printf("  %-34s strength %.2e, parts %.2e, thinned %.2e (%d edge pixels); ties: %d "
-         "orientations, %d thinned\n",
-         what, e_strength, e_parts, e_thin, thin_on, orient_ties, thin_ties);
 out:
   free(ref);
   free(grad);
-  free(parts);
-  free(ref_parts);
-  free(strength);
-  free(ref_strength);
-  free(oriented);
-  free(thin);
-  free(ref_thin);
-  free(orient);
-  free(ref_orient);
   free(moved);
+  detector_out_free(&d);
 }
 
 static void contours_synthetic(spmv_cl_image *im, const geometry *G, int w, int h)
@@ -299,6 +401,370 @@ static void contours_random(spmv_cl_image *im, const geometry *G, int w, int h)
   snprintf(what, sizeof(what), "random bins %dx%d", w, h);
   check_contours(im, G, bins, w, h, what, 0);
   free(bins);
+}
+
+/* ---- the bins on the device ---- */
+
+/* The binning's tables, filled from the library's constants as app_contours_cl fills them (its
+ * copy is static in contours.c; test_detector checks that both give the same outputs). */
+typedef struct binning {
+  spmv_contour_binning b;
+  float linear[256];
+  float taps[6][13];
+  const float *filter[6];
+  int radius[6], row[APP_TEXTON_DIM], column[APP_TEXTON_DIM];
+  float scale[APP_TEXTON_DIM];
+  float centres[APP_TEXTONS * APP_TEXTON_DIM];
+} binning;
+
+/* contours.c's gauss_kernels: Gaussian derivatives of order 0, 1, 2, radius ceil(3 sigma) */
+static int gauss_kernels(double sigma, float *k0, float *k1, float *k2)
+{
+  const int r = (int)ceil(3.0 * sigma);
+  double s0 = 0.0;
+  for (int x = -r; x <= r; x++)
+    s0 += exp(-0.5 * x * x / (sigma * sigma));
+  for (int x = -r; x <= r; x++) {
+    const double g = exp(-0.5 * x * x / (sigma * sigma)) / s0;
+    k0[x + r] = (float)g;
+    k1[x + r] = (float)(-x / sigma * g);
+    k2[x + r] = (float)((x * x / (sigma * sigma) - 1.0) * g);
+  }
+  return r;
+}
+
+static const float lab_lo[3] = {0.0f, -73.0f, -95.0f}, lab_hi[3] = {100.0f, 95.0f, 95.0f};
+
+static void binning_init(binning *B)
+{
+  static const int along_rows[5] = {1, 0, 2, 1, 0}, along_columns[5] = {0, 1, 0, 1, 2};
+  static const float scale[5] = {1.0f, 1.0f, 1.0f, 1.41421356f, 1.0f};
+  memset(B, 0, sizeof(*B));
+  for (int v = 0; v < 256; v++) { /* contours.c's srgb_to_linear */
+    const double u = v / 255.0;
+    B->linear[v] = (float)(u <= 0.04045 ? u / 12.92 : pow((u + 0.055) / 1.055, 2.4));
+  }
+  for (int s = 0; s < 2; s++) {
+    const int r =
+        gauss_kernels(s == 0 ? 1.0 : 2.0, B->taps[3 * s], B->taps[3 * s + 1], B->taps[3 * s + 2]);
+    for (int k = 0; k < 3; k++) {
+      B->radius[3 * s + k] = r;
+      B->filter[3 * s + k] = B->taps[3 * s + k];
+    }
+    for (int f = 0; f < 5; f++) {
+      B->row[5 * s + f] = 3 * s + along_rows[f];
+      B->column[5 * s + f] = 3 * s + along_columns[f];
+      B->scale[5 * s + f] = scale[f];
+    }
+  }
+  memcpy(B->centres, app_texton_centres(), sizeof(B->centres));
+  B->b.linear = B->linear;
+  memcpy(B->b.lo, lab_lo, sizeof(lab_lo));
+  memcpy(B->b.hi, lab_hi, sizeof(lab_hi));
+  B->b.nfilters = 6;
+  B->b.filter_radius = B->radius;
+  B->b.filter = B->filter;
+  B->b.dim = APP_TEXTON_DIM;
+  B->b.row_filter = B->row;
+  B->b.column_filter = B->column;
+  B->b.response_scale = B->scale;
+  B->b.contrast = (float)APP_TEXTON_CONTRAST;
+  B->b.ncentres = APP_TEXTONS;
+  B->b.centres = B->centres;
+}
+
+/* How the device's bins compare with app_contour_bins'. */
+typedef struct bins_diff {
+  int lab;           /* L, a, b bins one apart where the reference's value is near an edge */
+  int texton;        /* textons on a near tie */
+  int unexplained;   /* anything else */
+  double lab_edge;   /* the largest distance to the edge among the lab differences */
+  double texton_gap; /* the largest squared distance gap among the texton differences */
+} bins_diff;
+
+static float texton_distance(const float *f, int c)
+{
+  const float *centre = app_texton_centres() + (size_t)c * APP_TEXTON_DIM;
+  float d2 = 0.0f;
+  for (int d = 0; d < APP_TEXTON_DIM; d++) {
+    const float e = f[d] - centre[d];
+    d2 += e * e;
+  }
+  return d2;
+}
+
+/* dev against ref (app_contour_bins of img). An L, a or b bin may differ by one where the
+ * reference's value (app_rgb_to_lab) lies within LAB_EDGE_TOL of the edge between them; a texton
+ * where the squared distances of the pixel's responses (app_texton_responses) to the device's
+ * centre and to the reference's differ by at most TEXTON_TIE_TOL. */
+static bins_diff compare_bins(const dsg_image *img, const unsigned char *dev,
+                              const unsigned char *ref, const char *what, int report)
+{
+  const int w = img->width, h = img->height, ch = img->channels;
+  const size_t n = (size_t)w * h;
+  float *lum = calloc(n, sizeof(float)), *resp = malloc(n * APP_TEXTON_DIM * sizeof(float));
+  bins_diff r;
+  memset(&r, 0, sizeof(r));
+  for (size_t i = 0; i < n; i++) {
+    float lab[3];
+    app_rgb_to_lab(img->pixels + i * (size_t)ch, ch, lab);
+    lum[i] = lab[0] / 100.0f;
+    for (int c = 0; c < 3; c++) {
+      const int a = dev[(size_t)c * n + i], b = ref[(size_t)c * n + i];
+      if (a == b)
+        continue;
+      const double step = ((double)lab_hi[c] - lab_lo[c]) / app_contour_channel_at(c)->bins;
+      const double edge = lab_lo[c] + (a > b ? a : b) * step; /* between bins a and b */
+      const double dist = fabs(lab[c] - edge);
+      if (abs(a - b) == 1 && dist <= LAB_EDGE_TOL) {
+        r.lab++;
+        r.lab_edge = dist > r.lab_edge ? dist : r.lab_edge;
+      } else {
+        if (report && r.unexplained < 5)
+          fprintf(stderr, "%s: pixel %zu channel %d: bin %d, the C reference's %d (value %.9g)\n",
+                  what, i, c, a, b, lab[c]);
+        r.unexplained++;
+      }
+    }
+  }
+  CHECK(app_texton_responses(lum, w, h, resp) == DSG_OK, "%s: responses: %s", what,
+        dsg_error_message());
+  for (size_t i = 0; i < n; i++) {
+    const int a = dev[3 * n + i], b = ref[3 * n + i];
+    if (a == b)
+      continue;
+    const double gap = a < APP_TEXTONS ? (double)texton_distance(resp + i * APP_TEXTON_DIM, a) -
+                                             texton_distance(resp + i * APP_TEXTON_DIM, b)
+                                       : HUGE_VAL;
+    if (gap <= TEXTON_TIE_TOL) {
+      r.texton++;
+      r.texton_gap = gap > r.texton_gap ? gap : r.texton_gap;
+    } else {
+      if (report && r.unexplained < 5)
+        fprintf(stderr, "%s: pixel %zu: texton %d, the C reference's %d (distances apart %.3g)\n",
+                what, i, a, b, gap);
+      r.unexplained++;
+    }
+  }
+  free(lum);
+  free(resp);
+  return r;
+}
+
+/* The bins' comparison passes: no difference but edge cases and near ties, on at most 1e-3 of
+ * the pixels (and one more, for tiny images) each. */
+static void check_bins_diff(const bins_diff *r, size_t n, const char *what)
+{
+  const int most = (int)(n / 1000) + 1;
+  CHECK(r->unexplained == 0 && r->lab <= most && r->texton <= most,
+        "%s: bins: %d differences on no edge and no tie; %d L, a, b ones near an edge, %d texton "
+        "ties of %zu pixels (at most %d)",
+        what, r->unexplained, r->lab, r->texton, n, most);
+  printf("  %-34s bins: %d L, a, b bins near an edge (within %.1e), %d textons on near ties "
+         "(within %.1e)\n",
+         what, r->lab, r->lab_edge, r->texton, r->texton_gap);
+}
+
+/* The bins of img on the device (spmv_cl_contours_rgb with out NULL) against app_contour_bins. */
+static void check_bins(spmv_cl_image *im, const geometry *G, const binning *B, const dsg_image *img,
+                       const char *what)
+{
+  const size_t n = (size_t)img->width * img->height;
+  unsigned char *dev = malloc(n * 4), *ref = malloc(n * 4);
+  double seconds = -1.0;
+  memset(dev, 0xff, n * 4);
+  CHECK(app_contour_bins(img, ref) == DSG_OK, "%s: C bins: %s", what, dsg_error_message());
+  int status = spmv_cl_contours_rgb(im, &G->g, &B->b, NULL, 0.0f, img->pixels, img->channels,
+                                    img->width, img->height, NULL, dev, &seconds);
+  CHECK(status == DSG_OK && seconds > 0.0, "%s: device bins: %s\n%s", what, dsg_error_message(),
+        spmv_cl_build_log());
+  if (status == DSG_OK) {
+    const bins_diff r = compare_bins(img, dev, ref, what, 1);
+    check_bins_diff(&r, n, what);
+  }
+  free(dev);
+  free(ref);
+}
+
+/* The detector from the pixels: spmv_cl_contours_rgb against the C stages on the bins it made
+ * (and those bins against app_contour_bins), then the library's app_contours_cl: the same outputs
+ * as spmv_cl_contours_rgb with the test's tables, and where the bins agree with the reference's
+ * app_contours' strength and parts within the tolerances. */
+static void check_detector(spmv_cl_image *im, const geometry *G, const binning *B,
+                           const dsg_image *img, const char *what)
+{
+  const int w = img->width, h = img->height;
+  const size_t n = (size_t)w * h;
+  unsigned char *dev_bins = malloc(n * 4), *ref_bins = malloc(n * 4);
+  float *lib_strength = malloc(n * sizeof(float)), *lib_soft = malloc(n * sizeof(float));
+  float *lib_parts = malloc(n * APP_CONTOUR_PARTS * sizeof(float));
+  float *ref_strength = malloc(n * sizeof(float)), *ref_soft = malloc(n * sizeof(float));
+  float *ref_parts = malloc(n * APP_CONTOUR_PARTS * sizeof(float));
+  detector_out d;
+  double seconds = -1.0;
+
+  detector_out_alloc(&d, n, 1);
+  CHECK(app_contour_bins(img, ref_bins) == DSG_OK, "%s: C bins: %s", what, dsg_error_message());
+  spmv_contour_outputs out = {d.grad, d.parts, d.strength, d.orient, d.thin};
+  int status = spmv_cl_contours_rgb(im, &G->g, &B->b, part_weight, part_bias, img->pixels,
+                                    img->channels, w, h, &out, dev_bins, &seconds);
+  CHECK(status == DSG_OK && seconds > 0.0, "%s: detector from pixels: %s", what,
+        dsg_error_message());
+  if (status != DSG_OK)
+    goto out;
+  const bins_diff rb = compare_bins(img, dev_bins, ref_bins, what, 1);
+  check_bins_diff(&rb, n, what);
+  const detector_diff r = compare_detector(dev_bins, w, h, &d, what, 1);
+  check_detector_diff(&r, n, what);
+
+  /* the library's path: its own tables, the same kernels */
+  status = app_contours_cl(im, img, NULL, lib_strength, lib_parts, lib_soft);
+  CHECK(status == DSG_OK, "%s: app_contours_cl: %s", what, dsg_error_message());
+  if (status != DSG_OK)
+    goto out;
+  /* the same bins make the same parts, bit for bit; the strength moves by the weights' float
+   * rounding (the test's are read back through app_contour_combine) */
+  const double e_lib = max_abs_diff(lib_soft, d.strength, n);
+  CHECK(memcmp(lib_parts, d.parts, n * APP_CONTOUR_PARTS * sizeof(float)) == 0 && e_lib <= GRAD_TOL,
+        "%s: app_contours_cl's parts are not spmv_cl_contours_rgb's with the test's tables, or "
+        "its strength is %.3g away",
+        what, e_lib);
+  if (memcmp(dev_bins, ref_bins, n * 4) != 0) {
+    printf("  %-34s app_contours: not compared (the bins differ on near ties)\n", what);
+    goto out;
+  }
+  CHECK(app_contours(img, NULL, ref_strength, ref_parts, ref_soft) == DSG_OK, "%s: app_contours",
+        what);
+  const double e_soft = max_abs_diff(lib_soft, ref_soft, n);
+  const double e_parts = max_abs_diff(lib_parts, ref_parts, n * APP_CONTOUR_PARTS);
+  double e_thin = 0.0;
+  int one_sided = 0;
+  for (size_t i = 0; i < n; i++) {
+    if ((lib_strength[i] != 0.0f) != (ref_strength[i] != 0.0f)) {
+      one_sided++;
+      continue;
+    }
+    const double e = fabs((double)lib_strength[i] - ref_strength[i]);
+    e_thin = e > e_thin || e != e ? e : e_thin;
+  }
+  /* the same bins: app_contours is the C stages compare_detector ran, so the pixels kept on
+   * one side only are the ties it found */
+  CHECK(e_soft <= GRAD_TOL && e_parts <= GRAD_TOL && e_thin <= GRAD_TOL && one_sided == r.thin_ties,
+        "%s: app_contours_cl against app_contours: strength %.3g, parts %.3g, thinned %.3g "
+        "(tolerance %g), %d pixels kept on one side (%d ties)",
+        what, e_soft, e_parts, e_thin, GRAD_TOL, one_sided, r.thin_ties);
+  printf("  %-34s app_contours_cl = app_contours: strength %.2e, parts %.2e, thinned %.2e, %d "
+         "ties\n",
+         what, e_soft, e_parts, e_thin, one_sided);
+out:
+  free(dev_bins);
+  free(ref_bins);
+  free(lib_strength);
+  free(lib_soft);
+  free(lib_parts);
+  free(ref_strength);
+  free(ref_soft);
+  free(ref_parts);
+  detector_out_free(&d);
+}
+
+/* w x h pixels of `channels` bytes: the synthetic colour image's channels (grey: its first,
+ * alpha: random), or random bytes (random 1) */
+static unsigned char *test_pixels(int w, int h, int channels, int random)
+{
+  const size_t n = (size_t)w * h;
+  unsigned char *rgb = synthetic_rgb(w, h), *p = malloc(n * (size_t)channels);
+  for (size_t i = 0; i < n; i++)
+    for (int c = 0; c < channels; c++) {
+      const int colour = channels >= 3 ? c : 0, alpha = c == 3 || (channels == 2 && c == 1);
+      p[i * channels + c] =
+          random || alpha ? (unsigned char)(test_rand64() & 255) : rgb[i * 3 + (size_t)colour];
+    }
+  free(rgb);
+  return p;
+}
+
+/* Every byte value in every channel, in many combinations: 256 x 48 */
+static unsigned char *palette(void)
+{
+  const int w = 256, h = 48;
+  unsigned char *p = malloc((size_t)w * h * 3);
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      unsigned char *q = p + ((size_t)y * w + x) * 3;
+      q[0] = (unsigned char)x;
+      q[1] = (unsigned char)(x * 7 + y * 31);
+      q[2] = (unsigned char)(y * 16 + x / 2 + (x & 1) * 128);
+    }
+  return p;
+}
+
+static void bins_cases(spmv_cl_image *im, const geometry *G, binning *B)
+{
+  static const struct {
+    int w, h, channels, random;
+  } sizes[] = {{61, 47, 3, 0}, {203, 157, 3, 0}, {1, 1, 3, 0},   {37, 1, 3, 1},  {1, 29, 3, 1},
+               {70, 9, 3, 1},  {53, 31, 1, 0},   {19, 23, 2, 0}, {45, 33, 4, 0}, {129, 65, 4, 1}};
+  char what[64];
+  for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+    const int w = sizes[s].w, h = sizes[s].h, ch = sizes[s].channels;
+    dsg_image img = {w, h, ch, test_pixels(w, h, ch, sizes[s].random)};
+    snprintf(what, sizeof(what), "%s %dx%dx%d", sizes[s].random ? "random" : "synthetic", w, h, ch);
+    check_bins(im, G, B, &img, what);
+    free(img.pixels);
+  }
+  dsg_image pal = {256, 48, 3, palette()};
+  check_bins(im, G, B, &pal, "palette 256x48x3");
+
+  /* the comparisons can fail: a pixel far from its colour, two centres swapped */
+  const size_t n = (size_t)pal.width * pal.height;
+  unsigned char *ref = malloc(n * 4), *dev = malloc(n * 4);
+  CHECK(app_contour_bins(&pal, ref) == DSG_OK, "palette bins");
+  unsigned char *q = pal.pixels + (n / 2) * 3;
+  q[0] ^= 0x80;
+  q[1] ^= 0x80;
+  CHECK(spmv_cl_contours_rgb(im, &G->g, &B->b, NULL, 0.0f, pal.pixels, 3, pal.width, pal.height,
+                             NULL, dev, NULL) == DSG_OK,
+        "moved pixel");
+  q[0] ^= 0x80;
+  q[1] ^= 0x80;
+  bins_diff r = compare_bins(&pal, dev, ref, "palette, one pixel moved", 0);
+  CHECK(r.unexplained > 0, "a moved pixel passes the bins' comparison");
+  printf("  %-34s one moved pixel: %d bins differ on no edge or tie (must be > 0)\n",
+         "palette 256x48x3", r.unexplained);
+  float saved[APP_TEXTON_DIM];
+  memcpy(saved, B->centres, sizeof(saved));
+  memcpy(B->centres, B->centres + APP_TEXTON_DIM, sizeof(saved));
+  memcpy(B->centres + APP_TEXTON_DIM, saved, sizeof(saved));
+  CHECK(spmv_cl_contours_rgb(im, &G->g, &B->b, NULL, 0.0f, pal.pixels, 3, pal.width, pal.height,
+                             NULL, dev, NULL) == DSG_OK,
+        "swapped centres");
+  memcpy(B->centres + APP_TEXTON_DIM, B->centres, sizeof(saved));
+  memcpy(B->centres, saved, sizeof(saved));
+  r = compare_bins(&pal, dev, ref, "palette, centres 0 and 1 swapped", 0);
+  CHECK(r.unexplained > 0, "swapped texton centres pass the bins' comparison");
+  printf("  %-34s centres 0 and 1 swapped: %d textons differ on no tie (must be > 0)\n",
+         "palette 256x48x3", r.unexplained);
+  free(ref);
+  free(dev);
+  free(pal.pixels);
+}
+
+static void detector_cases(spmv_cl_image *im, const geometry *G, const binning *B)
+{
+  static const struct {
+    int w, h, channels, random;
+  } sizes[] = {{61, 47, 3, 0}, {1, 1, 3, 0},   {37, 1, 3, 1}, {1, 29, 3, 1},
+               {70, 9, 3, 1},  {53, 31, 1, 0}, {45, 33, 4, 0}};
+  char what[64];
+  for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+    const int w = sizes[s].w, h = sizes[s].h, ch = sizes[s].channels;
+    dsg_image img = {w, h, ch, test_pixels(w, h, ch, sizes[s].random)};
+    snprintf(what, sizeof(what), "pixels %s %dx%dx%d", sizes[s].random ? "random" : "synthetic", w,
+             h, ch);
+    check_detector(im, G, B, &img, what);
+    free(img.pixels);
+  }
 }
 
 /* ---- the affinity ---- */
@@ -426,7 +892,7 @@ static void affinity_cases(spmv_cl_image *im)
 
 /* ---- failures ---- */
 
-static void error_paths(spmv_cl_image *im, const geometry *G)
+static void error_paths(spmv_cl_image *im, const geometry *G, const binning *B)
 {
   unsigned char bins[4 * 6] = {0};
   float grad[12 * 8 * 6];
@@ -447,6 +913,24 @@ static void error_paths(spmv_cl_image *im, const geometry *G)
   CHECK(status == DSG_ERR_INVALID && strstr(dsg_error_message(), "even"), "odd count: %d %s",
         status, dsg_error_message());
 
+  /* the detector from pixels: channels, the dictionary, the thinning's reach */
+  unsigned char pixels[6 * 4] = {0};
+  float thin[6], weight[APP_CONTOUR_PARTS] = {0};
+  spmv_contour_outputs out = {NULL, NULL, NULL, NULL, thin};
+  status = spmv_cl_contours_rgb(im, &G->g, &B->b, weight, 0.0f, pixels, 5, 3, 2, &out, NULL, NULL);
+  CHECK(status == DSG_ERR_INVALID && strstr(dsg_error_message(), "5 channels"), "5 channels: %d %s",
+        status, dsg_error_message());
+  binning big = *B;
+  big.b.ncentres = 40;
+  status = spmv_cl_contours_rgb(im, &G->g, &big.b, weight, 0.0f, pixels, 3, 3, 2, &out, NULL, NULL);
+  CHECK(status == DSG_ERR_INVALID && strstr(dsg_error_message(), "40 centres"), "40 centres: %d %s",
+        status, dsg_error_message());
+  geometry far = *G;
+  far.g.reach = SPMV_CONTOUR_MAX_REACH + 1;
+  status = spmv_cl_contours_rgb(im, &far.g, &B->b, weight, 0.0f, pixels, 3, 3, 2, &out, NULL, NULL);
+  CHECK(status == DSG_ERR_INVALID && strstr(dsg_error_message(), "reach"), "reach %d: %d %s",
+        far.g.reach, status, dsg_error_message());
+
   spmv_cl_image *other = NULL;
   status = spmv_cl_image_create(&other, device_spec(), "/nonexistent-kernel-dir");
   CHECK(status == DSG_OK, "create with a kernel folder: %s", dsg_error_message());
@@ -464,6 +948,7 @@ int main(void)
   spmv_cl_image *im = NULL;
   int count = 0;
   static geometry G; /* 60 KiB of tables */
+  static binning B;
 
   if (spmv_cl_devices(&list, &count) != DSG_OK) {
     printf("test_cl_image: skipped: no OpenCL device (%s)\n", dsg_error_message());
@@ -488,8 +973,11 @@ int main(void)
   contours_random(im, &G, 37, 1);
   contours_random(im, &G, 1, 29);
   contours_random(im, &G, 70, 9);
+  binning_init(&B);
+  bins_cases(im, &G, &B);
+  detector_cases(im, &G, &B);
   affinity_cases(im);
-  error_paths(im, &G);
+  error_paths(im, &G, &B);
   spmv_cl_image_destroy(im);
   return check_report("test_cl_image");
 }
