@@ -6,8 +6,8 @@
 #   steps: setup build devices test spmv sweep solvecheck bench bench4k benchgpu fuse lzsweep
 #          lanczos cpulz scipy peers pack
 #
-# setup: where .deps/ holds Debian's libarpack2, libarpack2-dev, libstb-dev and libstb0 packages
-# (apt-get download), unpack them to /opt/deps and register NVIDIA's OpenCL ICD (the recipe of the
+# setup: where .deps/ holds Debian's libarpack2, libarpack2-dev, libstb-dev, libstb0 (and
+# libturbojpeg0, libturbojpeg0-dev, libpng, zlib) packages (apt-get download), unpack them to /opt/deps and register NVIDIA's OpenCL ICD (the recipe of the
 # machine this was measured on). Results and logs go to OUT.
 set -u
 OUT=${1:?usage: tests/gpu_check.sh OUT [STEP ...]}

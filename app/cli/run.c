@@ -8,6 +8,7 @@
 #include <fnmatch.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -251,20 +252,16 @@ static void eig_size(const run *r, int *w, int *h)
   *h = dsg_result_work_height(r->res);
 }
 
-/* contours.npy (float32 H x W) and contours.png (16-bit gray, round(65535 strength)), the
- * picture queued in b */
-static int stage_contours_to(run *r, const float *strength, picture_batch *b)
+/* contours.png (16-bit gray, round(65535 strength)), queued in b */
+static int picture_contours(run *r, const float *strength, picture_batch *b)
 {
   const int w = r->img.width, h = r->img.height;
-  const size_t n = (size_t)w * (size_t)h, shape[2] = {(size_t)h, (size_t)w};
-  uint16_t *png = NULL;
-  int status = app_out_npy_f32(r->out, "contours.npy", strength, 2, shape);
-  if (status != DSG_OK)
-    return status;
-  r->nfiles++;
-  png = malloc(n * sizeof(*png));
+  const size_t n = (size_t)w * (size_t)h;
+  uint16_t *png = malloc(n * sizeof(*png));
+  int status;
   if (!png)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a %d x %d picture", w, h);
+#pragma omp parallel for schedule(static)
   for (size_t i = 0; i < n; i++) {
     const double v = strength[i] < 0.0f ? 0.0 : strength[i] > 1.0f ? 1.0 : strength[i];
     png[i] = (uint16_t)lround(v * 65535.0);
@@ -273,84 +270,91 @@ static int stage_contours_to(run *r, const float *strength, picture_batch *b)
   return status == DSG_OK ? check_cancel() : status;
 }
 
-/* The same, written now (diaseg contours) */
-static int stage_contours(run *r, const float *strength)
+/* diaseg contours' files: contours.npy (float32 H x W), contour_parts.npy (float32 parts x H x W,
+ * with --parts) in the background while contours.png is made and encoded */
+static int stage_contours(run *r, const float *strength, const float *parts)
 {
+  const size_t w = (size_t)r->img.width, h = (size_t)r->img.height;
+  const app_npy arrays[2] = {
+      {"contours.npy", APP_NPY_F32, strength, 2, {h, w, 0}},
+      {"contour_parts.npy", APP_NPY_F32, parts, 3, {(size_t)dsg_contour_parts(), h, w}}};
+  const int narrays = parts ? 2 : 1;
   picture_batch b = {0};
-  int status = stage_contours_to(r, strength, &b);
+  app_out_writer *writer = NULL;
+  int status = app_out_npy_start(r->out, arrays, narrays, &writer);
+  if (status == DSG_OK)
+    status = picture_contours(r, strength, &b);
   if (status == DSG_OK)
     status = batch_flush(r, &b);
   batch_free(&b);
+  status = app_out_npy_wait(writer, status);
+  if (status == DSG_OK)
+    r->nfiles += narrays;
   return status;
 }
 
-/* ucm.npy (float32, (2H+1) x (2W+1), BSDS's convention) and ucm.png (8-bit, the levels scaled
- * by the largest, dark on white like a drawing) when the run built a hierarchy */
-static int stage_ucm(run *r, picture_batch *b)
+/* The hierarchy's ultrametric contour map (float32, (2H+1) x (2W+1) at the working resolution,
+ * BSDS's convention) into *ucm (malloc'd), or NULL when the run built no hierarchy. */
+static int result_ucm(run *r, float **ucm, size_t *W2, size_t *H2)
 {
-  /* the hierarchy's size: the working resolution */
-  const size_t W2 = 2 * (size_t)dsg_result_work_width(r->res) + 1,
-               H2 = 2 * (size_t)dsg_result_work_height(r->res) + 1;
-  const size_t shape[2] = {H2, W2};
-  float *ucm = malloc(W2 * H2 * sizeof(*ucm)), top = 0.0f;
-  unsigned char *gray = NULL;
-  int status;
-  if (!ucm)
-    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a %zu x %zu map", W2, H2);
-  status = dsg_result_ucm(r->res, ucm);
-  if (status != DSG_OK) { /* no hierarchy: nothing to write */
-    free(ucm);
+  *W2 = 2 * (size_t)dsg_result_work_width(r->res) + 1;
+  *H2 = 2 * (size_t)dsg_result_work_height(r->res) + 1;
+  *ucm = malloc(*W2 * *H2 * sizeof(**ucm));
+  if (!*ucm)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a %zu x %zu map", *W2, *H2);
+  if (dsg_result_ucm(r->res, *ucm) != DSG_OK) { /* no hierarchy: nothing to write */
+    free(*ucm);
+    *ucm = NULL;
     dsg_error_clear();
-    return DSG_OK;
   }
-  status = app_out_npy_f32(r->out, "ucm.npy", ucm, 2, shape);
-  r->nfiles += status == DSG_OK;
-  gray = status == DSG_OK ? malloc(W2 * H2) : NULL;
-  if (status == DSG_OK && !gray)
-    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a %zu x %zu picture", W2, H2);
-  if (status == DSG_OK) {
-    for (size_t i = 0; i < W2 * H2; i++)
-      top = ucm[i] > top ? ucm[i] : top;
-    for (size_t i = 0; i < W2 * H2; i++)
-      gray[i] = (unsigned char)lround(255.0 * (1.0 - (top > 0.0f ? sqrt(ucm[i] / top) : 0.0)));
-    status = write_picture(r, b, "ucm.png", (int)W2, (int)H2, 1, 8, gray);
-  }
-  free(ucm);
+  return DSG_OK;
+}
+
+/* ucm.png (8-bit, the levels scaled by the largest, dark on white like a drawing), queued in b */
+static int picture_ucm(run *r, const float *ucm, size_t W2, size_t H2, picture_batch *b)
+{
+  unsigned char *gray = malloc(W2 * H2);
+  float top = 0.0f;
+  int status;
+  if (!gray)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a %zu x %zu picture", W2, H2);
+  for (size_t i = 0; i < W2 * H2; i++)
+    top = ucm[i] > top ? ucm[i] : top;
+  for (size_t i = 0; i < W2 * H2; i++)
+    gray[i] = (unsigned char)lround(255.0 * (1.0 - (top > 0.0f ? sqrt(ucm[i] / top) : 0.0)));
+  status = write_picture(r, b, "ucm.png", (int)W2, (int)H2, 1, 8, gray);
   return status == DSG_OK ? check_cancel() : status;
 }
 
-/* labels.npy, labels.png (16-bit gray: the label of each pixel, as labels.npy),
- * labels_color.png (one colour per segment) and overlay.png; with k > 0 (a list of k),
- * labels_kK.npy, labels_kK.png, labels_color_kK.png and overlay_kK.png. Nothing for labels NULL
- * (the solve stopped short of k). */
-static int stage_labels(run *r, picture_batch *b, const int32_t *labels, int k)
+/* The pictures of a segmentation, queued in b: labels.png (16-bit gray: the label of each pixel,
+ * as labels.npy), labels_color.png (one colour per segment) and overlay.png; with k > 0 (a list
+ * of k), labels_kK.png, labels_color_kK.png and overlay_kK.png. Nothing for labels NULL (the
+ * solve stopped short of k). */
+static int picture_labels(run *r, picture_batch *b, const int32_t *labels, int k)
 {
   const int w = r->img.width, h = r->img.height;
   const size_t n = (size_t)w * (size_t)h;
-  size_t shape[2] = {(size_t)h, (size_t)w};
   char suffix[16] = "", name[48];
   unsigned char *rgb = NULL;
   uint16_t *gray = NULL;
-  int status;
+  int status, fits = 1;
   if (!labels)
     return DSG_OK;
   if (k > 0)
     snprintf(suffix, sizeof(suffix), "_k%d", k);
-  snprintf(name, sizeof(name), "labels%s.npy", suffix);
-  status = app_out_npy_i32(r->out, name, labels, 2, shape);
-  if (status != DSG_OK)
-    return status;
-  r->nfiles++;
   gray = malloc(n * sizeof(*gray));
   if (!gray)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a %d x %d picture", w, h);
+#pragma omp parallel for schedule(static) reduction(& : fits)
   for (size_t i = 0; i < n; i++) {
-    if (labels[i] < 0 || labels[i] > UINT16_MAX) { /* labels are below DSG_MAX_CUT */
+    fits &= labels[i] >= 0 && labels[i] <= UINT16_MAX; /* labels are below DSG_MAX_CUT */
+    gray[i] = (uint16_t)labels[i];
+  }
+  for (size_t i = 0; !fits && i < n; i++)
+    if (labels[i] < 0 || labels[i] > UINT16_MAX) {
       free(gray);
       return dsg_error_set(DSG_ERR_LIMIT, "label %ld does not fit a 16-bit PNG", (long)labels[i]);
     }
-    gray[i] = (uint16_t)labels[i];
-  }
   snprintf(name, sizeof(name), "labels%s.png", suffix);
   status = write_picture(r, b, name, w, h, 1, 16, gray);
   if (status == DSG_OK)
@@ -388,28 +392,19 @@ static int is_constant(const float *v, size_t n)
   return (double)hi - (double)lo <= 1e-4 * fmax(fabs((double)lo), fabs((double)hi));
 }
 
-/* eigenvectors.npy (all of them) and the pictures of the first --pictures eigenvectors that are
- * not constant (eigvec_NN.png, NN the vector's index in eigenvectors.npy), with --colormap */
-static int stage_eigenvectors(run *r, picture_batch *b)
+/* The pictures of the first --pictures eigenvectors that are not constant (eigvec_NN.png, NN the
+ * vector's index in eigenvectors.npy), with --colormap, queued in b */
+static int picture_eigenvectors(run *r, picture_batch *b)
 {
   const app_config *cfg = r->cfg;
   const int nconv = dsg_result_nconv(r->res);
   const double *sqrt_degree = dsg_result_sqrt_degree(r->res);
   const float *vectors = dsg_result_eigenvectors(r->res);
-  int w, h, drawn = 0, status;
+  int w, h, drawn = 0, status = DSG_OK;
   size_t n;
   float *field = NULL;
   eig_size(r, &w, &h);
   n = (size_t)w * (size_t)h;
-  if (nconv <= 0)
-    return DSG_OK;
-  {
-    size_t shape[3] = {(size_t)nconv, (size_t)h, (size_t)w};
-    status = app_out_npy_f32(r->out, "eigenvectors.npy", vectors, 3, shape);
-    if (status != DSG_OK)
-      return status;
-    r->nfiles++;
-  }
   for (int k = 0; k < nconv && status == DSG_OK && (cfg->pictures < 0 || drawn < cfg->pictures);
        k++) {
     char name[32];
@@ -431,30 +426,73 @@ static int stage_eigenvectors(run *r, picture_batch *b)
   return status == DSG_OK ? check_cancel() : status;
 }
 
+/* The arrays of a run at most: eigenvectors.npy, contours.npy, ucm.npy and a labels file per k */
+#define RUN_ARRAYS (3 + DSG_MAX_K)
+
+/* Every output but the report. The arrays (eigenvectors.npy: every vector; contours.npy; ucm.npy;
+ * labels.npy, or labels_kK.npy per k of a list) are written in the background while the pictures
+ * are made and encoded; both are staged before the commit. */
 static int stage_write(run *r)
 {
+  const size_t W = (size_t)r->img.width, H = (size_t)r->img.height;
+  const int nconv = dsg_result_nconv(r->res), nk = dsg_result_nk(r->res);
+  const float *contours = dsg_result_contours(r->res);
+  app_npy arrays[RUN_ARRAYS];
+  char names[RUN_ARRAYS][32];
   picture_batch b = {0};
-  int status;
+  app_out_writer *writer = NULL;
+  float *ucm = NULL;
+  size_t W2 = 0, H2 = 0;
+  int w, h, narrays = 0, status;
   double t0 = dsg_seconds();
 
-  status = stage_eigenvectors(r, &b);
-  if (status == DSG_OK && dsg_result_contours(r->res))
-    status = stage_contours_to(r, dsg_result_contours(r->res), &b);
+  eig_size(r, &w, &h);
+  if (nconv > 0)
+    arrays[narrays++] = (app_npy){"eigenvectors.npy",
+                                  APP_NPY_F32,
+                                  dsg_result_eigenvectors(r->res),
+                                  3,
+                                  {(size_t)nconv, (size_t)h, (size_t)w}};
+  if (contours)
+    arrays[narrays++] = (app_npy){"contours.npy", APP_NPY_F32, contours, 2, {H, W, 0}};
+  status = result_ucm(r, &ucm, &W2, &H2);
+  if (ucm)
+    arrays[narrays++] = (app_npy){"ucm.npy", APP_NPY_F32, ucm, 2, {H2, W2, 0}};
+  /* -k 2,4,8: one set per k, named by it */
+  for (int i = 0; i < (nk > 1 ? nk : 1) && narrays < RUN_ARRAYS; i++) {
+    const int k = nk > 1 ? dsg_result_k_at(r->res, i) : 0;
+    const int32_t *labels = nk > 1 ? dsg_result_labels_k(r->res, k) : dsg_result_labels(r->res);
+    if (!labels)
+      continue;
+    if (k > 0)
+      snprintf(names[narrays], sizeof(names[narrays]), "labels_k%d.npy", k);
+    else
+      snprintf(names[narrays], sizeof(names[narrays]), "labels.npy");
+    arrays[narrays] = (app_npy){names[narrays], APP_NPY_I32, labels, 2, {H, W, 0}};
+    narrays++;
+  }
   if (status == DSG_OK)
-    status = stage_ucm(r, &b);
-  if (status == DSG_OK && dsg_result_nk(r->res) > 1) { /* -k 2,4,8: one set per k, named by it */
-    for (int i = 0; i < dsg_result_nk(r->res) && status == DSG_OK; i++) {
-      const int k = dsg_result_k_at(r->res, i);
-      status = stage_labels(r, &b, dsg_result_labels_k(r->res, k), k);
-    }
-  } else if (status == DSG_OK) {
-    status = stage_labels(r, &b, dsg_result_labels(r->res), 0);
+    status = app_out_npy_start(r->out, arrays, narrays, &writer);
+
+  if (status == DSG_OK)
+    status = picture_eigenvectors(r, &b);
+  if (status == DSG_OK && contours)
+    status = picture_contours(r, contours, &b);
+  if (status == DSG_OK && ucm)
+    status = picture_ucm(r, ucm, W2, H2, &b);
+  for (int i = 0; i < (nk > 1 ? nk : 1) && status == DSG_OK; i++) {
+    const int k = nk > 1 ? dsg_result_k_at(r->res, i) : 0;
+    status = picture_labels(r, &b,
+                            nk > 1 ? dsg_result_labels_k(r->res, k) : dsg_result_labels(r->res), k);
   }
   if (status == DSG_OK)
     status = batch_flush(r, &b);
   batch_free(&b);
+  status = app_out_npy_wait(writer, status);
+  free(ucm);
   if (status != DSG_OK)
     return status;
+  r->nfiles += narrays;
   r->t_write = dsg_seconds() - t0;
   return check_cancel();
 }
@@ -768,12 +806,7 @@ static int run_contours(run *r, const dsg_options *opt, double t_start)
   int status = dsg_contours(&r->img, opt, &strength, cfg->parts ? &parts : NULL);
   const double t_detect = dsg_seconds() - t0;
   if (status == DSG_OK)
-    status = stage_contours(r, strength);
-  if (status == DSG_OK && parts) {
-    const size_t shape[3] = {(size_t)dsg_contour_parts(), (size_t)h, (size_t)w};
-    status = app_out_npy_f32(r->out, "contour_parts.npy", parts, 3, shape);
-    r->nfiles += status == DSG_OK;
-  }
+    status = stage_contours(r, strength, parts);
   if (status == DSG_OK)
     status = commit(r, contour_outputs);
   if (status == DSG_OK && !cfg->quiet)
@@ -784,8 +817,54 @@ static int run_contours(run *r, const dsg_options *opt, double t_start)
   return status;
 }
 
+/* The OpenCL device of a run, opened and its programs built (dsg_prepare) on a thread of their
+ * own while the image is read and decoded: on a GPU a few tenths of a second of the first run of
+ * the process, paid beside the decode instead of after it. */
+typedef struct device_warmup {
+  dsg_options opt;
+  pthread_t thread;
+  int running;
+} device_warmup;
+
+static void *warmup_main(void *arg)
+{
+  device_warmup *w = arg;
+  dsg_prepare(&w->opt); /* a failure is the run's to meet, and to report in its place */
+  return NULL;
+}
+
+/* Starts the warm-up for the first image of the process that segment or eigs will run with
+ * --matvec opencl or auto (dsg_prepare finds whether auto has a GPU), once the image's name opens
+ * (a name that does not fails at once, without waiting for a device). --matvec cpu starts
+ * nothing. */
+static void warmup_start(device_warmup *w, const app_config *cfg, const dsg_options *opt,
+                         const char *image)
+{
+  static int started; /* the process-wide OpenCL cache keeps the device for the next images */
+  memset(w, 0, sizeof(*w));
+  if (started || (cfg->command != APP_CMD_SEGMENT && cfg->command != APP_CMD_EIGS) ||
+      !opt->matvec || strcmp(opt->matvec, "cpu") == 0 ||
+      (strcmp(image, "-") != 0 && access(image, R_OK) != 0))
+    return;
+  started = 1;
+  w->opt = *opt;
+  w->opt.progress = NULL;
+  w->opt.log = NULL;
+  w->running = pthread_create(&w->thread, NULL, warmup_main, w) == 0;
+}
+
+/* Waits for the warm-up, if one runs: before the library uses the device, and before the run
+ * returns. */
+static void warmup_join(device_warmup *w)
+{
+  if (w->running)
+    pthread_join(w->thread, NULL);
+  w->running = 0;
+}
+
 static int run_image(const app_config *cfg)
 {
+  device_warmup warmup;
   run r;
   dsg_options opt = cfg->opt;
   progress_view view = {cfg->progress, 0};
@@ -810,7 +889,8 @@ static int run_image(const app_config *cfg)
   else if ((status = app_find_sample(r.image_path, sizeof(r.image_path))) != DSG_OK)
     return status;
 
-  /* load and check everything before anything is created on disk */
+  /* load and check everything before anything is created on disk; the device meanwhile */
+  warmup_start(&warmup, cfg, &opt, r.image_path);
   status = load(&r);
   if (status == DSG_OK && cfg->command != APP_CMD_AFFINITY && cfg->command != APP_CMD_CONTOURS)
     status = dsg_check_size(&opt, r.img.width, r.img.height);
@@ -850,6 +930,7 @@ static int run_image(const app_config *cfg)
     goto out;
   }
 
+  warmup_join(&warmup);
   status = dsg_segment(&r.img, &opt, &r.res);
   progress_clear(&view);
   if (status == DSG_ERR_NOCONV) {
@@ -890,6 +971,7 @@ static int run_image(const app_config *cfg)
   }
 
 out:
+  warmup_join(&warmup);
   run_free(&r);
   return status;
 }

@@ -1,6 +1,7 @@
 /* Image files: reading (size-capped, regular files only, or standard input for the name "-") and
  * decoding by content: a table of formats (below), each container walked first (image_format.c),
- * then hardened stb_image, libtiff or libwebp; JPEG's EXIF orientation applied (image_orient.c). */
+ * then hardened stb_image, libjpeg-turbo, libtiff or libwebp; JPEG's EXIF orientation applied
+ * (image_orient.c). */
 #include "io_internal.h"
 
 #include <errno.h>
@@ -136,16 +137,26 @@ static int decode_stb(app_image_format fmt, const unsigned char *file, size_t le
   return status;
 }
 
+/* JPEG: libjpeg-turbo when diaseg was built with it and it takes the frame (gray, YCbCr, RGB:
+ * image_jpeg.c), else stb (CMYK and YCCK frames, builds without it). */
+static int decode_jpeg(app_image_format fmt, const unsigned char *file, size_t len,
+                       const char *name, long dw, long dh, dsg_image *img)
+{
+  if (app_jpeg_turbo_takes(file, len))
+    return app_jpeg_decode(fmt, file, len, name, dw, dh, img);
+  return decode_stb(fmt, file, len, name, dw, dh, img);
+}
+
 /* The formats: recognised by their signature (app_image_sniff), walked (app_image_check), then
- * decoded by their row's decoder. `exif`: the JPEG's EXIF orientation is applied afterwards (stb
- * ignores it; TIFF's decoder applies the TIFF's own). */
+ * decoded by their row's decoder. `exif`: the JPEG's EXIF orientation is applied afterwards
+ * (neither stb nor libjpeg-turbo reads it; TIFF's decoder applies the TIFF's own). */
 static const struct image_codec {
   app_image_format fmt;
   const char *name;
   app_image_decoder decode;
   int exif;
 } codecs[] = {
-    {APP_FMT_PNG, "PNG", decode_stb, 0},        {APP_FMT_JPEG, "JPEG", decode_stb, 1},
+    {APP_FMT_PNG, "PNG", decode_stb, 0},        {APP_FMT_JPEG, "JPEG", decode_jpeg, 1},
     {APP_FMT_BMP, "BMP", decode_stb, 0},        {APP_FMT_TGA, "TGA", decode_stb, 0},
     {APP_FMT_PNM, "PNM", decode_stb, 0},        {APP_FMT_TIFF, "TIFF", app_tiff_decode, 0},
     {APP_FMT_WEBP, "WebP", app_webp_decode, 0},
@@ -165,8 +176,9 @@ static const char *format_name(app_image_format fmt)
   return c ? c->name : "image";
 }
 
-int app_image_decode(const unsigned char *file, size_t len, const char *name, size_t max_pixels,
-                     dsg_image *img)
+/* app_image_decode; stb_jpeg: a JPEG goes to stb whatever the build has */
+static int decode_file(const unsigned char *file, size_t len, const char *name, size_t max_pixels,
+                       int stb_jpeg, dsg_image *img)
 {
   const struct image_codec *codec;
   int status;
@@ -192,12 +204,27 @@ int app_image_decode(const unsigned char *file, size_t len, const char *name, si
                          "'%s' is %ld x %ld = %.0f pixels, over the cap of %zu "
                          "(raise it with --max-pixels)",
                          name, dw, dh, (double)dw * (double)dh, max_pixels);
-  status = codec->decode(codec->fmt, file, len, name, dw, dh, img);
+  if (stb_jpeg && codec->fmt == APP_FMT_JPEG)
+    status = decode_stb(codec->fmt, file, len, name, dw, dh, img);
+  else
+    status = codec->decode(codec->fmt, file, len, name, dw, dh, img);
   if (status == DSG_OK && codec->exif)
     status = app_image_orient(img, app_exif_orientation(file, len));
   if (status != DSG_OK)
     dsg_image_free(img);
   return status;
+}
+
+int app_image_decode(const unsigned char *file, size_t len, const char *name, size_t max_pixels,
+                     dsg_image *img)
+{
+  return decode_file(file, len, name, max_pixels, 0, img);
+}
+
+int app_image_decode_stb(const unsigned char *file, size_t len, const char *name, size_t max_pixels,
+                         dsg_image *img)
+{
+  return decode_file(file, len, name, max_pixels, 1, img);
 }
 
 /* Standard input, read whole up to APP_MAX_FILE_BYTES (a pipe or a redirection: its size is not

@@ -7,6 +7,7 @@
  * "as stored" (1), never an error, since the pixels themselves are intact. */
 #include "io_internal.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,8 @@ int app_exif_orientation(const unsigned char *b, size_t len)
   return 1;
 }
 
+#define ORIENT_TILE 64 /* pixels a side */
+
 int app_image_orient(dsg_image *img, int o)
 {
   const size_t w = (size_t)img->width, h = (size_t)img->height, c = (size_t)img->channels;
@@ -49,21 +52,40 @@ int app_image_orient(dsg_image *img, int o)
   if (!out)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %zu bytes to turn a %zu x %zu image",
                          w * h * c, w, h);
-  /* each output pixel (x, y) of the upright picture, from the stored pixel (sx, sy) */
-  for (size_t y = 0; y < oh; y++)
-    for (size_t x = 0; x < ow; x++) {
-      size_t sx, sy;
-      switch (o) {
-      case 2: sx = w - 1 - x, sy = y; break;
-      case 3: sx = w - 1 - x, sy = h - 1 - y; break;
-      case 4: sx = x, sy = h - 1 - y; break;
-      case 5: sx = y, sy = x; break;
-      case 6: sx = y, sy = h - 1 - x; break;
-      case 7: sx = w - 1 - y, sy = h - 1 - x; break;
-      default: sx = w - 1 - y, sy = x; break; /* 8 */
+  /* each output pixel (x, y) of the upright picture, from the stored pixel (sx, sy) at
+   * sy * w + sx = base + x * dx + y * dy: 2 (w - 1 - x, y), 3 (w - 1 - x, h - 1 - y),
+   * 4 (x, h - 1 - y), 5 (y, x), 6 (y, h - 1 - x), 7 (w - 1 - y, h - 1 - x), 8 (w - 1 - y, x) */
+  const ptrdiff_t W = (ptrdiff_t)w, H = (ptrdiff_t)h;
+  ptrdiff_t base, dx, dy;
+  switch (o) {
+  case 2: base = W - 1, dx = -1, dy = W; break;
+  case 3: base = (H - 1) * W + W - 1, dx = -1, dy = -W; break;
+  case 4: base = (H - 1) * W, dx = 1, dy = -W; break;
+  case 5: base = 0, dx = W, dy = 1; break;
+  case 6: base = (H - 1) * W, dx = -W, dy = 1; break;
+  case 7: base = (H - 1) * W + W - 1, dx = -W, dy = -1; break;
+  default: base = W - 1, dx = W, dy = -1; break; /* 8 */
+  }
+  /* in tiles of ORIENT_TILE x ORIENT_TILE, a band of them per task, so that a turn reads the
+   * stored rows a tile at a time (a phone's 12-megapixel photo, orientation 6: 45 ms on one core
+   * before, pixel by pixel through memcpy) */
+  const long bands = (long)((oh + ORIENT_TILE - 1) / ORIENT_TILE);
+  const unsigned char *src = img->pixels;
+#pragma omp parallel for schedule(static)
+  for (long band = 0; band < bands; band++) {
+    const size_t y0 = (size_t)band * ORIENT_TILE,
+                 y1 = y0 + ORIENT_TILE < oh ? y0 + ORIENT_TILE : oh;
+    for (size_t x0 = 0; x0 < ow; x0 += ORIENT_TILE) {
+      const size_t x1 = x0 + ORIENT_TILE < ow ? x0 + ORIENT_TILE : ow;
+      for (size_t y = y0; y < y1; y++) {
+        unsigned char *d = out + (y * ow + x0) * c;
+        ptrdiff_t at = base + (ptrdiff_t)y * dy + (ptrdiff_t)x0 * dx;
+        for (size_t x = x0; x < x1; x++, at += dx, d += c)
+          for (size_t k = 0; k < c; k++)
+            d[k] = src[(size_t)at * c + k];
       }
-      memcpy(out + (y * ow + x) * c, img->pixels + (sy * w + sx) * c, c);
     }
+  }
   free(img->pixels);
   img->pixels = out;
   img->width = (int)ow;

@@ -4,6 +4,7 @@
  * image_load.c    reading (size-capped, regular files or standard input) and decoding by content
  * image_format.c  walking each container's header before a decoder sees it (io_internal.h)
  * image_orient.c  EXIF orientation of JPEGs; turning pixels upright
+ * image_jpeg.c    JPEG through libjpeg-turbo (optional; stb decodes JPEGs without it)
  * image_tiff.c    TIFF through libtiff, image_webp.c WebP through libwebp (each optional)
  * output.c        staged (atomic) output files, PNG (libpng / zlib, in parallel) and .npy writers
  * stb_impl.c      the stb implementations, compiled with diaseg's limits
@@ -31,14 +32,21 @@
  * Orientation tag are applied: the image is upright, as a viewer shows it. The image is gray,
  * gray+alpha, RGB or RGBA as the file holds it. TIFF and WebP need libtiff and libwebp at build
  * time (DIASEG_HAVE_TIFF, DIASEG_HAVE_WEBP); without them those files are refused, naming the
- * library. Returns DSG_OK, DSG_ERR_IO (missing, unreadable, a directory), DSG_ERR_FORMAT (not an
- * image, truncated or corrupt, empty standard input), DSG_ERR_INVALID ("-" with standard input
- * closed or a terminal), DSG_ERR_LIMIT or DSG_ERR_NOMEM. Free with dsg_image_free. */
+ * library. JPEG goes to libjpeg-turbo where diaseg was built with it (DIASEG_HAVE_TURBOJPEG; CMYK
+ * and YCCK to stb), else to stb. Returns DSG_OK, DSG_ERR_IO (missing, unreadable, a directory),
+ * DSG_ERR_FORMAT (not an image, truncated or corrupt, empty standard input), DSG_ERR_INVALID ("-"
+ * with standard input closed or a terminal), DSG_ERR_LIMIT or DSG_ERR_NOMEM. Free with
+ * dsg_image_free. */
 int app_image_load(const char *path, size_t max_pixels, dsg_image *img);
 /* The same checks and decoding on a file already in memory; `name` is used in messages and to
  * recognise TGA by its extension. The entry point of the image fuzzer. */
 int app_image_decode(const unsigned char *file, size_t len, const char *name, size_t max_pixels,
                      dsg_image *img);
+/* app_image_decode with every JPEG decoded by stb_image, also in a build with libjpeg-turbo
+ * (which then decodes gray, YCbCr and RGB JPEGs): for the fuzz harness and the tests, which try
+ * both decoders. */
+int app_image_decode_stb(const unsigned char *file, size_t len, const char *name, size_t max_pixels,
+                         dsg_image *img);
 
 /* A regular file's bytes into *data (malloc'd, caller frees) and *len, up to
  * APP_MAX_FILE_BYTES. Returns DSG_OK, or DSG_ERR_IO / _FORMAT (empty) / _LIMIT / _NOMEM with a
@@ -99,11 +107,11 @@ typedef struct app_png {
   int depth;    /* 8 or 16 */
   const void *data;
 } app_png;
-/* Stages the n pictures, then encodes, writes and closes them in parallel (OpenMP): a small
- * picture on one thread, a large one's bands of rows on several. Returns DSG_OK, or the first
- * failing picture's error (DSG_ERR_LIMIT for a size beyond the writer, DSG_ERR_IO naming the file
- * and the reason); a picture that failed is not left staged, the others are (app_out_destroy drops
- * them). */
+/* Stages the n pictures, then encodes and writes them in parallel (OpenMP): a small picture on
+ * one thread, a large one's bands of rows on several; then syncs and closes them on the calling
+ * thread. Returns DSG_OK, or the first failing picture's error (DSG_ERR_LIMIT for a size beyond
+ * the writer, DSG_ERR_IO naming the file and the reason); a picture that failed is not left
+ * staged, the others are (app_out_destroy drops them). */
 int app_out_png_many(app_out *o, const app_png *pics, int n);
 /* One picture of 1 (gray) or 3 (RGB) 8-bit channels. */
 int app_out_png(app_out *o, const char *name, int width, int height, int comp,
@@ -116,6 +124,31 @@ int app_out_npy_f64(app_out *o, const char *name, const double *data, int ndim,
 int app_out_npy_i32(app_out *o, const char *name, const int32_t *data, int ndim,
                     const size_t *shape);
 int app_out_text(app_out *o, const char *name, const char *text, size_t len);
+
+/* Arrays written beside the caller's work (the 48 MB label and contour maps of a 12-megapixel
+ * photo take a third of its write stage, most of it waiting for the disk). */
+typedef enum app_npy_type { APP_NPY_F32, APP_NPY_F64, APP_NPY_I32 } app_npy_type;
+typedef struct app_npy {
+  const char *name; /* the output's name in the folder */
+  app_npy_type type;
+  const void *data; /* the product of shape's elements, row-major */
+  int ndim;         /* 1 to 3 */
+  size_t shape[3];
+} app_npy;
+typedef struct app_out_writer app_out_writer;
+/* Stages the n arrays now, in order, on the calling thread (as app_out_npy_f32 and the others
+ * would), then writes them on threads of their own (up to 4, the arrays shared out among them;
+ * the disk's writeback starts as each is written) while the caller goes on staging and writing
+ * other files of the set; app_out_npy_wait syncs and closes them. *w is NULL for n = 0. The data
+ * must stay allocated and unchanged until app_out_npy_wait. Returns DSG_OK, or the staging's error
+ * (nothing of it left staged, *w NULL). */
+int app_out_npy_start(app_out *o, const app_npy *arrays, int n, app_out_writer **w);
+/* Waits for the writer's arrays, syncs and closes them on the calling thread, and frees w (NULL:
+ * nothing to wait for); call it before the set is committed or destroyed. `status` is the
+ * caller's own so far: when it is an error, it is returned and its message kept; else DSG_OK, or
+ * the first failed array's DSG_ERR_IO naming its file and the reason. A failed file is not left
+ * staged, the others are (app_out_destroy drops them). */
+int app_out_npy_wait(app_out_writer *w, int status);
 
 /* ---- text in pictures ------------------------------------------------------------------ */
 

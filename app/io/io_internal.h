@@ -1,5 +1,6 @@
 /* Private to io/: image containers (image_format.c), orientation (image_orient.c) and the decoders
- * that are not stb's (image_tiff.c, image_webp.c), used by the loader (image_load.c). */
+ * that are not stb's (image_jpeg.c, image_tiff.c, image_webp.c), used by the loader
+ * (image_load.c). */
 #ifndef DIASEG_IO_INTERNAL_H
 #define DIASEG_IO_INTERNAL_H
 
@@ -80,6 +81,15 @@ typedef int (*app_image_decoder)(app_image_format fmt, const unsigned char *b, s
 /* A TIFF's first page, upright by its Orientation tag (image_tiff.c, libtiff). */
 int app_tiff_decode(app_image_format fmt, const unsigned char *b, size_t len, const char *name,
                     long w, long h, dsg_image *img);
+/* A JPEG of gray, YCbCr or RGB colours (image_jpeg.c, libjpeg-turbo), 1 or 3 channels, when
+ * app_jpeg_turbo_takes(b, len); DSG_ERR_FORMAT with libjpeg-turbo's reason for data it cannot
+ * decode. */
+int app_jpeg_decode(app_image_format fmt, const unsigned char *b, size_t len, const char *name,
+                    long w, long h, dsg_image *img);
+/* Whether app_jpeg_decode takes the JPEG b[0..len): 1 when diaseg was built with libjpeg-turbo
+ * (DIASEG_HAVE_TURBOJPEG) and its header reader reads a gray, YCbCr or RGB frame; 0 otherwise
+ * (CMYK, YCCK, a header it refuses, a build without it: stb decodes those). No message. */
+int app_jpeg_turbo_takes(const unsigned char *b, size_t len);
 /* A still WebP (image_webp.c, libwebp). */
 int app_webp_decode(app_image_format fmt, const unsigned char *b, size_t len, const char *name,
                     long w, long h, dsg_image *img);

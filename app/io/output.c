@@ -1,5 +1,9 @@
 /* Staged output files (temporary file + rename, committed all or nothing) and the PNG / .npy /
  * text writers. */
+/* Linux's sync_file_range: a written file's writeback starts at once (flush_staged) */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE
+#endif
 #include "io.h"
 
 #include <dirent.h>
@@ -15,6 +19,7 @@
 #include <unistd.h>
 
 #include <png.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <zlib.h>
 
@@ -278,9 +283,12 @@ int app_write_direct(const char *path, const char *buf, size_t len)
   return DSG_OK;
 }
 
-/* Flushes, syncs and closes staged file s: 0, or the errno of the first failure (the file is then
- * removed). Touches s alone: the PNG encoders close their files in parallel. */
-static int finish(staged *s)
+/* Flushes staged file s and starts the writeback of its bytes to the disk without waiting for it
+ * (Linux; elsewhere the sync does it all), so that settle() later finds little left to wait for:
+ * the files of a run are written by several threads, their disk time overlapping the encoding of
+ * the others, and synced on one thread at the end. Returns 0, or the errno of the first failure
+ * (the file is then closed and removed). Touches s alone. */
+static int flush_staged(staged *s)
 {
   FILE *fp = s->fp;
   int bad = ferror(fp);
@@ -289,7 +297,26 @@ static int finish(staged *s)
     bad = 1;
     e = errno;
   }
-  if (!bad && fsync(fileno(fp)) != 0 && errno != EINVAL && errno != EROFS) {
+  if (bad) {
+    fclose(fp);
+    s->fp = NULL;
+    unlink(s->tmp);
+    return e ? e : EIO;
+  }
+#ifdef SYNC_FILE_RANGE_WRITE
+  sync_file_range(fileno(fp), 0, 0, SYNC_FILE_RANGE_WRITE); /* a failure shows in the fsync */
+#endif
+  return 0;
+}
+
+/* Syncs and closes staged file s, flushed: 0, or the errno of the first failure (the file is
+ * then removed). The one place a staged file is synced, always on the thread that stages the
+ * files (a signal that a test injects at the Nth sync meets one thread's count). */
+static int settle(staged *s)
+{
+  FILE *fp = s->fp;
+  int bad = 0, e = 0;
+  if (fsync(fileno(fp)) != 0 && errno != EINVAL && errno != EROFS) {
     bad = 1;
     e = errno;
   }
@@ -304,6 +331,14 @@ static int finish(staged *s)
   }
   s->done = 1;
   return 0;
+}
+
+/* Flushes, syncs and closes staged file s: 0, or the errno of the first failure (the file is then
+ * removed). */
+static int finish(staged *s)
+{
+  const int e = flush_staged(s);
+  return e ? e : settle(s);
 }
 
 /* Drops staged file s without a message: closed and removed, never committed (done stays 0). */
@@ -1020,7 +1055,7 @@ int app_out_png_many(app_out *o, const app_png *pics, int n)
     if (job->err)
       discard(job->file);
     else
-      job->err = finish(job->file);
+      job->err = flush_staged(job->file);
   }
   /* then the large pictures written from their bands and closed, in parallel */
 #pragma omp parallel for schedule(dynamic, 1)
@@ -1031,8 +1066,12 @@ int app_out_png_many(app_out *o, const app_png *pics, int n)
     if (jobs[i].err)
       discard(jobs[i].file);
     else
-      jobs[i].err = finish(jobs[i].file);
+      jobs[i].err = flush_staged(jobs[i].file);
   }
+  /* synced and closed here, one after the other (their writeback started as each was done) */
+  for (int i = 0; i < n; i++)
+    if (!jobs[i].err)
+      jobs[i].err = settle(jobs[i].file);
   for (int i = 0; i < n && status == DSG_OK; i++) {
     if (!jobs[i].err)
       continue;
@@ -1087,15 +1126,14 @@ static int write_all(int fd, struct iovec *iov, int count)
   return 0;
 }
 
-static int write_npy(app_out *o, const char *name, const char *descr, size_t elem, const void *data,
-                     int ndim, const size_t *shape)
+/* The .npy header of an array of `count` elements of type `descr` ("f4", "i4", "f8") and shape
+ * (magic, version, length, the dictionary padded with spaces to a multiple of 64 bytes with its
+ * '\n') into buf (at least APP_NPY_HEADER_MAX bytes); returns its length. */
+#define APP_NPY_HEADER_MAX 512
+static size_t npy_header(char *buf, const char *descr, int ndim, const size_t *shape)
 {
-  /* magic (6), version (2), header length (2), then the header: one buffer, one write with the
-   * data */
-  char file_header[512], *header = file_header + 10, dims[160] = "";
-  size_t count = 1;
-  FILE *fp;
-  int status, hl, e;
+  char *header = buf + 10, dims[160] = "";
+  int hl;
   const uint16_t one = 1;
   const char order = *(const unsigned char *)&one ? '<' : '>'; /* the data is written as is */
   for (int i = 0; i < ndim; i++) {
@@ -1105,32 +1143,60 @@ static int write_npy(app_out *o, const char *name, const char *descr, size_t ele
              i + 1 < ndim ? ", "
              : ndim == 1  ? ","
                           : "");
-    count *= shape[i];
   }
-  hl = snprintf(header, sizeof(file_header) - 10 - 64,
+  hl = snprintf(header, APP_NPY_HEADER_MAX - 10 - 64,
                 "{'descr': '%c%s', 'fortran_order': False, 'shape': (%s), }", order, descr, dims);
   /* pad with spaces so that magic (6) + version (2) + length (2) + header + '\n' is a multiple of
    * 64 */
   while ((10 + hl + 1) % 64 != 0)
     header[hl++] = ' ';
   header[hl++] = '\n';
-  memcpy(file_header, "\x93NUMPY\x01\x00", 8);
-  file_header[8] = (char)(hl & 0xff);
-  file_header[9] = (char)(hl >> 8);
+  memcpy(buf, "\x93NUMPY\x01\x00", 8);
+  buf[8] = (char)(hl & 0xff);
+  buf[9] = (char)(hl >> 8);
+  return 10 + (size_t)hl;
+}
+
+static size_t npy_count(int ndim, const size_t *shape)
+{
+  size_t count = 1;
+  for (int i = 0; i < ndim; i++)
+    count *= shape[i];
+  return count;
+}
+
+/* Writes header and data into staged file s in one system call (writev: the stream has nothing
+ * buffered) and starts its writeback (flush_staged): 0, or an errno (the file is then dropped).
+ * Touches s alone: the background writers run it beside the caller's own staging. */
+static int npy_put(staged *s, const char *header, size_t header_len, const void *data, size_t bytes)
+{
+  struct iovec iov[2] = {{(void *)header, header_len}, {(void *)data, bytes}};
+  int e = write_all(fileno(s->fp), iov, bytes > 0 ? 2 : 1);
+  if (e) {
+    discard(s);
+    return e;
+  }
+  return flush_staged(s);
+}
+
+static int write_npy(app_out *o, const char *name, const char *descr, size_t elem, const void *data,
+                     int ndim, const size_t *shape)
+{
+  char header[APP_NPY_HEADER_MAX];
+  const size_t header_len = npy_header(header, descr, ndim, shape);
+  staged *s;
+  FILE *fp;
+  int status, e;
   status = app_out_open(o, name, &fp);
   if (status != DSG_OK)
     return status;
-  /* one system call for the header and the data (writev): the stream has nothing buffered */
-  {
-    struct iovec iov[2] = {{file_header, 10 + (size_t)hl}, {(void *)data, elem * count}};
-    e = write_all(fileno(fp), iov, elem * count > 0 ? 2 : 1);
-  }
-  if (e) {
-    staged *st = find_staged(o, fp);
-    discard(st);
-    return dsg_error_set(DSG_ERR_IO, "cannot write '%s': %s", st->final, strerror(e));
-  }
-  return app_out_close(o, fp);
+  s = &o->files[o->nfiles - 1];
+  e = npy_put(s, header, header_len, data, elem * npy_count(ndim, shape));
+  if (!e)
+    e = settle(s);
+  if (e)
+    return dsg_error_set(DSG_ERR_IO, "cannot write '%s': %s", s->final, strerror(e));
+  return DSG_OK;
 }
 
 int app_out_npy_f32(app_out *o, const char *name, const float *data, int ndim, const size_t *shape)
@@ -1147,6 +1213,132 @@ int app_out_npy_i32(app_out *o, const char *name, const int32_t *data, int ndim,
                     const size_t *shape)
 {
   return write_npy(o, name, "i4", sizeof(int32_t), data, ndim, shape);
+}
+
+/* ---- arrays written in the background ---- */
+
+/* One array of the writer: its staged file, header and bytes, and the errno its write met. */
+typedef struct npy_entry {
+  staged *file;
+  char header[APP_NPY_HEADER_MAX];
+  size_t header_len;
+  const void *data;
+  size_t bytes;
+  int err;
+} npy_entry;
+
+/* Threads of a writer at most: the arrays are shared out among them (array i to thread i mod
+ * their number), so that one's copy into the page cache overlaps another's wait for the disk */
+#define APP_NPY_WRITERS 4
+
+/* One thread of a writer: the arrays part, part + parts, ... */
+typedef struct npy_part {
+  struct app_out_writer *w;
+  int part;
+  pthread_t thread;
+  int running; /* started (and to be joined) */
+} npy_part;
+
+struct app_out_writer {
+  npy_entry *entries;
+  int n;
+  int parts;
+  npy_part part[APP_NPY_WRITERS];
+};
+
+static void *writer_main(void *arg)
+{
+  npy_part *p = arg;
+  app_out_writer *w = p->w;
+  for (int i = p->part; i < w->n; i += w->parts)
+    w->entries[i].err = npy_put(w->entries[i].file, w->entries[i].header, w->entries[i].header_len,
+                                w->entries[i].data, w->entries[i].bytes);
+  return NULL;
+}
+
+int app_out_npy_start(app_out *o, const app_npy *arrays, int n, app_out_writer **out)
+{
+  static const struct {
+    const char *descr;
+    size_t elem;
+  } types[] = {{"f4", sizeof(float)}, {"f8", sizeof(double)}, {"i4", sizeof(int32_t)}};
+  app_out_writer *w;
+  int status = DSG_OK, staged_count = 0;
+
+  *out = NULL;
+  if (n <= 0)
+    return DSG_OK;
+  w = calloc(1, sizeof(*w));
+  if (w)
+    w->entries = calloc((size_t)n, sizeof(*w->entries));
+  if (!w || !w->entries) {
+    free(w);
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the writer of %d arrays", n);
+  }
+  w->n = n;
+  /* staged one after the other on this thread (the set and the signal handler see each entry
+   * whole) */
+  for (; staged_count < n && status == DSG_OK; staged_count++) {
+    const app_npy *a = &arrays[staged_count];
+    npy_entry *e = &w->entries[staged_count];
+    FILE *fp;
+    if ((unsigned)a->type >= sizeof(types) / sizeof(types[0]) || a->ndim < 1 || a->ndim > 3) {
+      status =
+          dsg_error_set(DSG_ERR_INVALID, "cannot write %s: an array of type %d and %d dimensions",
+                        a->name, (int)a->type, a->ndim);
+      break;
+    }
+    status = app_out_open(o, a->name, &fp);
+    if (status != DSG_OK)
+      break;
+    e->file = &o->files[o->nfiles - 1];
+    e->header_len = npy_header(e->header, types[a->type].descr, a->ndim, a->shape);
+    e->data = a->data;
+    e->bytes = types[a->type].elem * npy_count(a->ndim, a->shape);
+  }
+  if (status != DSG_OK) {
+    for (int i = 0; i < staged_count; i++)
+      discard(w->entries[i].file);
+    free(w->entries);
+    free(w);
+    return status;
+  }
+  w->parts = n < APP_NPY_WRITERS ? n : APP_NPY_WRITERS;
+  for (int t = 0; t < w->parts; t++) {
+    w->part[t].w = w;
+    w->part[t].part = t;
+    w->part[t].running = pthread_create(&w->part[t].thread, NULL, writer_main, &w->part[t]) == 0;
+    if (!w->part[t].running) /* no thread to be had: that part written now, on this thread */
+      writer_main(&w->part[t]);
+  }
+  *out = w;
+  return DSG_OK;
+}
+
+int app_out_npy_wait(app_out_writer *w, int status)
+{
+  if (!w)
+    return status;
+  for (int t = 0; t < w->parts; t++)
+    if (w->part[t].running)
+      pthread_join(w->part[t].thread, NULL);
+  /* synced and closed on this thread (their writeback started on the writers'); after the
+   * caller's failure, dropped */
+  for (int i = 0; i < w->n; i++) {
+    if (w->entries[i].err)
+      continue;
+    if (status == DSG_OK)
+      w->entries[i].err = settle(w->entries[i].file);
+    else
+      discard(w->entries[i].file);
+  }
+  for (int i = 0; i < w->n && status == DSG_OK; i++)
+    if (w->entries[i].err)
+      status = dsg_error_set(DSG_ERR_IO, "cannot write '%s': %s", w->entries[i].file->final,
+                             strerror(w->entries[i].err));
+  free(w->entries);
+  free(w);
+  return status;
 }
 
 int app_out_text(app_out *o, const char *name, const char *text, size_t len)

@@ -359,6 +359,19 @@ int dsg_device_pick(const dsg_device *list, int count, const char *spec, int gpu
  * compute_units, image_support, image2d_max_width, image2d_max_height, fp64}]}. No OpenCL
  * platform gives DSG_ERR_NODEVICE. *json is malloc'd (free with dsg_free). */
 int dsg_devices_json(const char *cl_device, char **json, size_t *len);
+/* Gets the OpenCL device a run with opt will use ready before the run: opens it (its context and
+ * queue) and builds every program dsg_segment builds on it with opt (the boundary detector's and
+ * the affinity's for a cue with contours; the DIA product's; the solver's), with the same build
+ * options, into the process-wide cache, where the run then finds them. Opening a GPU and building
+ * its programs take a few tenths of a second on the first run of a process: a caller can pay them
+ * on a thread of its own while it reads the image (the diaseg command does), and join it before
+ * dsg_segment. It runs a tiny image through those device paths (a few milliseconds of host work
+ * beside the device's), logs nothing and reports no progress; opt->cancel stops it. Thread-safe.
+ * matvec "cpu": nothing to do, DSG_OK at once. "auto": DSG_OK whatever happens (no GPU: nothing to
+ * do; a device that fails: the run meets the failure and falls back as it would have). "opencl":
+ * DSG_OK, or the error the run would meet on the device (DSG_ERR_NODEVICE, DSG_ERR_OPENCL,
+ * DSG_ERR_LIMIT, ...), or DSG_ERR_INVALID for options dsg_options_check refuses. */
+int dsg_prepare(const dsg_options *opt);
 
 /* ---- pictures -------------------------------------------------------------------------------
  * RGB pictures (width * height * 3 bytes, malloc'd: free with dsg_free) of the results. */

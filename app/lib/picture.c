@@ -176,15 +176,45 @@ static int alloc_rgb(int width, int height, unsigned char **rgb)
   return DSG_OK;
 }
 
+/* Labels below this get their colours from a table (label_table) */
+#define LABEL_TABLE_MAX (1 << 16)
+
+/* The colours of labels 0 .. the largest of the n labels (dsg_label_color's), looked up per pixel
+ * instead of a hue computed per pixel; NULL when a label is outside [0, LABEL_TABLE_MAX) or the
+ * table cannot be allocated: then each pixel's colour is computed. Free with free. */
+static unsigned char *label_table(const int32_t *labels, size_t n)
+{
+  int32_t lo = INT32_MAX, hi = INT32_MIN;
+  unsigned char *table;
+#pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi)
+  for (size_t i = 0; i < n; i++) {
+    lo = labels[i] < lo ? labels[i] : lo;
+    hi = labels[i] > hi ? labels[i] : hi;
+  }
+  if (n == 0 || lo < 0 || hi >= LABEL_TABLE_MAX)
+    return NULL;
+  table = malloc(((size_t)hi + 1) * 3);
+  for (int32_t l = 0; table && l <= hi; l++)
+    dsg_label_color(l, table + 3 * (size_t)l);
+  return table;
+}
+
 int dsg_picture_labels(const int32_t *labels, int width, int height, unsigned char **rgb)
 {
   const size_t n = (size_t)width * (size_t)height;
+  unsigned char *table;
   int status = alloc_rgb(width, height, rgb);
   if (status != DSG_OK)
     return status;
+  table = label_table(labels, n);
 #pragma omp parallel for schedule(static)
-  for (size_t i = 0; i < n; i++)
-    dsg_label_color(labels[i], *rgb + 3 * i);
+  for (size_t i = 0; i < n; i++) {
+    if (table)
+      memcpy(*rgb + 3 * i, table + 3 * (size_t)labels[i], 3);
+    else
+      dsg_label_color(labels[i], *rgb + 3 * i);
+  }
+  free(table);
   return DSG_OK;
 }
 
@@ -192,15 +222,18 @@ int dsg_picture_overlay(const dsg_image *img, const int32_t *labels, unsigned ch
 {
   static const unsigned char edge[3] = {255, 255, 0};
   const int w = img->width, h = img->height, c = img->channels;
+  unsigned char *table;
   int status = alloc_rgb(w, h, rgb);
   if (status != DSG_OK)
     return status;
+  table = label_table(labels, (size_t)w * (size_t)h);
 #pragma omp parallel for schedule(static)
   for (int y = 0; y < h; y++) {
     for (int x = 0; x < w; x++) {
       const size_t i = (size_t)y * (size_t)w + (size_t)x;
       const unsigned char *p = img->pixels + i * (size_t)c;
-      unsigned char *o = *rgb + 3 * i, tint[3];
+      unsigned char *o = *rgb + 3 * i, own[3];
+      const unsigned char *tint = own;
       const int l = labels[i];
       const int boundary = (x + 1 < w && labels[i + 1] != l) || (y + 1 < h && labels[i + w] != l) ||
                            (x > 0 && labels[i - 1] != l) || (y > 0 && labels[i - w] != l);
@@ -208,13 +241,17 @@ int dsg_picture_overlay(const dsg_image *img, const int32_t *labels, unsigned ch
         memcpy(o, edge, 3);
         continue;
       }
-      dsg_label_color(l, tint);
+      if (table)
+        tint = table + 3 * (size_t)l;
+      else
+        dsg_label_color(l, own);
       for (int k = 0; k < 3; k++) {
         int v = c >= 3 ? p[k] : p[0];
         o[k] = (unsigned char)((v * 3 + tint[k] + 2) / 4); /* 75% image, 25% segment colour */
       }
     }
   }
+  free(table);
   return DSG_OK;
 }
 

@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -833,19 +834,60 @@ int dsg_problem_solve(dsg_problem *p, const dsg_options *opt, dsg_result **out)
  * possible for a sliver along a boundary, leaves no gap), *count their number. */
 static int renumber(int32_t *labels, size_t n, int *count)
 {
-  int32_t top = 0, next = 0, *map;
+  int32_t top = 0, next = 0, *map, *order = NULL;
+  unsigned char *seen = NULL;
+  int parts = omp_get_max_threads(), used = 1, *found = NULL;
+#pragma omp parallel for schedule(static) reduction(max : top)
   for (size_t i = 0; i < n; i++)
     top = labels[i] > top ? labels[i] : top;
-  map = malloc(((size_t)top + 1) * sizeof(*map));
+  const size_t labels_n = (size_t)top + 1;
+  map = malloc(labels_n * sizeof(*map));
   if (!map)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %d labels", top + 1);
   for (int32_t l = 0; l <= top; l++)
     map[l] = -1;
-  for (size_t i = 0; i < n; i++) {
-    if (map[labels[i]] < 0)
-      map[labels[i]] = next++;
-    labels[i] = map[labels[i]];
+  /* the labels in order of first appearance: each thread lists the labels of its part of the
+   * image (parts in the image's order) as it first sees them; the lists, read part after part,
+   * give that order. Short of memory for the lists: one part. */
+  if (parts > 1 && n >= ((size_t)1 << 16) && labels_n <= ((size_t)1 << 24) / (size_t)parts) {
+    seen = calloc((size_t)parts * labels_n, 1);
+    order = malloc((size_t)parts * labels_n * sizeof(*order));
+    found = calloc((size_t)parts, sizeof(*found));
   }
+  if (seen && order && found) {
+#pragma omp parallel num_threads(parts)
+    {
+      const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+      const size_t i0 = n / (size_t)nt * (size_t)t +
+                        (n % (size_t)nt < (size_t)t ? n % (size_t)nt : (size_t)t),
+                   i1 = i0 + n / (size_t)nt + ((size_t)t < n % (size_t)nt);
+      unsigned char *mine = seen + (size_t)t * labels_n;
+      int32_t *list = order + (size_t)t * labels_n;
+      if (t == 0)
+        used = nt;
+      for (size_t i = i0; i < i1; i++)
+        if (!mine[labels[i]]) {
+          mine[labels[i]] = 1;
+          list[found[t]++] = labels[i];
+        }
+    }
+    for (int t = 0; t < used; t++)
+      for (int j = 0; j < found[t]; j++)
+        if (map[order[(size_t)t * labels_n + (size_t)j]] < 0)
+          map[order[(size_t)t * labels_n + (size_t)j]] = next++;
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+      labels[i] = map[labels[i]];
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      if (map[labels[i]] < 0)
+        map[labels[i]] = next++;
+      labels[i] = map[labels[i]];
+    }
+  }
+  free(seen);
+  free(order);
+  free(found);
   free(map);
   *count = next;
   return DSG_OK;

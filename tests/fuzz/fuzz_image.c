@@ -1,5 +1,6 @@
 /* libFuzzer harness: app_image_decode (PNG, JPEG, BMP, TGA, PNM through the hardened stb_image;
- * TIFF through libtiff and WebP through libwebp when the build found them; a JPEG's EXIF block).
+ * JPEG through libjpeg-turbo too, TIFF through libtiff and WebP through libwebp when the build
+ * found them; a JPEG's EXIF block). A JPEG goes through both JPEG decoders (fuzz_image_one).
  * Formats are recognised by content, so the corpus's TIFF, WebP and EXIF seeds reach their code.
  * Input: byte 0 picks the name (even: "fuzz.png", odd: "fuzz.tga"), the rest is the file.
  * A broken contract (fuzz_targets.h) aborts with the reason on stderr.

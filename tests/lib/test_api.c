@@ -531,6 +531,62 @@ static void check_colormaps(void)
         "unknown colour map: %s", dsg_error_message());
 }
 
+/* issue 17: dsg_prepare warms exactly what a run then looks up. After it, dsg_segment on the
+ * device opens nothing and builds nothing: every program it needs (the detector's and the
+ * affinity's for a cue with contours, the DIA product's, the Lanczos basis kernels) comes from
+ * the cache that dsg_prepare filled, with the same build options. --matvec cpu opens nothing;
+ * a device that does not exist is the run's error with opencl, and nothing with auto. */
+static void check_prepare(const dsg_image *img)
+{
+  static const char *const cues[2] = {"contour", "color"};
+  dsg_options opt;
+  dsg_result *r = NULL;
+  spmv_cl_cache_counts before, after;
+  for (int c = 0; c < 2; c++) {
+    spmv_cl_cache_clear();
+    dsg_options_init(&opt);
+    opt.matvec = "opencl";
+    opt.affinity = cues[c];
+    CHECK(dsg_prepare(&opt) == DSG_OK, "dsg_prepare, %s: %s", cues[c], dsg_error_message());
+    before = spmv_cl_cache_stats();
+    CHECK(before.contexts == 1 && before.programs == (c == 0 ? 4 : 2) &&
+              before.builds == before.programs,
+          "dsg_prepare, %s: %d contexts, %d programs, %ld builds", cues[c], before.contexts,
+          before.programs, before.builds);
+    CHECK(dsg_segment(img, &opt, &r) == DSG_OK, "segment after dsg_prepare, %s: %s", cues[c],
+          dsg_error_message());
+    after = spmv_cl_cache_stats();
+    CHECK(after.contexts == 1 && after.programs == before.programs &&
+              after.builds == before.builds && after.reuses >= before.reuses + before.programs,
+          "segment after dsg_prepare, %s: %d contexts, %d programs, %ld builds (%ld before), %ld "
+          "reuses (%ld before)",
+          cues[c], after.contexts, after.programs, after.builds, before.builds, after.reuses,
+          before.reuses);
+    dsg_result_destroy(r);
+    r = NULL;
+  }
+  spmv_cl_cache_clear();
+  dsg_options_init(&opt);
+  opt.matvec = "cpu";
+  before = spmv_cl_cache_stats();
+  CHECK(dsg_prepare(&opt) == DSG_OK && spmv_cl_cache_stats().contexts == 0 &&
+            spmv_cl_cache_stats().builds == before.builds,
+        "dsg_prepare, cpu: %s", dsg_error_message());
+  opt.matvec = "opencl";
+  opt.cl_device = "no such device";
+  CHECK(dsg_prepare(&opt) == DSG_ERR_NODEVICE &&
+            strstr(dsg_error_message(), "no OpenCL device matches 'no such device'"),
+        "dsg_prepare, opencl on a device that does not exist: %s", dsg_error_message());
+  opt.matvec = "auto";
+  CHECK(dsg_prepare(&opt) == DSG_OK && spmv_cl_cache_stats().contexts == 0,
+        "dsg_prepare, auto on a device that does not exist: %s", dsg_error_message());
+  opt.matvec = "gpu";
+  opt.cl_device = NULL;
+  CHECK(dsg_prepare(&opt) == DSG_ERR_INVALID && strstr(dsg_error_message(), "'gpu'"),
+        "dsg_prepare, matvec gpu: %s", dsg_error_message());
+  CHECK(dsg_prepare(NULL) == DSG_ERR_INVALID, "dsg_prepare(NULL)");
+}
+
 int main(void)
 {
   dsg_image img;
@@ -694,6 +750,7 @@ int main(void)
     dsg_device *list = NULL;
     int count = 0;
     if (dsg_devices(&list, &count) == DSG_OK && count > 0) {
+      check_prepare(&img);
       check_segment(&img, truth, "opencl", "lanczos", &lambda_other);
       CHECK(CLOSE(lambda_other, lambda_cpu, 0, 1e-4), "lambda_2: opencl %.7f, cpu %.7f",
             lambda_other, lambda_cpu);

@@ -46,10 +46,12 @@ static void test_shrink(void)
 
 /* A photo W x H, dark left of column `edge`, bright from it on; its working image and labels
  * shrunk by `f`. The boundary of the labels brought back must be at `edge` on every row. */
-static void test_upsample_labels(void)
+/* An edge inside a working pixel (edge not a multiple of F); that mixed working pixel labelled
+ * with the left side. Edge 41: one photo column of it is right of the edge (41). Edge 37: five
+ * (37..41), and photo column 37's two nearest working pixels both say left. */
+static void upsample_labels_case(int edge)
 {
   enum { W = 96, H = 24, F = 6 };
-  const int edge = 41; /* not a multiple of 6: inside working pixel 6 (columns 36..41) */
   const int w = W / F, h = H / F;
   dsg_image full, work;
   int32_t *labels = malloc((size_t)w * h * sizeof(*labels));
@@ -69,13 +71,19 @@ static void test_upsample_labels(void)
       wrong += out[y * W + x] != (x < edge ? 0 : 1);
       nearest_wrong += labels[(y / F) * w + x / F] != (x < edge ? 0 : 1);
     }
-  CHECK(wrong == 0, "%d pixels on the wrong side of the edge (nearest-neighbour: %d)", wrong,
+  CHECK(wrong == 0, "edge %d: %d pixels on the wrong side (nearest-neighbour: %d)", edge, wrong,
         nearest_wrong);
-  CHECK(nearest_wrong > 0, "the test's edge is off the working grid");
+  CHECK(nearest_wrong > 0, "edge %d: the test's edge is off the working grid", edge);
   dsg_image_free(&full);
   dsg_image_free(&work);
   free(labels);
   free(out);
+}
+
+static void test_upsample_labels(void)
+{
+  upsample_labels_case(41);
+  upsample_labels_case(37);
 }
 
 static void test_upsample_contours(void)

@@ -1,7 +1,8 @@
 /* Segmentation end to end through the library: synthetic images of k flat regions plus mild
  * noise come out as exactly those regions (adjusted Rand index >= 0.95), for intensity and for
  * colour features; k-means alone recovers well-separated blobs; the ARI itself is checked.
- * With an argument, writes the intensity test image there (data/synthetic_regions.png). */
+ * Also the output set's commit and its background writer of .npy arrays. With an argument, writes
+ * the intensity test image there (data/synthetic_regions.png). */
 #include "diaseg_internal.h"
 #include "io.h"
 #include "check.h"
@@ -280,6 +281,101 @@ static void out_commit_tests(void)
   CHECK(rmdir(dir) == 0, "%s is not empty at the end", dir);
 }
 
+/* The bytes of dir/name into buf (at most cap), -1 when unreadable. */
+static long file_bytes(const char *dir, const char *name, unsigned char *buf, size_t cap)
+{
+  char path[512];
+  FILE *f;
+  size_t n;
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  f = fopen(path, "rb");
+  if (!f)
+    return -1;
+  n = fread(buf, 1, cap, f);
+  fclose(f);
+  return (long)n;
+}
+
+/* The background writer of .npy arrays (issue 17): its files are byte for byte those of the
+ * writers one at a time, more arrays than threads included; a caller's failure keeps its status
+ * and message and leaves nothing once the set is destroyed; a name it cannot stage stages none. */
+static void out_writer_tests(void)
+{
+  char dir[] = "/tmp/diaseg-test-npy-XXXXXX", name[32];
+  static const float f[6] = {1.5f, -2.0f, 0.0f, 3.25f, 1e-7f, -0.5f};
+  static const int32_t l[4] = {0, 7, -3, 65536};
+  static const double d[4] = {0.1, -1e300, 2.5, 0.0};
+  const app_npy arrays[6] = {
+      {"f.npy", APP_NPY_F32, f, 2, {2, 3, 0}},  {"l.npy", APP_NPY_I32, l, 1, {4, 0, 0}},
+      {"d.npy", APP_NPY_F64, d, 3, {1, 2, 2}},  {"f2.npy", APP_NPY_F32, f, 1, {6, 0, 0}},
+      {"l2.npy", APP_NPY_I32, l, 2, {2, 2, 0}}, {"e.npy", APP_NPY_F32, f, 2, {0, 3, 0}}};
+  app_out *o = NULL;
+  app_out_writer *w = NULL;
+  unsigned char a[512], b[512];
+  if (!mkdtemp(dir)) {
+    CHECK(0, "mkdtemp");
+    return;
+  }
+  CHECK(app_out_begin(&o, dir) == DSG_OK, "app_out_begin: %s", dsg_error_message());
+  CHECK(app_out_npy_start(o, arrays, 6, &w) == DSG_OK && w, "app_out_npy_start: %s",
+        dsg_error_message());
+  for (int i = 0; i < 6; i++) { /* the same arrays one at a time, meanwhile */
+    const app_npy *x = &arrays[i];
+    snprintf(name, sizeof(name), "one_%s", x->name);
+    CHECK((x->type == APP_NPY_F32 ? app_out_npy_f32(o, name, x->data, x->ndim, x->shape)
+           : x->type == APP_NPY_I32
+               ? app_out_npy_i32(o, name, x->data, x->ndim, x->shape)
+               : app_out_npy_f64(o, name, x->data, x->ndim, x->shape)) == DSG_OK,
+          "%s: %s", name, dsg_error_message());
+  }
+  CHECK(app_out_npy_wait(w, DSG_OK) == DSG_OK, "app_out_npy_wait: %s", dsg_error_message());
+  CHECK(app_out_commit(o, NULL) == DSG_OK, "commit: %s", dsg_error_message());
+  app_out_destroy(o);
+  for (int i = 0; i < 6; i++) {
+    long na = file_bytes(dir, arrays[i].name, a, sizeof(a)), nb;
+    snprintf(name, sizeof(name), "one_%s", arrays[i].name);
+    nb = file_bytes(dir, name, b, sizeof(b));
+    CHECK(na > 0 && na == nb && memcmp(a, b, (size_t)na) == 0, "%s: %ld bytes, one at a time %ld",
+          arrays[i].name, na, nb);
+  }
+  CHECK(hidden_files(dir) == 0, "the writer left %d hidden files", hidden_files(dir));
+
+  /* the caller failed meanwhile: its status and message stay, the arrays go with the set */
+  o = NULL;
+  w = NULL;
+  CHECK(app_out_begin(&o, dir) == DSG_OK, "app_out_begin: %s", dsg_error_message());
+  CHECK(app_out_npy_start(o, arrays, 3, &w) == DSG_OK, "app_out_npy_start: %s",
+        dsg_error_message());
+  dsg_error_set(DSG_ERR_LIMIT, "the caller's own failure");
+  CHECK(app_out_npy_wait(w, DSG_ERR_LIMIT) == DSG_ERR_LIMIT &&
+            strcmp(dsg_error_message(), "the caller's own failure") == 0,
+        "a failed caller's status: '%s'", dsg_error_message());
+  app_out_destroy(o);
+  CHECK(hidden_files(dir) == 0, "a failed caller: %d hidden files left", hidden_files(dir));
+
+  /* a name that cannot be staged: none of the arrays is, and no writer starts */
+  o = NULL;
+  w = (app_out_writer *)1;
+  const app_npy bad[2] = {{"ok.npy", APP_NPY_F32, f, 1, {6, 0, 0}},
+                          {"no/slash.npy", APP_NPY_F32, f, 1, {6, 0, 0}}};
+  CHECK(app_out_begin(&o, dir) == DSG_OK, "app_out_begin: %s", dsg_error_message());
+  CHECK(app_out_npy_start(o, bad, 2, &w) == DSG_ERR_INVALID && w == NULL &&
+            strstr(dsg_error_message(), "no/slash.npy"),
+        "a name with a slash: '%s'", dsg_error_message());
+  CHECK(hidden_files(dir) == 0, "a name with a slash: %d files staged", hidden_files(dir));
+  CHECK(app_out_npy_wait(NULL, DSG_OK) == DSG_OK, "app_out_npy_wait(NULL)");
+  app_out_destroy(o);
+
+  for (int i = 0; i < 6; i++) {
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, arrays[i].name);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/one_%s", dir, arrays[i].name);
+    unlink(path);
+  }
+  CHECK(rmdir(dir) == 0, "%s is not empty at the end", dir);
+}
+
 int main(int argc, char **argv)
 {
   int *truth = malloc(sizeof(int) * W * H), *labels = malloc(sizeof(int) * W * H);
@@ -416,6 +512,7 @@ int main(int argc, char **argv)
     free(tru);
   }
   out_commit_tests();
+  out_writer_tests();
   free(truth);
   free(labels);
   return check_report("test_segment");
