@@ -594,19 +594,8 @@ out_free:
  * app_texton_responses' filter bank, from the same constants and functions (gauss_kernels,
  * srgb_to_linear, the dictionary), so that the device's bins are the C reference's
  * (tests/spmv/test_cl_image.c compares them). */
-typedef struct device_binning {
-  spmv_contour_binning b;
-  float linear[256];
-  float taps[6][13]; /* orders 0, 1, 2 at sigma 1, then at sigma 2 (radius 3, 6) */
-  const float *filter[6];
-  int radius[6];
-  int row[TEXTON_DIM], column[TEXTON_DIM];
-  float scale[TEXTON_DIM];
-} device_binning;
-
-static void device_binning_init(device_binning *d)
+void app_contour_binning_init(app_contour_binning *d)
 {
-  /* the same tables as app_contour_bins and app_texton_responses */
   memset(d, 0, sizeof(*d));
   for (int v = 0; v < 256; v++)
     d->linear[v] = (float)srgb_to_linear(v / 255.0);
@@ -652,7 +641,7 @@ int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const volatile sig_
   bin_smoother sm[APP_CONTOUR_CHANNELS];
   const float *taps[APP_CONTOUR_CHANNELS];
   float weight[APP_CONTOUR_PARTS];
-  device_binning binning;
+  app_contour_binning binning;
   int status = DSG_OK;
   if (!dx || !dy || !sector) {
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of a %d x %d image", w, h);
@@ -674,7 +663,7 @@ int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const volatile sig_
   }
   for (int p = 0; p < APP_CONTOUR_PARTS; p++)
     weight[p] = (float)part_weights[p];
-  device_binning_init(&binning);
+  app_contour_binning_init(&binning);
   {
     const spmv_contour_geometry g = {.ndisc = ndisc,
                                      .dx = dx,

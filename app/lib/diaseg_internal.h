@@ -47,12 +47,14 @@ int app_features(const dsg_image *img, const app_cue *cue, float **out, int *nfe
 #define APP_CONTOUR_PARTS 12       /* channel x scale, channel-major */
 #define APP_CONTOUR_ORIENTATIONS 8 /* o pi / 8, o = 0 .. 7 */
 #define APP_CONTOUR_RMAX 20        /* the largest radius */
-#define APP_CONTOUR_REACH 2        /* thinning: a pixel is kept when it is the largest within
-                                    * this many pixels on both sides along the normal */
-#define APP_TEXTON_CONTRAST 0.03   /* texton responses: F <- F log(1 + |F| / this) / |F| */
-#define APP_TEXTONS 32             /* the texton dictionary's size: the texture channel's bins */
-#define APP_TEXTON_DIM 10          /* filter responses per pixel: Gaussian derivatives x, y, xx,
-                                    * sqrt2 xy, yy of L / 100 at sigma 1 and 2 */
+#define APP_CONTOUR_REACH                                                                          \
+  2                              /* thinning: a pixel is kept when it is the largest within        \
+                                  * this many pixels on both sides along the normal */
+#define APP_TEXTON_CONTRAST 0.03 /* texton responses: F <- F log(1 + |F| / this) / |F| */
+#define APP_TEXTONS 32           /* the texton dictionary's size: the texture channel's bins */
+#define APP_TEXTON_DIM                                                                             \
+  10 /* filter responses per pixel: Gaussian derivatives x, y, xx,                                 \
+      * sqrt2 xy, yy of L / 100 at sigma 1 and 2 */
 
 typedef struct app_contour_channel {
   const char *name;
@@ -71,6 +73,19 @@ int app_contour_bins(const dsg_image *img, unsigned char *bins);
 int app_texton_responses(const float *lum, int width, int height, float *resp);
 /* The texton dictionary: APP_TEXTONS x APP_TEXTON_DIM floats, row-major (contours.c). */
 const float *app_texton_centres(void);
+/* The detector's binning on the device (spmv_image.h's spmv_contour_binning), its tables filled
+ * from the C path's own constants: the sRGB curve, the L, a, b ranges, the texton filters and
+ * the dictionary (b points into the struct and at the dictionary). */
+typedef struct app_contour_binning {
+  spmv_contour_binning b;
+  float linear[256];
+  float taps[6][13]; /* orders 0, 1, 2 at sigma 1, then at sigma 2 (radius 3, 6) */
+  const float *filter[6];
+  int radius[6];
+  int row[APP_TEXTON_DIM], column[APP_TEXTON_DIM];
+  float scale[APP_TEXTON_DIM];
+} app_contour_binning;
+void app_contour_binning_init(app_contour_binning *t);
 /* The offsets of the disc of `radius` without its centre, nearest first, with their sectors
  * (0 .. 15, see contours.c); count_within[r] (optional, radius + 1 ints): how many lie within r.
  * Returns the count, -1 when out of memory. */

@@ -405,72 +405,25 @@ static void contours_random(spmv_cl_image *im, const geometry *G, int w, int h)
 
 /* ---- the bins on the device ---- */
 
-/* The binning's tables, filled from the library's constants as app_contours_cl fills them (its
- * copy is static in contours.c; test_detector checks that both give the same outputs). */
+/* The binning's tables, as app_contours_cl hands them to the device (app_contour_binning_init),
+ * with a copy of the dictionary that a test may change. */
 typedef struct binning {
   spmv_contour_binning b;
-  float linear[256];
-  float taps[6][13];
-  const float *filter[6];
-  int radius[6], row[APP_TEXTON_DIM], column[APP_TEXTON_DIM];
-  float scale[APP_TEXTON_DIM];
+  app_contour_binning lib;
   float centres[APP_TEXTONS * APP_TEXTON_DIM];
 } binning;
 
-/* contours.c's gauss_kernels: Gaussian derivatives of order 0, 1, 2, radius ceil(3 sigma) */
-static int gauss_kernels(double sigma, float *k0, float *k1, float *k2)
-{
-  const int r = (int)ceil(3.0 * sigma);
-  double s0 = 0.0;
-  for (int x = -r; x <= r; x++)
-    s0 += exp(-0.5 * x * x / (sigma * sigma));
-  for (int x = -r; x <= r; x++) {
-    const double g = exp(-0.5 * x * x / (sigma * sigma)) / s0;
-    k0[x + r] = (float)g;
-    k1[x + r] = (float)(-x / sigma * g);
-    k2[x + r] = (float)((x * x / (sigma * sigma) - 1.0) * g);
-  }
-  return r;
-}
-
-static const float lab_lo[3] = {0.0f, -73.0f, -95.0f}, lab_hi[3] = {100.0f, 95.0f, 95.0f};
+/* the ranges of L, a, b (the binning's) */
+static float lab_lo[3], lab_hi[3];
 
 static void binning_init(binning *B)
 {
-  static const int along_rows[5] = {1, 0, 2, 1, 0}, along_columns[5] = {0, 1, 0, 1, 2};
-  static const float scale[5] = {1.0f, 1.0f, 1.0f, 1.41421356f, 1.0f};
-  memset(B, 0, sizeof(*B));
-  for (int v = 0; v < 256; v++) { /* contours.c's srgb_to_linear */
-    const double u = v / 255.0;
-    B->linear[v] = (float)(u <= 0.04045 ? u / 12.92 : pow((u + 0.055) / 1.055, 2.4));
-  }
-  for (int s = 0; s < 2; s++) {
-    const int r =
-        gauss_kernels(s == 0 ? 1.0 : 2.0, B->taps[3 * s], B->taps[3 * s + 1], B->taps[3 * s + 2]);
-    for (int k = 0; k < 3; k++) {
-      B->radius[3 * s + k] = r;
-      B->filter[3 * s + k] = B->taps[3 * s + k];
-    }
-    for (int f = 0; f < 5; f++) {
-      B->row[5 * s + f] = 3 * s + along_rows[f];
-      B->column[5 * s + f] = 3 * s + along_columns[f];
-      B->scale[5 * s + f] = scale[f];
-    }
-  }
-  memcpy(B->centres, app_texton_centres(), sizeof(B->centres));
-  B->b.linear = B->linear;
-  memcpy(B->b.lo, lab_lo, sizeof(lab_lo));
-  memcpy(B->b.hi, lab_hi, sizeof(lab_hi));
-  B->b.nfilters = 6;
-  B->b.filter_radius = B->radius;
-  B->b.filter = B->filter;
-  B->b.dim = APP_TEXTON_DIM;
-  B->b.row_filter = B->row;
-  B->b.column_filter = B->column;
-  B->b.response_scale = B->scale;
-  B->b.contrast = (float)APP_TEXTON_CONTRAST;
-  B->b.ncentres = APP_TEXTONS;
+  app_contour_binning_init(&B->lib);
+  B->b = B->lib.b;
+  memcpy(B->centres, B->lib.b.centres, sizeof(B->centres));
   B->b.centres = B->centres;
+  memcpy(lab_lo, B->b.lo, sizeof(lab_lo));
+  memcpy(lab_hi, B->b.hi, sizeof(lab_hi));
 }
 
 /* How the device's bins compare with app_contour_bins'. */
