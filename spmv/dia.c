@@ -205,6 +205,19 @@ static int uf_find(int *parent, int a)
   return a;
 }
 
+/* Joins r and r + off (off > 0) where the entry (r, r + off) on diagonal a or its mirror (r + off,
+ * r) on diagonal b (NULL: none) is above threshold: one edge of the graph read from both sides,
+ * so the pair is looked up once. */
+static void join_pair(int *parent, const float *a, const float *b, int off, int n, float threshold)
+{
+  for (int r = 0; r < n - off; r++)
+    if (fabsf(a[r]) > threshold || (b && fabsf(b[r + off]) > threshold)) {
+      const int x = uf_find(parent, r), y = uf_find(parent, r + off);
+      if (x != y)
+        parent[x > y ? x : y] = x < y ? x : y; /* the smaller index is the root */
+    }
+}
+
 int spmv_dia_components(const spmv_dia *A, float threshold, int *label, int *ncomp)
 {
   const int n = A->rows;
@@ -213,17 +226,25 @@ int spmv_dia_components(const spmv_dia *A, float threshold, int *label, int *nco
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %d union-find entries", n);
   for (int i = 0; i < n; i++)
     parent[i] = i;
+  /* every diagonal above the main one with its mirror below (an affinity has both): each pair of
+   * pixels once; a diagonal below without a mirror above on its own */
   for (int d = 0; d < A->ndiag; d++) {
     const int off = A->offsets[d];
-    const float *a = A->values + (size_t)d * A->pitch;
-    if (off == 0)
+    const float *a = A->values + (size_t)d * A->pitch, *mirror = NULL;
+    if (off == 0 || off >= n || off <= -n)
       continue;
-    for (int r = off < 0 ? -off : 0; r < (off > 0 ? n - off : n); r++) {
-      if (fabsf(a[r]) > threshold) {
-        int x = uf_find(parent, r), y = uf_find(parent, r + off);
-        if (x != y)
-          parent[x > y ? x : y] = x < y ? x : y; /* the smaller index is the root */
-      }
+    for (int e = 0; e < A->ndiag; e++)
+      if (A->offsets[e] == -off)
+        mirror = A->values + (size_t)e * A->pitch;
+    if (off > 0) {
+      join_pair(parent, a, mirror, off, n, threshold);
+    } else if (!mirror) { /* (r, r + off) for r >= -off: the pair (r + off, r) read from below */
+      for (int r = -off; r < n; r++)
+        if (fabsf(a[r]) > threshold) {
+          const int x = uf_find(parent, r + off), y = uf_find(parent, r);
+          if (x != y)
+            parent[x > y ? x : y] = x < y ? x : y;
+        }
     }
   }
   /* roots are the smallest index of their component: number them in row order */

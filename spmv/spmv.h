@@ -60,7 +60,8 @@ double spmv_dia_row_error(const spmv_dia *A, const float *x, const float *y, con
 void spmv_dia_mul(const spmv_dia *A, const float *x, float *y);
 
 /* Connected components of the graph whose edges are the entries |a_ij| > threshold (i != j).
- * label (rows ints) receives 0 .. *ncomp - 1, numbered by first appearance in row order.
+ * label (rows ints) receives 0 .. *ncomp - 1, numbered by first appearance in row order. Each
+ * pair i, j is looked up once, from a diagonal above the main one and its mirror below.
  * Returns DSG_OK or DSG_ERR_NOMEM. */
 int spmv_dia_components(const spmv_dia *A, float threshold, int *label, int *ncomp);
 

@@ -1,16 +1,109 @@
 /* The threaded C product and the matvec interface equal the scalar reference on random DIA
- * matrices of awkward sizes; the reference itself equals a dense product. */
+ * matrices of awkward sizes; the reference itself equals a dense product. The connected
+ * components (spmv_dia_components, which reads each pixel pair once from a diagonal and its
+ * mirror) equal a label propagation over every stored entry, and hand-made cases where only the
+ * lower side of a pair, or only a diagonal below the main one, links two rows. */
 #include "check.h"
 #include "spmv.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* A random DIA matrix: ndiag distinct offsets in (-rows, rows) always including 0, values in
  * [-1, 1] where the column is inside, zero elsewhere (the layout's invariant). */
 
+/* The reference: every row takes the smallest label among the rows it is linked to (|a| >
+ * threshold either way) until nothing changes; then numbered by first appearance. */
+static int components_reference(const spmv_dia *A, float threshold, int *label)
+{
+  const int n = A->rows;
+  int *lab = malloc((size_t)n * sizeof(*lab)), *id = malloc((size_t)n * sizeof(*id)), count = 0;
+  for (int i = 0; i < n; i++) {
+    lab[i] = i;
+    id[i] = -1;
+  }
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (int d = 0; d < A->ndiag; d++)
+      for (int r = 0; r < n; r++) {
+        const int c = r + A->offsets[d];
+        if (A->offsets[d] == 0 || c < 0 || c >= n ||
+            !(fabsf(A->values[(size_t)d * A->pitch + r]) > threshold))
+          continue;
+        const int m = lab[r] < lab[c] ? lab[r] : lab[c];
+        changed |= lab[r] != m || lab[c] != m;
+        lab[r] = lab[c] = m;
+      }
+  }
+  for (int i = 0; i < n; i++) {
+    if (id[lab[i]] < 0)
+      id[lab[i]] = count++;
+    label[i] = id[lab[i]];
+  }
+  free(lab);
+  free(id);
+  return count;
+}
+
+static void test_components(void)
+{
+  static const int sizes[] = {1, 2, 5, 33, 1000, 4097};
+  static const int ndiags[] = {1, 3, 81};
+  for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+    for (size_t q = 0; q < sizeof(ndiags) / sizeof(ndiags[0]); q++) {
+      const int n = sizes[s];
+      spmv_dia *A = test_random_dia(n, ndiags[q]);
+      int *got = malloc((size_t)n * sizeof(*got)), *want = malloc((size_t)n * sizeof(*want));
+      int ngot = -1, wrong = 0;
+      /* 0.9: most entries below it, so that the graph has many components */
+      CHECK(spmv_dia_components(A, 0.9f, got, &ngot) == DSG_OK, "components");
+      const int nwant = components_reference(A, 0.9f, want);
+      for (int i = 0; i < n; i++)
+        wrong += got[i] != want[i];
+      CHECK(ngot == nwant && wrong == 0, "n %d, %d diagonals: %d components (want %d), %d rows off",
+            n, ndiags[q], ngot, nwant, wrong);
+      free(got);
+      free(want);
+      spmv_dia_destroy(A);
+    }
+  {
+    /* offsets -2, 0, 2: the pair (1, 3) above threshold only on the lower side (row 3) */
+    const int offsets[] = {-2, 0, 2}, want[6] = {0, 1, 2, 1, 3, 4};
+    spmv_dia *A = NULL;
+    int got[6], count = 0, wrong = 0;
+    CHECK(spmv_dia_create(&A, 6, 3, offsets) == DSG_OK, "create");
+    if (A) {
+      A->values[3] = 1.0f; /* diagonal 0 (offset -2), row 3: entry (3, 1) */
+      CHECK(spmv_dia_components(A, 0.5f, got, &count) == DSG_OK, "components");
+      for (int i = 0; i < 6; i++)
+        wrong += got[i] != want[i];
+      CHECK(count == 5 && wrong == 0, "a pair linked from below: %d components, %d rows off", count,
+            wrong);
+    }
+    spmv_dia_destroy(A);
+  }
+  {
+    /* offsets -1, 0 (no diagonal above): a chain linked from below only */
+    const int offsets[] = {-1, 0};
+    spmv_dia *A = NULL;
+    int got[5], count = 0;
+    CHECK(spmv_dia_create(&A, 5, 2, offsets) == DSG_OK, "create");
+    if (A) {
+      for (int r = 1; r < 5; r++)
+        A->values[r] = 1.0f;
+      A->values[3] = 0.0f; /* (3, 2) cut: {0, 1, 2} and {3, 4} */
+      CHECK(spmv_dia_components(A, 0.5f, got, &count) == DSG_OK, "components");
+      CHECK(count == 2 && got[0] == 0 && got[2] == 0 && got[3] == 1 && got[4] == 1,
+            "a chain below the diagonal: %d components", count);
+    }
+    spmv_dia_destroy(A);
+  }
+}
+
 int main(void)
 {
+  test_components();
   static const int sizes[] = {1, 2, 3, 5, 31, 32, 33, 127, 1000, 1023, 1025, 4097, 70001};
   static const int ndiags[] = {1, 3, 81, 317};
   for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
