@@ -206,12 +206,12 @@ static int uf_find(int *parent, int a)
 }
 
 /* Joins r and r + off (off > 0) where the entry (r, r + off) on diagonal a or its mirror (r + off,
- * r) on diagonal b (NULL: none) is above threshold: one edge of the graph read from both sides,
- * so the pair is looked up once. */
+ * r) on diagonal b is above threshold (either NULL: none): one edge of the graph read from both
+ * sides, so the pair is looked up once. */
 static void join_pair(int *parent, const float *a, const float *b, int off, int n, float threshold)
 {
   for (int r = 0; r < n - off; r++)
-    if (fabsf(a[r]) > threshold || (b && fabsf(b[r + off]) > threshold)) {
+    if ((a && fabsf(a[r]) > threshold) || (b && fabsf(b[r + off]) > threshold)) {
       const int x = uf_find(parent, r), y = uf_find(parent, r + off);
       if (x != y)
         parent[x > y ? x : y] = x < y ? x : y; /* the smaller index is the root */
@@ -236,16 +236,10 @@ int spmv_dia_components(const spmv_dia *A, float threshold, int *label, int *nco
     for (int e = 0; e < A->ndiag; e++)
       if (A->offsets[e] == -off)
         mirror = A->values + (size_t)e * A->pitch;
-    if (off > 0) {
+    if (off > 0)
       join_pair(parent, a, mirror, off, n, threshold);
-    } else if (!mirror) { /* (r, r + off) for r >= -off: the pair (r + off, r) read from below */
-      for (int r = -off; r < n; r++)
-        if (fabsf(a[r]) > threshold) {
-          const int x = uf_find(parent, r + off), y = uf_find(parent, r);
-          if (x != y)
-            parent[x > y ? x : y] = x < y ? x : y;
-        }
-    }
+    else if (!mirror) /* the pairs (r + off, r) below the main diagonal, read from below only */
+      join_pair(parent, NULL, a, -off, n, threshold);
   }
   /* roots are the smallest index of their component: number them in row order */
   for (int i = 0; i < n; i++) {
