@@ -2,7 +2,7 @@
 """BSDS500 evaluation of boundary detectors (soft boundary maps), as the benchmark's boundaryBench.
 
     python3 tests/bsds/run_contours.py --bsds /work/shared/bsds --split val [--limit N]
-        [--methods diaseg-contours,sobel,sobel-nms] [--diaseg build/app/diaseg] [--nthresh 33]
+        [--methods diaseg-contours,diaseg-gpb,sobel,sobel-nms] [--diaseg build/app/diaseg] [--nthresh 33]
         [--jobs 2] [--cache /tmp/bsds_cache] [--json OUT.json] [--markdown OUT.md] [--plot PR.png]
         [--show ID,ID --show-dir DIR [--seg NAME=PATTERN ...]]
 
@@ -16,6 +16,9 @@ Methods:
   diaseg-contours  `<diaseg> contours IMG -o TMPDIR -q [--diaseg-args ...]`, then TMPDIR/contours.npy
                    (already non-max suppressed); the cache is keyed by a hash of the diaseg binary,
                    so a rebuild recomputes the maps
+  diaseg-gpb       `<diaseg> segment IMG -o TMPDIR -q --pictures 0 [--diaseg-args ...]`, then
+                   TMPDIR/contours.npy: the default segment's map, gPb (the detector with the
+                   eigenvectors' spectral term, --spectral-weight) thinned; keyed likewise
   sobel            skimage.filters.sobel of the grey image (rgb2gray), divided by its maximum in
                    the image: a labelled baseline, NOT thinned to ridges (the benchmark's
                    thinning of each thresholded map then gives skeletons of wide bands)
@@ -49,7 +52,9 @@ try:
 except ImportError as e:  # pragma: no cover
     sys.exit("run_contours.py needs NumPy and SciPy (%s)" % e)
 
-ALL_METHODS = ["diaseg-contours", "sobel", "sobel-nms"]
+ALL_METHODS = ["diaseg-contours", "diaseg-gpb", "sobel", "sobel-nms"]
+DIASEG_METHODS = {"diaseg-contours": ["contours"],
+                  "diaseg-gpb": ["segment", "--pictures", "0"]}
 SCORE_VERSION = 1   # bump when metrics.boundary_pr_image's counts change
 
 
@@ -99,10 +104,11 @@ def normalise(m):
 
 def boundary_map(method, img_path, opts):
     """The soft boundary map (float32, H x W, [0, 1]) of one image, and notes."""
-    if method == "diaseg-contours":
+    if method in DIASEG_METHODS:
         with tempfile.TemporaryDirectory(prefix="bsds-contours-") as d:
             out = os.path.join(d, "out")
-            cmd = [opts["diaseg"], "contours", img_path, "-o", out, "-q"] + opts["diaseg_args"]
+            cmd = ([opts["diaseg"], DIASEG_METHODS[method][0], img_path, "-o", out, "-q"] +
+                   DIASEG_METHODS[method][1:] + opts["diaseg_args"])
             p = subprocess.run(cmd, capture_output=True, text=True)
             if p.returncode != 0:
                 raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()))
@@ -328,7 +334,7 @@ def main(argv=None):
     for m in methods:
         if m not in ALL_METHODS:
             raise SystemExit("unknown method %s (known: %s)" % (m, ", ".join(ALL_METHODS)))
-    if any(m != "diaseg-contours" for m in methods) or show:
+    if any(m not in DIASEG_METHODS for m in methods) or show:
         need_skimage("the sobel baselines and --show")
     segs = []
     for s in args.seg:
@@ -342,7 +348,7 @@ def main(argv=None):
     conf = {}
     for m in methods:
         params = {"method": m}
-        if m == "diaseg-contours":
+        if m in DIASEG_METHODS:
             check_diaseg_contours(opts["diaseg"])
             params.update(binary=file_hash(opts["diaseg"]), args=opts["diaseg_args"])
         tag = hashlib.sha1(json.dumps(params, sort_keys=True).encode()).hexdigest()[:10]
