@@ -296,11 +296,13 @@ contour_gradients(__global const uchar *pad, const int pw, const int plane, cons
 
 /* The combination: z(o) = sum_p weight[p] grad_p(o); v(o) = (logistic(bias + z) - s0) / (1 - s0);
  * strength = max_o v (the first o that reaches it into orientation); parts[p] = max(0, max_o
- * grad_p(o)). parts may be unused (want_parts 0). */
+ * grad_p(o)); oriented[o * n + i] = v(o). parts and oriented may be unused (want_parts,
+ * want_oriented 0). */
 __kernel void contour_combine(__global const float *grad, const int n, const int nparts,
                               __constant float *weight, const float bias, const float s0,
                               __global float *strength, __global uchar *orientation,
-                              const int want_parts, __global float *parts)
+                              const int want_parts, __global float *parts,
+                              const int want_oriented, __global float *oriented)
 {
   const int i = get_global_id(0);
   if (i >= n)
@@ -312,6 +314,8 @@ __kernel void contour_combine(__global const float *grad, const int n, const int
     for (int p = 0; p < nparts; p++)
       z += weight[p] * grad[((size_t)p * NORIENT + o) * n + i];
     const float v = (1.0f / (1.0f + exp(-(bias + z))) - s0) / (1.0f - s0);
+    if (want_oriented)
+      oriented[(size_t)o * n + i] = v;
     if (v > best) {
       best = v;
       arg = o;

@@ -91,6 +91,8 @@ typedef struct spmv_contour_outputs {
   float *strength;            /* n: the combination's largest value over the orientations */
   unsigned char *orientation; /* n: the first orientation that reaches it */
   float *thin;                /* n: strength after non-maximum suppression */
+  float *oriented;            /* norient * n: the combination v(o) at every orientation, o-major
+                               * (the spectral term joins it there: gPb) */
 } spmv_contour_outputs;
 
 /* The detector on the device: the gradients (as spmv_cl_contour_gradients, kept on the device),

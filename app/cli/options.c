@@ -139,7 +139,8 @@ static const opt_def options[] = {
     {"grouping", 0, "HOW", OPT_GROUPING, CMD_BIT(APP_CMD_SEGMENT),
      "hierarchy (default: cuts of the region hierarchy) or kmeans (of the eigenvectors)"},
     {"spectral-weight", 0, "W", OPT_SPECTRAL_WEIGHT, CMD_BIT(APP_CMD_SEGMENT),
-     "hierarchy: weight of the eigenvectors' gradient beside the contours (default 0)"},
+     "hierarchy: weight of the eigenvectors' oriented gradients joining the contours (gPb; 0: the "
+     "contours alone; default 0.2)"},
     {"min-region", 0, "PIXELS", OPT_MIN_REGION, CMD_BIT(APP_CMD_SEGMENT),
      "hierarchy: smaller regions merge first (default 0: max(pixels / 1500, 32))"},
     {"threshold", 0, "T", OPT_THRESHOLD, CMD_BIT(APP_CMD_SEGMENT),

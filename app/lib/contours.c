@@ -528,6 +528,32 @@ void app_contour_combine(const float *grad, int w, int h, float *strength, float
   }
 }
 
+void app_contour_gpb(const float *oriented, const float *spectral, double weight, int w, int h,
+                     float *strength, unsigned char *orientation)
+{
+  const size_t n = (size_t)w * h;
+  const double s0 = 1.0 / (1.0 + exp(-part_bias));
+  const double half = log((0.5 * (1.0 - s0) + s0) / (0.5 * (1.0 - s0))) - part_bias;
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++) {
+    double best = -1.0;
+    int arg = 0;
+    for (int o = 0; o < APP_CONTOUR_ORIENTATIONS; o++) {
+      /* back to the combination: v = (q - s0) / (1 - s0), q = logistic(bias + z) */
+      double q = oriented[(size_t)o * n + i] * (1.0 - s0) + s0;
+      q = q < s0 ? s0 : q > 1.0 - 1e-12 ? 1.0 - 1e-12 : q;
+      const double x = log(q / (1.0 - q)) - part_bias + weight * spectral[(size_t)o * n + i];
+      const double v = x > 0.0 ? x / (x + half) : 0.0;
+      if (v > best) {
+        best = v;
+        arg = o;
+      }
+    }
+    strength[i] = (float)best;
+    orientation[i] = (unsigned char)arg;
+  }
+}
+
 void app_contour_thin(const float *m, const unsigned char *orientation, int w, int h, float *out)
 {
 #pragma omp parallel for schedule(static)
@@ -550,7 +576,7 @@ void app_contour_thin(const float *m, const unsigned char *orientation, int w, i
 /* ---- the detector ------------------------------------------------------------------------ */
 
 int app_contours(const dsg_image *img, const volatile sig_atomic_t *cancel, float *strength,
-                 float *parts, float *soft)
+                 float *parts, float *soft, float *oriented)
 {
   const int w = img->width, h = img->height;
   const size_t n = (size_t)w * h;
@@ -578,7 +604,7 @@ int app_contours(const dsg_image *img, const volatile sig_atomic_t *cancel, floa
         }
         parts[(size_t)p * n + i] = best;
       }
-  app_contour_combine(grad, w, h, peak, NULL, orientation);
+  app_contour_combine(grad, w, h, peak, oriented, orientation);
   app_contour_thin(peak, orientation, w, h, strength);
   if (soft)
     memcpy(soft, peak, n * sizeof(*soft));
@@ -631,7 +657,7 @@ void app_contour_binning_init(app_contour_binning *d)
  * combination and thinning all run there, the tables handed over as data (spmv_image.h); only
  * the outputs asked for come back. */
 int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const volatile sig_atomic_t *cancel,
-                    float *strength, float *parts, float *soft)
+                    float *strength, float *parts, float *soft, float *oriented)
 {
   const int w = img->width, h = img->height, R = APP_CONTOUR_RMAX;
   const int cap = (2 * R + 1) * (2 * R + 1);
@@ -679,7 +705,7 @@ int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const volatile sig_
                                      .smooth = taps,
                                      .reach = APP_CONTOUR_REACH};
     /* the strength before thinning stays on the device unless soft asks for it */
-    const spmv_contour_outputs o = {NULL, parts, soft, NULL, strength};
+    const spmv_contour_outputs o = {NULL, parts, soft, NULL, strength, oriented};
     status = spmv_cl_contours_rgb(im, &g, &binning.b, weight, (float)part_bias, img->pixels,
                                   img->channels, w, h, &o, NULL, NULL);
   }
@@ -691,11 +717,11 @@ out:
 }
 
 int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const dsg_image *img,
-                    float *strength, float *parts, float *soft)
+                    float *strength, float *parts, float *soft, float *oriented)
 {
   int status = DSG_OK;
   if (*im) {
-    status = app_contours_cl(*im, img, opt->cancel, strength, parts, soft);
+    status = app_contours_cl(*im, img, opt->cancel, strength, parts, soft, oriented);
     if (status != DSG_OK && status != DSG_ERR_INTERRUPTED && status != DSG_ERR_NOMEM &&
         strcmp(opt->matvec, "auto") == 0) { /* "opencl": failures are errors */
       app_log(opt, DSG_LOG_WARNING, "the contours failed on OpenCL (%s); taking the C path",
@@ -707,7 +733,7 @@ int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const dsg_image 
       return status;
     }
   }
-  return app_contours(img, opt->cancel, strength, parts, soft);
+  return app_contours(img, opt->cancel, strength, parts, soft, oriented);
 }
 
 int dsg_contours(const dsg_image *img, const dsg_options *opt, float **strength, float **parts)
@@ -752,7 +778,7 @@ int dsg_contours(const dsg_image *img, const dsg_options *opt, float **strength,
   }
   status = app_image_device(opt, &im);
   if (status == DSG_OK)
-    status = app_contours_on(&im, opt, work, s, p, NULL);
+    status = app_contours_on(&im, opt, work, s, p, NULL, NULL);
   spmv_cl_image_destroy(im);
   if (status == DSG_OK && work != img) {
     float *bigp = NULL;

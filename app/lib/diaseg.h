@@ -100,11 +100,15 @@ typedef struct dsg_options {
   int nks;
   /* "hierarchy" (default): cuts of the region hierarchy (watershed regions of the boundary map E
    * merged by boundary strength, docs/PIPELINE.md) at k regions, k up to DSG_MAX_CUT and not
-   * bounded by nev; "kmeans": k-means++ on the spectral embedding. E = the contour cue's
-   * strength (before thinning) + spectral_weight * the spectral gradient of the eigenvectors
-   * (the gradient alone for a cue without contours). */
+   * bounded by nev; "kmeans": k-means++ on the spectral embedding. E = gPb: the contour cue's
+   * combination at every orientation with spectral_weight * the eigenvectors' oriented
+   * gradients added inside its logistic, before thinning (the contour cue's strength alone at
+   * spectral_weight 0; the spectral gradient alone for a cue without contours); the result's
+   * contours are then gPb thinned. */
   const char *grouping;
-  double spectral_weight; /* >= 0; default 0: on BSDS500 train the term lowered every measure */
+  /* >= 0; default DSG_SPECTRAL_WEIGHT. Read when the problem is made (dsg_problem_create): a
+   * problem made at 0 keeps the contour cue's strength whatever a later call asks. */
+  double spectral_weight;
   int min_region; /* hierarchy: regions below this many pixels merge first; 0: max(n / 1500, 32) */
   /* hierarchy: > 0 cuts at this level instead of at k regions (the boundaries above it stay;
    * levels are the UCM's, in [0, 1) for the contour cues), and k and ks are not read; 0: k */
@@ -148,10 +152,13 @@ typedef struct dsg_options {
 #define DSG_MAX_K 64 /* k-means segments at most, and k values in a list at most */
 /* k = DSG_K_AUTO (the default) chooses the scale: grouping "hierarchy" cuts at level
  * DSG_AUTO_THRESHOLD, the UCM threshold of the best Covering and boundary F on BSDS500 train
- * (docs/QUALITY.md); "kmeans" takes the k in [2, nev - 1] before the largest eigengap
- * lambda_k - lambda_(k+1). The report says which ("scale"). */
+ * (the default options: gPb from nev 8 eigenvectors; docs/QUALITY.md); "kmeans" takes the k in [2,
+ * nev - 1] before the largest eigengap lambda_k - lambda_(k+1). The report says which ("scale"). */
 #define DSG_K_AUTO (-1)
-#define DSG_AUTO_THRESHOLD 0.63
+#define DSG_AUTO_THRESHOLD 0.6
+/* The spectral term's weight in gPb (spectral_weight): the best boundary F of segment's
+ * contours on BSDS500 train (docs/QUALITY.md, "gPb"). */
+#define DSG_SPECTRAL_WEIGHT 0.2
 #define DSG_MAX_CUT 9999  /* regions of a cut of the hierarchy at most */
 #define DSG_MAX_RADIUS 30 /* disc radius at most */
 /* The default working resolution (work_pixels): BSDS500's photographs (481 x 321) are segmented
@@ -174,9 +181,9 @@ typedef struct dsg_options {
 #define DSG_TOL_VECTORS 1e-5
 
 /* The defaults: k auto, tol auto, work_pixels DSG_WORK_PIXELS, seed 1, restarts 8, grouping
- * hierarchy, spectral_weight 0, min_region 0 (automatic), affinity contour, radius 5, sigma_i 0.1,
- * sigma_x 4, sigma_c 0.1, nev 8, tol 1e-5, max_iter 1000, lanczos, auto; no list of k (ks NULL, nks
- * 0); no callbacks. */
+ * hierarchy, spectral_weight DSG_SPECTRAL_WEIGHT, min_region 0 (automatic), affinity contour,
+ * radius 5, sigma_i 0.1, sigma_x 4, sigma_c 0.1, nev 8, tol 1e-5, max_iter 1000, lanczos, auto; no
+ * list of k (ks NULL, nks 0); no callbacks. */
 void dsg_options_init(dsg_options *opt);
 /* Checks opt on its own (names, ranges, every k of ks, tol against DSG_MIN_TOL), before any work.
  * Returns DSG_OK or DSG_ERR_INVALID. */

@@ -98,22 +98,31 @@ int app_contour_gradients(const unsigned char *bins, int width, int height,
  * 8 n floats) the combination at every orientation. */
 void app_contour_combine(const float *grad, int width, int height, float *strength, float *oriented,
                          unsigned char *orientation);
+/* gPb: the spectral term (spectral, APP_CONTOUR_ORIENTATIONS n floats as app_spectral_gradient
+ * writes them) joins the detector's combination at every orientation (oriented, as
+ * app_contour_combine writes it), in its linear part: x(o) = z(o) + weight spectral(o), z the
+ * weighted sum of the parts (recovered from the logistic), then v(o) = x / (x + x_half), x_half
+ * the z of strength 0.5: no saturation (the logistic of x = 40, where a strong spectral edge
+ * takes it, is 1 in float and flattens the crest); strength = max_o v, orientation its o. */
+void app_contour_gpb(const float *oriented, const float *spectral, double weight, int width,
+                     int height, float *strength, unsigned char *orientation);
 /* Non-maximum suppression of m across each pixel's orientation: kept where larger than the
  * bilinear samples 1 .. APP_CONTOUR_REACH pixels along the normal on one side and not smaller
  * on the other. */
 void app_contour_thin(const float *m, const unsigned char *orientation, int width, int height,
                       float *out);
 /* The detector: thinned strength (n floats) and, optional, each part's maximum over orientations
- * (parts n floats each) and the strength before thinning (soft, n floats). */
+ * (parts n floats each), the strength before thinning (soft, n floats) and the combination at
+ * every orientation (oriented, APP_CONTOUR_ORIENTATIONS n floats, orientation-major). */
 int app_contours(const dsg_image *img, const volatile sig_atomic_t *cancel, float *strength,
-                 float *parts, float *soft);
+                 float *parts, float *soft, float *oriented);
 /* The same with the gradients, combination and thinning on an OpenCL device (spmv_image.h). */
 int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const volatile sig_atomic_t *cancel,
-                    float *strength, float *parts, float *soft);
+                    float *strength, float *parts, float *soft, float *oriented);
 /* The detector on *im (app_image_device; NULL: the C path). When the device fails and
  * opt->matvec is "auto", a warning, *im is destroyed and set to NULL, and the C path runs. */
 int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const dsg_image *img,
-                    float *strength, float *parts, float *soft);
+                    float *strength, float *parts, float *soft, float *oriented);
 
 /* dst = src convolved with kx (2r + 1 taps) along rows, then ky along columns, borders
  * reflected; tmp holds width * height floats */
@@ -148,9 +157,10 @@ int app_hierarchy_cut(const app_hierarchy *H, int k, double threshold, int32_t *
  * level (BSDS500's ucm2). */
 void app_hierarchy_ucm(const app_hierarchy *H, float *ucm);
 void app_hierarchy_free(app_hierarchy *H);
-/* The spectral boundary term from eigenpairs (see hierarchy.c), width * height floats. */
-int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, int width, int height,
-                          float *out);
+/* The spectral boundary term from eigenpairs (see hierarchy.c): norient * width * height floats,
+ * orientation-major, or with norient 0 the unoriented gradient, width * height floats. */
+int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, const spmv_dia *N,
+                          int width, int height, int norient, float *out);
 
 /* ---- affinity ---------------------------------------------------------------------------- */
 

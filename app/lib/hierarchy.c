@@ -414,13 +414,28 @@ out:
   return status;
 }
 
-/* sum over the eigenvectors j >= 1 of |grad v_j| / sqrt(1 - mu_j), v_j = D^-1/2 u_j scaled to
- * [0, 1], the gradient by Gaussian derivatives of sigma 1: the spectral boundary term of gPb
- * (Arbelaez et al. 2011, section 3.2); 1 - mu_j is the generalised eigenvalue of the cut */
-int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, int w, int h,
-                          float *out)
+/* The spectral boundary term of gPb (Arbelaez et al. 2011, section 3.2): the sum over the
+ * eigenvectors j >= 1 of |d v_j| / sqrt(1 - mu_j), v_j = D^-1/2 u_j scaled to [0, 1], d the
+ * derivative by Gaussian derivatives of sigma 1 across orientation o (the edge along o pi /
+ * norient, as the detector's: d = -sin(theta) d/dx + cos(theta) d/dy) into out[o n + i], or with
+ * norient 0 the gradient's magnitude into out[i]; 1 - mu_j is the generalised eigenvalue of the
+ * cut. Pairs with 1 - mu_j <= 1e-6 (other components' indicators) and constant vectors add
+ * nothing.
+ * A pixel that the contour cue nearly cuts off (degree below APP_SPECTRAL_ISOLATED of the mean:
+ * the pixels on a strong contour) has u_i ~ sqrt(d_i) times its neighbours' v, far below the
+ * solver's absolute error, so D^-1/2 u is noise there (0 where the solver left it 0, which moved
+ * the spectral crest a pixel off the contour, onto the side of the vector's support). With N
+ * (optional) its v comes from one product instead, as the generalised eigenproblem has it:
+ * v_i = (N u)_i / (mu sqrt(d_i)) = sum_j (W_ij / d_i) v_j / mu, a weighted mean of its
+ * neighbours' values. */
+#define APP_SPECTRAL_ISOLATED 1e-2
+int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, const spmv_dia *N,
+                          int w, int h, int norient, float *out)
 {
   const size_t n = (size_t)w * h;
+  double mean_degree = 0.0;
+  for (size_t i = 0; i < n; i++)
+    mean_degree += sqrt_degree[i] * sqrt_degree[i] / (double)n;
   float *v = malloc(n * sizeof(float)), *tmp = malloc(n * sizeof(float));
   float *gx = malloc(n * sizeof(float)), *gy = malloc(n * sizeof(float));
   float k0[7], k1[7];
@@ -438,7 +453,7 @@ int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, int 
       k1[t + 3] = (float)(-t * exp(-0.5 * t * t) / s0);
     }
   }
-  memset(out, 0, n * sizeof(*out));
+  memset(out, 0, (norient > 0 ? (size_t)norient : 1) * n * sizeof(*out));
   for (int j = 1; j < res->nconv; j++) {
     const double mu = res->values[j], lam = 1.0 - mu;
     if (!(lam > 1e-6))
@@ -446,7 +461,17 @@ int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, int 
     const float *u = res->vectors + (size_t)j * n;
     float lo = HUGE_VALF, hi = -HUGE_VALF;
     for (size_t i = 0; i < n; i++) {
-      v[i] = (float)(u[i] / sqrt_degree[i]);
+      double vi = u[i] / sqrt_degree[i];
+      if (N && sqrt_degree[i] * sqrt_degree[i] < APP_SPECTRAL_ISOLATED * mean_degree) {
+        double s = 0.0;
+        for (int d = 0; d < N->ndiag; d++) {
+          const long c = (long)i + N->offsets[d];
+          if (c >= 0 && c < (long)n)
+            s += (double)N->values[(size_t)d * N->pitch + i] * u[c];
+        }
+        vi = s / (mu * sqrt_degree[i]);
+      }
+      v[i] = (float)vi;
       lo = v[i] < lo ? v[i] : lo;
       hi = v[i] > hi ? v[i] : hi;
     }
@@ -455,8 +480,16 @@ int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, int 
     const float scale = (float)(1.0 / ((double)(hi - lo) * sqrt(lam)));
     app_conv_sep(v, w, h, k1, k0, 3, tmp, gx);
     app_conv_sep(v, w, h, k0, k1, 3, tmp, gy);
-    for (size_t i = 0; i < n; i++)
-      out[i] += scale * sqrtf(gx[i] * gx[i] + gy[i] * gy[i]);
+    if (norient <= 0)
+      for (size_t i = 0; i < n; i++)
+        out[i] += scale * sqrtf(gx[i] * gx[i] + gy[i] * gy[i]);
+    for (int o = 0; o < norient; o++) {
+      const double th = o * (M_PI / norient);
+      const float nx = (float)(-sin(th) * scale), ny = (float)(cos(th) * scale);
+      float *d = out + (size_t)o * n;
+      for (size_t i = 0; i < n; i++)
+        d[i] += fabsf(nx * gx[i] + ny * gy[i]);
+    }
   }
 out:
   free(v);

@@ -21,6 +21,8 @@ struct dsg_problem {
   double t_start;  /* dsg_seconds() when it was created: the progress reports' elapsed_s */
   float *contours; /* the boundary detector's strength when the cue uses it, else NULL */
   float *soft;     /* the same before thinning (the hierarchy's boundary map) */
+  float *oriented; /* the detector's combination at each orientation, when the spectral term
+                    * joins it (gPb); else NULL */
 };
 
 const char *dsg_version(void) { return DIASEG_VERSION; }
@@ -37,7 +39,7 @@ void dsg_options_init(dsg_options *opt)
   opt->sigma_x = 4.0;
   opt->sigma_c = 0.1;
   opt->grouping = "hierarchy";
-  opt->spectral_weight = 0.0;
+  opt->spectral_weight = DSG_SPECTRAL_WEIGHT;
   opt->work_pixels = DSG_WORK_PIXELS;
   opt->nev = 8;
   opt->ncv = 0;
@@ -70,8 +72,9 @@ double app_tol(const dsg_options *opt)
 {
   if (opt->tol != DSG_TOL_AUTO)
     return opt->tol;
-  if (app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY && (opt->k != 0 || opt->nks > 0) &&
-      opt->spectral_weight == 0.0) /* the eigenvectors draw pictures only */
+  /* the hierarchy's labels do not move with a tighter solve: its pictures and its spectral
+   * term were measured at DSG_TOL_HIERARCHY (docs/QUALITY.md) */
+  if (app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY && (opt->k != 0 || opt->nks > 0))
     return DSG_TOL_HIERARCHY;
   return DSG_TOL_VECTORS;
 }
@@ -340,12 +343,13 @@ static int check_image(const dsg_image *img)
 
 /* Features, the contours if the cue takes them, and N of img (the affinity alone: no
  * components). *contours (optional) receives the detector's strength map (n floats, NULL for a
- * cue without contours) and *t_contours its seconds. */
+ * cue without contours), *soft and *oriented (optional) the same before thinning and at every
+ * orientation, and *t_contours its seconds. */
 static int build_affinity(const dsg_image *img, const dsg_options *opt, const app_cue *cue,
                           spmv_dia **N, double **sqrt_degree, float **contours, float **soft,
-                          double *t_contours, app_progress *pr)
+                          float **oriented, double *t_contours, app_progress *pr)
 {
-  float *soft_map = NULL;
+  float *soft_map = NULL, *oriented_map = NULL;
   app_affinity_params ap = {opt->radius, opt->sigma_i, opt->sigma_x, NULL, opt->sigma_c, NULL};
   float *features = NULL, *edges = NULL;
   int nfeat = 0, status = DSG_OK;
@@ -356,6 +360,8 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
     *contours = NULL;
   if (soft)
     *soft = NULL;
+  if (oriented)
+    *oriented = NULL;
   if (t_contours)
     *t_contours = 0.0;
   progress_stage(pr, cue->contours ? STAGE_CONTOURS : STAGE_AFFINITY);
@@ -368,11 +374,12 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
     const size_t n = (size_t)img->width * (size_t)img->height;
     edges = malloc(n * sizeof(*edges));
     soft_map = soft ? malloc(n * sizeof(*soft_map)) : NULL;
-    if (!edges || (soft && !soft_map))
+    oriented_map = oriented ? malloc(n * APP_CONTOUR_ORIENTATIONS * sizeof(*oriented_map)) : NULL;
+    if (!edges || (soft && !soft_map) || (oriented && !oriented_map))
       status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of a %d x %d image",
                              img->width, img->height);
     else
-      status = app_contours_on(&im, opt, img, edges, NULL, soft_map);
+      status = app_contours_on(&im, opt, img, edges, NULL, soft_map, oriented_map);
     ap.contours = edges;
     if (t_contours)
       *t_contours = dsg_seconds() - t0;
@@ -407,8 +414,13 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
     *soft = soft_map;
     soft_map = NULL;
   }
+  if (status == DSG_OK && oriented) {
+    *oriented = oriented_map;
+    oriented_map = NULL;
+  }
   free(edges);
   free(soft_map);
+  free(oriented_map);
   return status;
 }
 
@@ -420,6 +432,7 @@ void dsg_problem_destroy(dsg_problem *p)
   free(p->sqrt_degree);
   free(p->contours);
   free(p->soft);
+  free(p->oriented);
   app_components_free(&p->comps);
   free(p);
 }
@@ -447,8 +460,11 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
   app_cue_find(opt->affinity, &p->cue);
   p->t_start = t0;
   progress_init(&pr, opt, p->cue, t0);
+  /* the spectral term joins the detector's oriented combination (gPb) for the hierarchy */
+  const int gpb = p->cue->contours && opt->spectral_weight > 0.0 &&
+                  app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY;
   status = build_affinity(img, opt, p->cue, &p->N, &p->sqrt_degree, &p->contours, &p->soft,
-                          &p->t_contours, &pr);
+                          gpb ? &p->oriented : NULL, &p->t_contours, &pr);
   if (status != DSG_OK)
     goto fail;
   p->t_affinity = dsg_seconds() - t0;
@@ -650,23 +666,43 @@ static int group_one(dsg_problem *p, const dsg_options *opt, dsg_result *r, app_
   return status;
 }
 
-/* The hierarchy's boundary map E = soft contours + spectral_weight * spectral gradient (no
- * contour cue: the spectral gradient alone), its hierarchy and UCM into r. */
+/* The hierarchy's boundary map E and its hierarchy and UCM into r. E is the contour cue's
+ * strength before thinning, or with the spectral term (p->oriented) gPb: the eigenvectors'
+ * oriented gradients join the detector's combination at every orientation, and r's contours
+ * become gPb thinned. A cue without contours: the spectral gradient alone. */
 static int build_hierarchy(dsg_problem *p, const dsg_options *opt, dsg_result *r)
 {
   const int w = p->width, h = p->height;
   const size_t n = (size_t)w * h;
-  float *E = malloc(n * sizeof(*E)), *spec = malloc(n * sizeof(*spec));
+  const int gpb = p->oriented && opt->spectral_weight > 0.0;
+  const int norient = gpb ? APP_CONTOUR_ORIENTATIONS : 0;
+  float *E = malloc(n * sizeof(*E)), *spec = NULL;
+  unsigned char *orientation = NULL;
   int status = DSG_OK;
-  if (!E || !spec) {
+  if (!E) {
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the hierarchy of %zu pixels", n);
     goto out;
   }
-  status = app_spectral_gradient(&r->eig, p->sqrt_degree, w, h, spec);
-  if (status != DSG_OK)
-    goto out;
-  for (size_t i = 0; i < n; i++)
-    E[i] = (p->soft ? p->soft[i] : 0.0f) + (float)(p->soft ? opt->spectral_weight : 1.0) * spec[i];
+  if (p->soft && !gpb) {
+    memcpy(E, p->soft, n * sizeof(*E));
+  } else {
+    spec = malloc((norient ? (size_t)norient : 1) * n * sizeof(*spec));
+    orientation = norient ? malloc(n) : NULL;
+    if (!spec || (norient && !orientation)) {
+      status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the spectral term of %zu pixels", n);
+      goto out;
+    }
+    status = app_spectral_gradient(&r->eig, p->sqrt_degree, p->N, w, h, norient, spec);
+    if (status != DSG_OK)
+      goto out;
+    if (norient) {
+      app_contour_gpb(p->oriented, spec, opt->spectral_weight, w, h, E, orientation);
+      if (r->contours)
+        app_contour_thin(E, orientation, w, h, r->contours);
+    } else {
+      memcpy(E, spec, n * sizeof(*E));
+    }
+  }
   r->hierarchy = calloc(1, sizeof(*r->hierarchy));
   if (!r->hierarchy) {
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the hierarchy of %zu pixels", n);
@@ -680,6 +716,7 @@ static int build_hierarchy(dsg_problem *p, const dsg_options *opt, dsg_result *r
 out:
   free(E);
   free(spec);
+  free(orientation);
   return status;
 }
 
@@ -1022,7 +1059,7 @@ int dsg_affinity(const dsg_image *img, const dsg_options *opt, dsg_matrix **out)
   m = calloc(1, sizeof(*m));
   if (!m)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a matrix");
-  status = build_affinity(img, opt, cue, &m->N, &m->sqrt_degree, NULL, NULL, NULL, NULL);
+  status = build_affinity(img, opt, cue, &m->N, &m->sqrt_degree, NULL, NULL, NULL, NULL, NULL);
   if (status != DSG_OK) {
     dsg_matrix_destroy(m);
     return status;

@@ -376,7 +376,7 @@ static int contour_prepare(spmv_cl_image *im, const spmv_contour_geometry *g, co
   if (status != DSG_OK)
     return status;
   const int nparts = g->nchannels * g->nscales,
-            combine = out->parts || out->strength || out->orientation || out->thin;
+            combine = out->parts || out->strength || out->orientation || out->thin || out->oriented;
   if (width < 1 || height < 1)
     return dsg_error_set(DSG_ERR_INVALID, "the contour image is %d x %d", width, height);
   if (combine && !weight)
@@ -414,13 +414,13 @@ static int contour_detect(spmv_cl_image *im, const spmv_contour_geometry *g,
 {
   cl_mem d_pad = NULL, d_disc = NULL, d_count = NULL, d_taps = NULL, d_grad = NULL;
   cl_mem d_weight = NULL, d_strength = NULL, d_orient = NULL, d_parts = NULL, d_normal = NULL;
-  cl_mem d_thin = NULL;
+  cl_mem d_thin = NULL, d_oriented = NULL;
   cl_kernel k = NULL;
   cl_int2 *disc = NULL;
   float *taps = NULL;
   int status = DSG_OK;
   const int nparts = g->nchannels * g->nscales,
-            combine = out->parts || out->strength || out->orientation || out->thin;
+            combine = out->parts || out->strength || out->orientation || out->thin || out->oriented;
   if (!out->grad && !combine)
     return DSG_OK;
   const int n = width * height, ntaps = 2 * plan->smooth_max + 1;
@@ -488,7 +488,7 @@ static int contour_detect(spmv_cl_image *im, const spmv_contour_geometry *g,
   const int reach = out->thin ? g->reach : 0;
   thin_normals(g->norient, reach, normal);
   const float s0 = (float)(1.0 / (1.0 + exp(-(double)bias)));
-  const int want_parts = out->parts != NULL;
+  const int want_parts = out->parts != NULL, want_oriented = out->oriented != NULL;
   d_weight = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)nparts * sizeof(float), weight,
                     "the contour weights", &status);
   d_strength =
@@ -496,6 +496,8 @@ static int contour_detect(spmv_cl_image *im, const spmv_contour_geometry *g,
   d_orient = buffer(im, CL_MEM_READ_WRITE, nn, NULL, "the contour orientations", &status);
   d_parts = buffer(im, CL_MEM_WRITE_ONLY, want_parts ? nn * nparts * sizeof(float) : 1, NULL,
                    "the contour parts", &status);
+  d_oriented = buffer(im, CL_MEM_WRITE_ONLY, want_oriented ? nn * g->norient * sizeof(float) : 1,
+                      NULL, "the oriented contour strength", &status);
   if (out->thin) {
     d_normal = buffer(im, CL_MEM_READ_ONLY, 2ull * reach * g->norient * sizeof(cl_float4), normal,
                       "the contour normals", &status);
@@ -504,10 +506,11 @@ static int contour_detect(spmv_cl_image *im, const spmv_contour_geometry *g,
   }
   if (status != DSG_OK)
     goto out_release;
-  status = kernel(im, im->contours, "contour_combine", &k, 10, sizeof(cl_mem), &d_grad, sizeof(int),
-                  &n, sizeof(int), &nparts, sizeof(cl_mem), &d_weight, sizeof(float), &bias,
-                  sizeof(float), &s0, sizeof(cl_mem), &d_strength, sizeof(cl_mem), &d_orient,
-                  sizeof(int), &want_parts, sizeof(cl_mem), &d_parts);
+  status =
+      kernel(im, im->contours, "contour_combine", &k, 12, sizeof(cl_mem), &d_grad, sizeof(int), &n,
+             sizeof(int), &nparts, sizeof(cl_mem), &d_weight, sizeof(float), &bias, sizeof(float),
+             &s0, sizeof(cl_mem), &d_strength, sizeof(cl_mem), &d_orient, sizeof(int), &want_parts,
+             sizeof(cl_mem), &d_parts, sizeof(int), &want_oriented, sizeof(cl_mem), &d_oriented);
   if (status == DSG_OK)
     status = launch(im, k, "contour_combine", (size_t)n, 0, 1, b);
   if (k)
@@ -533,6 +536,9 @@ static int contour_detect(spmv_cl_image *im, const spmv_contour_geometry *g,
                        "the contour parts");
   if (status == DSG_OK)
     status = read_back(im, d_thin, (size_t)nn * sizeof(float), out->thin, "the thinned contours");
+  if (status == DSG_OK)
+    status = read_back(im, d_oriented, (size_t)(nn * g->norient * sizeof(float)), out->oriented,
+                       "the oriented contour strength");
 
 out_release:
   release(&d_pad);
@@ -546,6 +552,7 @@ out_release:
   release(&d_parts);
   release(&d_normal);
   release(&d_thin);
+  release(&d_oriented);
   free(disc);
   free(taps);
   return status;
@@ -662,7 +669,7 @@ int spmv_cl_contours_rgb(spmv_cl_image *im, const spmv_contour_geometry *g,
                          const spmv_contour_outputs *out, unsigned char *bins_out,
                          double *kernel_seconds)
 {
-  static const spmv_contour_outputs none = {NULL, NULL, NULL, NULL, NULL};
+  static const spmv_contour_outputs none = {NULL, NULL, NULL, NULL, NULL, NULL};
   contour_plan plan = {0};
   batch b = {kernel_seconds != NULL, 0, {NULL}, {NULL}};
   cl_mem d_pixels = NULL, d_linear = NULL, d_bins = NULL, d_lum = NULL, d_rows = NULL;

@@ -1057,13 +1057,24 @@ def hierarchy_cases(tmp, data):
     else:
         check(False, f"ucm.png: depth {depth}, colour type {ctype}, "
                      f"shape {None if gray is None else gray.shape}")
-    # the contour cue's map is diaseg contours' map, bit for bit, and its 16-bit picture
+    # the contour cue's map is gPb: diaseg contours' map with the eigenvectors' term, its crests
+    # within 2 pixels of the detector's (the term may move one by a pixel or two), in [0, 1)
     code, _, err = run(["contours", image, "-o", os.path.join(tmp, "out_three_contours"), "-q",
                         "--matvec", "cpu"])
-    check(code == 0 and np.array_equal(
-        np.load(os.path.join(out, "contours.npy")),
-        np.load(os.path.join(tmp, "out_three_contours", "contours.npy"))),
-        f"segment's contours.npy differs from diaseg contours': {code} {err!r}")
+    gpb = np.load(os.path.join(out, "contours.npy"))
+    mpb = np.load(os.path.join(tmp, "out_three_contours", "contours.npy")) if code == 0 else None
+    if mpb is not None and mpb.shape == gpb.shape:
+        pad = np.pad(mpb > 0.3, 2)
+        near = np.zeros(mpb.shape, bool)
+        for dy in range(5):
+            for dx in range(5):
+                near |= pad[dy:dy + mpb.shape[0], dx:dx + mpb.shape[1]]
+        strong = gpb > 0.5
+        check(strong.any() and not (strong & ~near).any() and gpb.min() >= 0 and gpb.max() < 1,
+              f"segment's gPb: {int((strong & ~near).sum())} of {int(strong.sum())} strong pixels "
+              f"away from diaseg contours' crests, range {gpb.min()}..{gpb.max()}")
+    else:
+        check(False, f"diaseg contours: {code} {err!r}")
     depth, ctype, _ = read_png(os.path.join(out, "contours.png"))
     check(depth == 16 and ctype == 0 and png_size(os.path.join(out, "contours.png")) == (w, h),
           f"segment's contours.png: depth {depth}, colour type {ctype}")
@@ -1071,7 +1082,7 @@ def hierarchy_cases(tmp, data):
     rep = json.load(open(os.path.join(out, "report.json")))
     params = rep["parameters"]
     check(params.get("affinity") == "contour" and params.get("grouping") == "hierarchy" and
-          params.get("spectral_weight") == 0 and params.get("min_region") == 0 and
+          params.get("spectral_weight") == 0.2 and params.get("min_region") == 0 and
           params.get("sigma_c") == 0.1, f"hierarchy report parameters {params}")
     check(rep.get("ks") == [2, 3, 20] and rep.get("eigensolves") == 1 and rep.get("nev") == 8 and
           [s["k"] for s in rep.get("segmentations", [])] == [2, 3, 20] and
@@ -1473,7 +1484,7 @@ def first_hour_cases(tmp):
         labels = np.load(os.path.join(out, name, "labels.npy"))
         check(labels.shape == want.shape, f"batch {name}: labels {labels.shape}")
         rep = json.load(open(os.path.join(out, name, "report.json")))
-        check(rep["scale"]["auto"] is True and rep["parameters"]["threshold"] == 0.63 and
+        check(rep["scale"]["auto"] is True and rep["parameters"]["threshold"] == 0.6 and
               rep["parameters"]["tol"] == 1e-3, f"batch {name}: auto scale {rep['scale']} "
               f"{rep['parameters']['threshold']} tol {rep['parameters']['tol']}")
     # two image arguments: the same names in two folders get distinct output folders

@@ -331,6 +331,7 @@ static void check_contours_api(const dsg_image *regions_img)
     opt.grouping = "hierarchy";
     opt.ks = ks;
     opt.nks = 3;
+    opt.spectral_weight = 0.0; /* the contours are the detector's (the default's are gPb) */
     s = NULL;
     CHECK(dsg_contours(regions_img, NULL, &s, NULL) == DSG_OK, "dsg_contours: %s",
           dsg_error_message());
@@ -606,7 +607,7 @@ int main(void)
             strcmp(opt.solver, "lanczos") == 0 && strcmp(opt.matvec, "auto") == 0,
         "defaults");
   CHECK(opt.sigma_c == 0.1 && opt.grouping && strcmp(opt.grouping, "hierarchy") == 0 &&
-            opt.spectral_weight == 0.0 && opt.min_region == 0 && opt.ks == NULL && opt.nks == 0,
+            opt.spectral_weight == 0.2 && opt.min_region == 0 && opt.ks == NULL && opt.nks == 0,
         "defaults of the contour cues and the grouping: sigma_c %g, grouping %s, spectral_weight "
         "%g, min_region %d, nks %d",
         opt.sigma_c, opt.grouping ? opt.grouping : "(null)", opt.spectral_weight, opt.min_region,

@@ -4,7 +4,10 @@
  *    half-discs (half membership by the sign of a cross product), smoothed and chi-squared here;
  *  - the detector on images whose answer is known (constant: nothing; a step: a thin line on the
  *    step; any size, 1 x 1 included);
- *  - the 4-connected lines and the contour term of W on a hand-made contour. */
+ *  - the 4-connected lines and the contour term of W on a hand-made contour;
+ *  - the spectral term on eigenvectors whose gradients are known (a ramp, a diagonal step) at
+ *    every orientation, and gPb: the detector's combination unchanged at weight 0, the spectral
+ *    term raising it where it is large. */
 #include "check.h"
 #include "diaseg_internal.h"
 
@@ -280,6 +283,115 @@ static void test_affinity_contour(void)
   free(sd);
 }
 
+/* The spectral term: v_1 = D^-1/2 u_1 a ramp along x (|d/dx| = 1 / (w - 1) before the scaling
+ * to [0, 1] by its range and 1 / sqrt(1 - mu)), v_2 a step along the diagonal x + y = const,
+ * v_0 the trivial vector (no gradient) and a pair at eigenvalue 1 (skipped). */
+static void test_spectral(void)
+{
+  enum { w = 24, h = 20, NO = APP_CONTOUR_ORIENTATIONS };
+  const size_t n = (size_t)w * h;
+  float *vec = calloc(4 * n, sizeof(float)), *spec = malloc(NO * n * sizeof(float));
+  float *mag = malloc(n * sizeof(float));
+  double *sd = malloc(n * sizeof(double));
+  double values[4] = {1.0, 0.99, 0.96, 1.0};
+  for (size_t i = 0; i < n; i++) {
+    const int x = (int)(i % w), y = (int)(i / w);
+    sd[i] = 0.5 + 0.01 * (double)(i % 7); /* the degrees vary: the term reads D^-1/2 u */
+    vec[i] = (float)sd[i];
+    vec[n + i] = (float)(sd[i] * x);
+    vec[2 * n + i] = (float)(sd[i] * (x + y < 20 ? 0.0 : 3.0));
+    vec[3 * n + i] = (float)(sd[i] * (x < 5 ? 1.0 : 0.0));
+  }
+  eig_result res = {0};
+  res.n = (int)n;
+  res.nconv = 4;
+  res.values = values;
+  res.vectors = vec;
+  values[3] = 1.0; /* another component's indicator: no gradient from it */
+  CHECK(app_spectral_gradient(&res, sd, NULL, w, h, NO, spec) == DSG_OK, "spectral: %s",
+        dsg_error_message());
+  CHECK(app_spectral_gradient(&res, sd, NULL, w, h, 0, mag) == DSG_OK, "spectral: %s",
+        dsg_error_message());
+  /* the ramp alone, away from the step (within 3 pixels of it the step adds) and the borders
+   * (the reflection flattens the ramp there): v scaled to [0, 1] has slope 1 / (w - 1) along x,
+   * which the derivative of the Gaussian truncated at 3 sigma measures times c = sum t^2 g(t) /
+   * sum g(t) (0.9966); across orientation o that is |sin(o pi / 8)| of it, then / sqrt(1 - mu) */
+  double c = 0.0, c0 = 0.0;
+  for (int t = -3; t <= 3; t++) {
+    c += t * t * exp(-0.5 * t * t);
+    c0 += exp(-0.5 * t * t);
+  }
+  const double slope = c / c0 / ((w - 1) * sqrt(1.0 - 0.99));
+  double worst = 0.0;
+  const int x = 6, y = 4; /* x + y = 10: 10 pixels off the step's line */
+  for (int o = 0; o < NO; o++)
+    worst = fmax(worst,
+                 fabs(spec[(size_t)o * n + (size_t)y * w + x] - fabs(sin(o * M_PI / NO)) * slope));
+  CHECK(worst < 1e-5, "the ramp's oriented term is off by %g", worst);
+  CHECK(fabs(mag[(size_t)y * w + x] - slope) < 1e-5, "the ramp's unoriented term %g, not %g",
+        mag[(size_t)y * w + x], slope);
+  /* on the diagonal step (x + y = 20 between 19 and 20) the step's term dominates at the
+   * orientation of the line x + y = const: along 3 pi / 4 (o = 6), its normal (1, 1) / sqrt 2 */
+  {
+    const size_t i = (size_t)10 * w + 10;
+    int arg = 0;
+    for (int o = 1; o < NO; o++)
+      arg = spec[(size_t)o * n + i] > spec[(size_t)arg * n + i] ? o : arg;
+    CHECK(arg == 6, "the diagonal step peaks at orientation %d, not 6", arg);
+  }
+  /* gPb: at weight 0 the detector's combination comes back through another squash (x / (x +
+   * x_half) of its linear part instead of the logistic): the same orientations, the same order
+   * of the pixels, 0 at 0 and 0.5 at 0.5; with a weight it rises where the spectral term is
+   * positive and never falls */
+  {
+    float *oriented = malloc(NO * n * sizeof(float)), *a = malloc(n * sizeof(float));
+    float *b = malloc(n * sizeof(float)), *best = malloc(n * sizeof(float));
+    unsigned char *oa = malloc(n), *ob = malloc(n);
+    for (size_t k = 0; k < NO * n; k++)
+      oriented[k] = (float)((k * 2654435761u) % 1000) / 1000.0f;
+    for (int o = 0; o < NO; o++) {
+      oriented[(size_t)o * n] = 0.5f;     /* pixel 0: 0.5 at every orientation */
+      oriented[(size_t)o * n + 1] = 0.0f; /* pixel 1: no contour */
+    }
+    app_contour_gpb(oriented, spec, 0.0, w, h, a, oa);
+    int other = 0, order = 0;
+    for (size_t i = 0; i < n; i++) {
+      int arg = 0;
+      for (int o = 1; o < NO; o++)
+        arg = oriented[(size_t)o * n + i] > oriented[(size_t)arg * n + i] ? o : arg;
+      best[i] = oriented[(size_t)arg * n + i];
+      other += oa[i] != arg;
+    }
+    for (size_t i = 0; i < n; i++)
+      for (size_t j = 0; j < n; j++)
+        order += best[i] < best[j] && !(a[i] < a[j]);
+    CHECK(other == 0 && order == 0,
+          "gPb at weight 0: %d orientations differ, %d pairs out of "
+          "order",
+          other, order);
+    CHECK(fabs(a[0] - 0.5) < 1e-6 && a[1] == 0.0f, "gPb at weight 0: 0.5 -> %g, 0 -> %g", a[0],
+          a[1]);
+    app_contour_gpb(oriented, spec, 0.05, w, h, b, ob);
+    int fell = 0, rose = 0;
+    for (size_t i = 0; i < n; i++) {
+      fell += b[i] < a[i] - 1e-6f || !(b[i] <= 1.0f);
+      rose += b[i] > a[i];
+    }
+    CHECK(fell == 0 && rose > (int)n / 2, "gPb with the spectral term: %d fell, %d rose of %zu",
+          fell, rose, n);
+    free(oriented);
+    free(a);
+    free(b);
+    free(best);
+    free(oa);
+    free(ob);
+  }
+  free(vec);
+  free(spec);
+  free(mag);
+  free(sd);
+}
+
 int main(void)
 {
   test_disc();
@@ -287,5 +399,6 @@ int main(void)
   test_detector();
   test_lines();
   test_affinity_contour();
+  test_spectral();
   return check_report("test_contours");
 }

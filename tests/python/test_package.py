@@ -273,7 +273,7 @@ def test_defaults(diaseg_cli, tmp_path):
     # pinned once, in tests/lib/test_api.c (dsg_options_init), and only named here
     expected = {"k": "auto", "nev": 8, "tol": 0.0, "work_pixels": 160000, "radius": 5, "sigma_i": 0.1, "sigma_x": 4.0,
                 "solver": "lanczos", "matvec": "auto", "max_iter": 1000, "seed": 1, "restarts": 8,
-                "ncv": 0, "keep_specks": False, "sigma_c": 0.1, "spectral_weight": 0.0,
+                "ncv": 0, "keep_specks": False, "sigma_c": 0.1, "spectral_weight": 0.2,
                 "min_region": 0, "threshold": 0.0}
     for name, value in expected.items():
         assert d[name] == value, name
@@ -498,14 +498,26 @@ def three_bands(h=48, w=64, seed=0):
 
 def test_segmentation_contours():
     img, _ = three_bands()
-    r = diaseg.segment(img, k=3, nev=4, affinity="contour", matvec="cpu")
+    # spectral_weight 0: the detector's map; the default joins the eigenvectors' term (gPb)
+    r = diaseg.segment(img, k=3, nev=4, affinity="contour", matvec="cpu", spectral_weight=0.0)
     assert r.contours is not None and r.contours.dtype == np.float32
     np.testing.assert_array_equal(r.contours, contours_cpu(img))
+    g = diaseg.segment(img, k=3, nev=4, affinity="contour", matvec="cpu")
+    assert g.report["parameters"]["spectral_weight"] == 0.2
+    # gPb keeps the band edges, in nearly every row, and nothing else: the
+    # eigenvectors' gradients (sigma 1) may move a crest by a pixel or two, within the
+    # benchmark's tolerance (0.0075 x the diagonal: 0.8 pixels here, 4 on a BSDS photo)
+    strong = np.nonzero(g.contours > 0.5)[1]
+    near = [c for c in range(19, 25)] + [c for c in range(41, 47)]
+    assert np.isin(strong, near).all()
+    assert (strong < 32).any() and (strong >= 32).any()
+    for a, b in ((19, 25), (41, 47)):
+        assert (g.contours[:, a:b] > 0.5).any(axis=1).mean() > 0.9
     assert 0 < r.timing["contours"] <= r.timing["affinity"]
     assert r.report["parameters"]["affinity"] == "contour"
     assert r.report["seconds"]["contours"] > 0
     rgb = np.dstack([img, img[:, ::-1], np.full(img.shape, 90, np.uint8)])
-    c = diaseg.segment(rgb, k=3, nev=4, affinity="contour+color", matvec="cpu")
+    c = diaseg.segment(rgb, k=3, nev=4, affinity="contour+color", matvec="cpu", spectral_weight=0)
     np.testing.assert_array_equal(c.contours, contours_cpu(rgb))
     i = diaseg.segment(img, k=3, nev=4, affinity="intensity", matvec="cpu")
     assert i.contours is None and i.timing["contours"] < 1e-3
@@ -520,11 +532,17 @@ def test_hierarchy_k_list():
     assert np.unique(r.labels_for(3)).tolist() == [0, 1, 2]
     # the 3-cut is the three bands off the strong contours (whose pixels may go either way)
     off = r.contours <= 0.5
-    # (texture may raise a few more: at least 90% of them are the band edges; the texture
-    # dictionary's echo of the strongest edge, 4 pixels beside it, gives 7 of the 103 here,
-    # docs/QUALITY.md)
-    assert np.mean(np.isin(np.nonzero(~off)[1], [21, 22, 43, 44])) >= 0.90
-    assert adjusted_rand_index(r.labels_for(3)[off], truth[off]) == 1.0
+    # (the contours are gPb: the eigenvectors' term may move a crest by a pixel or two, test
+    # above; texture may raise a few more: at least 90% of them are the band edges; with the
+    # detector alone the texture dictionary's echo of the strongest edge, 4 pixels beside it,
+    # gives 7 of the 103 here, docs/QUALITY.md)
+    assert np.mean(np.isin(np.nonzero(~off)[1], list(range(19, 25)) + list(range(41, 47)))) >= 0.90
+    # exact away from the edges; within a pixel of them a region may take the edge's column
+    # (gPb's crest moves by one)
+    cols = np.broadcast_to(np.arange(truth.shape[1]), truth.shape)
+    far = off & ~np.isin(cols, [20, 21, 22, 23, 42, 43, 44, 45])
+    assert adjusted_rand_index(r.labels_for(3)[far], truth[far]) == 1.0
+    assert adjusted_rand_index(r.labels_for(3), truth) > 0.95
     # nested: each region of the 3-cut lies in one of the 2-cut
     pairs = set(zip(r.labels_for(3).ravel().tolist(), r.labels_for(2).ravel().tolist()))
     assert len(pairs) == 3

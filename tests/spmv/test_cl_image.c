@@ -186,7 +186,7 @@ static double max_abs_diff(const float *a, const float *b, size_t count)
 
 /* The device's detector outputs of one image (each n or nparts n values; grad optional). */
 typedef struct detector_out {
-  float *grad, *parts, *strength, *thin;
+  float *grad, *parts, *strength, *thin, *oriented;
   unsigned char *orient;
 } detector_out;
 
@@ -198,6 +198,7 @@ static void detector_out_alloc(detector_out *d, size_t n, int with_grad)
   d->strength = malloc(n * sizeof(float));
   d->thin = malloc(n * sizeof(float));
   d->orient = malloc(n);
+  d->oriented = malloc(n * APP_CONTOUR_ORIENTATIONS * sizeof(float));
   for (size_t i = 0; with_grad && i < ngrad; i++)
     d->grad[i] = NAN; /* overwritten everywhere */
 }
@@ -209,11 +210,13 @@ static void detector_out_free(detector_out *d)
   free(d->strength);
   free(d->thin);
   free(d->orient);
+  free(d->oriented);
 }
 
 /* How the device's detector compares with the C stages on the same bins. */
 typedef struct detector_diff {
   double grad, parts, strength, thin; /* max |cl - c| (thin: where both keep the pixel) */
+  double oriented;                    /* the combination at every orientation (gPb's input) */
   int orient_ties, thin_ties;         /* differences on ties within TIE_TOL */
   int unexplained;                    /* orientations or thinned pixels that differ on no tie */
   int edge_pixels;                    /* pixels the C thinning keeps */
@@ -251,6 +254,7 @@ static detector_diff compare_detector(const unsigned char *bins, int w, int h,
   r.grad = d->grad ? max_abs_diff(d->grad, ref, ngrad) : 0.0;
   r.parts = max_abs_diff(d->parts, ref_parts, n * APP_CONTOUR_PARTS);
   r.strength = max_abs_diff(d->strength, ref_strength, n);
+  r.oriented = max_abs_diff(d->oriented, oriented, n * APP_CONTOUR_ORIENTATIONS);
   for (size_t i = 0; i < n; i++) {
     const int x = (int)(i % (size_t)w), y = (int)(i / (size_t)w);
     if (d->orient[i] != ref_orient[i]) {
@@ -303,16 +307,18 @@ static detector_diff compare_detector(const unsigned char *bins, int w, int h,
 static void check_detector_diff(const detector_diff *r, size_t n, const char *what)
 {
   CHECK(r->grad <= GRAD_TOL && r->parts <= GRAD_TOL && r->strength <= GRAD_TOL &&
-            r->thin <= GRAD_TOL,
-        "%s: detector: gradients %.3g, parts %.3g, strength %.3g, thinned %.3g (tolerance %g)",
-        what, r->grad, r->parts, r->strength, r->thin, GRAD_TOL);
+            r->thin <= GRAD_TOL && r->oriented <= GRAD_TOL,
+        "%s: detector: gradients %.3g, parts %.3g, strength %.3g, thinned %.3g, oriented %.3g "
+        "(tolerance %g)",
+        what, r->grad, r->parts, r->strength, r->thin, r->oriented, GRAD_TOL);
   CHECK(r->unexplained == 0 && r->orient_ties <= (int)(n / 100) + 1 &&
             r->thin_ties <= (int)(n / 100) + 1,
         "%s: %d differences on no tie; %d orientation ties, %d thinning ties of %zu pixels", what,
         r->unexplained, r->orient_ties, r->thin_ties, n);
-  printf("  %-34s strength %.2e, parts %.2e, thinned %.2e (%d edge pixels); ties: %d "
-         "orientations, %d thinned\n",
-         what, r->strength, r->parts, r->thin, r->edge_pixels, r->orient_ties, r->thin_ties);
+  printf("  %-34s strength %.2e, oriented %.2e, parts %.2e, thinned %.2e (%d edge pixels); "
+         "ties: %d orientations, %d thinned\n",
+         what, r->strength, r->oriented, r->parts, r->thin, r->edge_pixels, r->orient_ties,
+         r->thin_ties);
 }
 
 /* The detector on the device from host bins against the C stages, on bins of a w x h image. */
@@ -350,7 +356,7 @@ static void check_contours(spmv_cl_image *im, const geometry *G, const unsigned 
   }
 
   /* the combination and the thinning */
-  spmv_contour_outputs out = {d.grad, d.parts, d.strength, d.orient, d.thin};
+  spmv_contour_outputs out = {d.grad, d.parts, d.strength, d.orient, d.thin, d.oriented};
   status = spmv_cl_contours(im, &G->g, part_weight, part_bias, bins, w, h, &out, &seconds);
   CHECK(status == DSG_OK, "%s: detector: %s", what, dsg_error_message());
   if (status != DSG_OK)
@@ -360,7 +366,7 @@ static void check_contours(spmv_cl_image *im, const geometry *G, const unsigned 
 
   if (perturb) { /* thinning with reach 1: the comparison with APP_CONTOUR_REACH must see it */
     geometry near = *G;
-    spmv_contour_outputs thin_only = {NULL, d.parts, d.strength, d.orient, d.thin};
+    spmv_contour_outputs thin_only = {NULL, d.parts, d.strength, d.orient, d.thin, NULL};
     near.g.reach = 1;
     CHECK(spmv_cl_contours(im, &near.g, part_weight, part_bias, bins, w, h, &thin_only, NULL) ==
               DSG_OK,
@@ -558,7 +564,7 @@ static void check_detector(spmv_cl_image *im, const geometry *G, const binning *
 
   detector_out_alloc(&d, n, 1);
   CHECK(app_contour_bins(img, ref_bins) == DSG_OK, "%s: C bins: %s", what, dsg_error_message());
-  spmv_contour_outputs out = {d.grad, d.parts, d.strength, d.orient, d.thin};
+  spmv_contour_outputs out = {d.grad, d.parts, d.strength, d.orient, d.thin, d.oriented};
   int status = spmv_cl_contours_rgb(im, &G->g, &B->b, part_weight, part_bias, img->pixels,
                                     img->channels, w, h, &out, dev_bins, &seconds);
   CHECK(status == DSG_OK && seconds > 0.0, "%s: detector from pixels: %s", what,
@@ -571,7 +577,7 @@ static void check_detector(spmv_cl_image *im, const geometry *G, const binning *
   check_detector_diff(&r, n, what);
 
   /* the library's path: its own tables, the same kernels */
-  status = app_contours_cl(im, img, NULL, lib_strength, lib_parts, lib_soft);
+  status = app_contours_cl(im, img, NULL, lib_strength, lib_parts, lib_soft, NULL);
   CHECK(status == DSG_OK, "%s: app_contours_cl: %s", what, dsg_error_message());
   if (status != DSG_OK)
     goto out;
@@ -586,8 +592,8 @@ static void check_detector(spmv_cl_image *im, const geometry *G, const binning *
     printf("  %-34s app_contours: not compared (the bins differ on near ties)\n", what);
     goto out;
   }
-  CHECK(app_contours(img, NULL, ref_strength, ref_parts, ref_soft) == DSG_OK, "%s: app_contours",
-        what);
+  CHECK(app_contours(img, NULL, ref_strength, ref_parts, ref_soft, NULL) == DSG_OK,
+        "%s: app_contours", what);
   const double e_soft = max_abs_diff(lib_soft, ref_soft, n);
   const double e_parts = max_abs_diff(lib_parts, ref_parts, n * APP_CONTOUR_PARTS);
   double e_thin = 0.0;
@@ -830,7 +836,8 @@ static void affinity_cases(spmv_cl_image *im)
     f[i] = rgb[i] / 255.0f;
   for (int i = 0; i < n; i++)
     noise[i] = (float)(test_uniform() * test_uniform());
-  CHECK(app_contours(&img, NULL, edges, NULL, NULL) == DSG_OK, "detector: %s", dsg_error_message());
+  CHECK(app_contours(&img, NULL, edges, NULL, NULL, NULL) == DSG_OK, "detector: %s",
+        dsg_error_message());
   check_affinity(im, w, h, f, 3, edges, 5, 0.1, 4.0, 0.1, "48x40 colour + contours r=5");
   check_affinity(im, w, h, NULL, 0, edges, 5, 0.1, 4.0, 0.1, "48x40 contours alone r=5");
   check_affinity(im, w, h, f, 3, noise, 8, 0.2, 5.0, 0.3, "48x40 colour + random r=8");
@@ -869,7 +876,7 @@ static void error_paths(spmv_cl_image *im, const geometry *G, const binning *B)
   /* the detector from pixels: channels, the dictionary, the thinning's reach */
   unsigned char pixels[6 * 4] = {0};
   float thin[6], weight[APP_CONTOUR_PARTS] = {0};
-  spmv_contour_outputs out = {NULL, NULL, NULL, NULL, thin};
+  spmv_contour_outputs out = {NULL, NULL, NULL, NULL, thin, NULL};
   status = spmv_cl_contours_rgb(im, &G->g, &B->b, weight, 0.0f, pixels, 5, 3, 2, &out, NULL, NULL);
   CHECK(status == DSG_ERR_INVALID && strstr(dsg_error_message(), "5 channels"), "5 channels: %d %s",
         status, dsg_error_message());
