@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Side-by-side pictures for docs/QUALITY.md, from the project's own sample images (data/; no
-BSDS500 photograph goes into the repository): the photo, diaseg's contours (the boundary
-detector), its hierarchy (ucm.png) and a cut of it, and scikit-image's felzenszwalb at its ODS
+BSDS500 photograph goes into the repository): the photo, diaseg segment's contours (gPb: the
+boundary detector with the eigenvectors' term), its hierarchy (ucm.png) and a cut of it, and scikit-image's felzenszwalb at its ODS
 scale on BSDS500 val (400) for comparison.
 
     python3 tests/bsds/make_examples.py --diaseg build/app/diaseg --out docs/images \
