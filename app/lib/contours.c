@@ -150,22 +150,36 @@ static int gauss_kernels(double sigma, float *k0, float *k1, float *k2)
 void app_conv_sep(const float *src, int w, int h, const float *kx, const float *ky, int r,
                   float *tmp, float *dst)
 {
+  /* away from the borders the reflection is the identity: the same sums, in the same order,
+   * without it (the texton dictionary is reproduced bit for bit through this function) */
 #pragma omp parallel for schedule(static)
-  for (int y = 0; y < h; y++)
+  for (int y = 0; y < h; y++) {
+    const float *row = src + (size_t)y * w;
     for (int x = 0; x < w; x++) {
       double s = 0.0;
-      for (int t = -r; t <= r; t++)
-        s += (double)kx[t + r] * src[(size_t)y * w + reflect(x - t, w)];
+      if (x >= r && x + r < w)
+        for (int t = -r; t <= r; t++)
+          s += (double)kx[t + r] * row[x - t];
+      else
+        for (int t = -r; t <= r; t++)
+          s += (double)kx[t + r] * row[reflect(x - t, w)];
       tmp[(size_t)y * w + x] = (float)s;
     }
+  }
 #pragma omp parallel for schedule(static)
-  for (int y = 0; y < h; y++)
+  for (int y = 0; y < h; y++) {
+    const int inside = y >= r && y + r < h;
     for (int x = 0; x < w; x++) {
       double s = 0.0;
-      for (int t = -r; t <= r; t++)
-        s += (double)ky[t + r] * tmp[(size_t)reflect(y - t, h) * w + x];
+      if (inside)
+        for (int t = -r; t <= r; t++)
+          s += (double)ky[t + r] * tmp[(size_t)(y - t) * w + x];
+      else
+        for (int t = -r; t <= r; t++)
+          s += (double)ky[t + r] * tmp[(size_t)reflect(y - t, h) * w + x];
       dst[(size_t)y * w + x] = (float)s;
     }
+  }
 }
 
 /* Texton responses of the brightness L / 100: the Gaussian derivatives (x, y, xx, sqrt2 xy,

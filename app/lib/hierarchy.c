@@ -434,6 +434,7 @@ int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, cons
 {
   const size_t n = (size_t)w * h;
   double mean_degree = 0.0;
+#pragma omp parallel for reduction(+ : mean_degree) schedule(static)
   for (size_t i = 0; i < n; i++)
     mean_degree += sqrt_degree[i] * sqrt_degree[i] / (double)n;
   float *v = malloc(n * sizeof(float)), *tmp = malloc(n * sizeof(float));
@@ -460,6 +461,7 @@ int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, cons
       continue; /* another component's indicator: no gradient inside it */
     const float *u = res->vectors + (size_t)j * n;
     float lo = HUGE_VALF, hi = -HUGE_VALF;
+#pragma omp parallel for reduction(min : lo) reduction(max : hi) schedule(static)
     for (size_t i = 0; i < n; i++) {
       double vi = u[i] / sqrt_degree[i];
       if (N && sqrt_degree[i] * sqrt_degree[i] < APP_SPECTRAL_ISOLATED * mean_degree) {
@@ -481,12 +483,14 @@ int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, cons
     app_conv_sep(v, w, h, k1, k0, 3, tmp, gx);
     app_conv_sep(v, w, h, k0, k1, 3, tmp, gy);
     if (norient <= 0)
+#pragma omp parallel for schedule(static)
       for (size_t i = 0; i < n; i++)
         out[i] += scale * sqrtf(gx[i] * gx[i] + gy[i] * gy[i]);
     for (int o = 0; o < norient; o++) {
       const double th = o * (M_PI / norient);
       const float nx = (float)(-sin(th) * scale), ny = (float)(cos(th) * scale);
       float *d = out + (size_t)o * n;
+#pragma omp parallel for schedule(static)
       for (size_t i = 0; i < n; i++)
         d[i] += fabsf(nx * gx[i] + ny * gy[i]);
     }
