@@ -301,8 +301,8 @@ contour_gradients(__global const uchar *pad, const int pw, const int plane, cons
 __kernel void contour_combine(__global const float *grad, const int n, const int nparts,
                               __constant float *weight, const float bias, const float s0,
                               __global float *strength, __global uchar *orientation,
-                              const int want_parts, __global float *parts,
-                              const int want_oriented, __global float *oriented)
+                              const int want_parts, __global float *parts, const int want_oriented,
+                              __global float *oriented)
 {
   const int i = get_global_id(0);
   if (i >= n)

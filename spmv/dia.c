@@ -91,17 +91,21 @@ int spmv_dia_validate(const spmv_dia *A)
   return DSG_OK;
 }
 
+double spmv_dia_row_mul(const spmv_dia *A, int row, const float *x)
+{
+  double acc = 0.0;
+  for (int d = 0; d < A->ndiag; d++) {
+    long long col = (long long)row + A->offsets[d];
+    if (col >= 0 && col < A->rows)
+      acc += (double)A->values[(size_t)d * A->pitch + (size_t)row] * (double)x[col];
+  }
+  return acc;
+}
+
 void spmv_dia_mul_ref(const spmv_dia *A, const float *x, float *y)
 {
-  for (int row = 0; row < A->rows; row++) {
-    double acc = 0.0;
-    for (int d = 0; d < A->ndiag; d++) {
-      long long col = (long long)row + A->offsets[d];
-      if (col >= 0 && col < A->rows)
-        acc += (double)A->values[(size_t)d * A->pitch + (size_t)row] * (double)x[col];
-    }
-    y[row] = (float)acc;
-  }
+  for (int row = 0; row < A->rows; row++)
+    y[row] = (float)spmv_dia_row_mul(A, row, x);
 }
 
 double spmv_dia_row_error(const spmv_dia *A, const float *x, const float *y, const float *ref)

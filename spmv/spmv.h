@@ -52,6 +52,8 @@ int spmv_dia_validate(const spmv_dia *A);
 /* Scalar reference y = A x: one row at a time, bounds-checked, accumulated in double.
  * The test oracle for every other product. x and y have rows elements and must not alias. */
 void spmv_dia_mul_ref(const spmv_dia *A, const float *x, float *y);
+/* One row of it: (A x)_row in double, the diagonals in order (spmv_dia_mul_ref's sum). */
+double spmv_dia_row_mul(const spmv_dia *A, int row, const float *x);
 /* The largest row error of y against a reference product ref = A x, relative to the row's
  * sum |a_rd| |x_c| (1 for an empty row): the measure every test and bench check uses. */
 double spmv_dia_row_error(const spmv_dia *A, const float *x, const float *y, const float *ref);

@@ -464,15 +464,8 @@ int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, cons
 #pragma omp parallel for reduction(min : lo) reduction(max : hi) schedule(static)
     for (size_t i = 0; i < n; i++) {
       double vi = u[i] / sqrt_degree[i];
-      if (N && sqrt_degree[i] * sqrt_degree[i] < APP_SPECTRAL_ISOLATED * mean_degree) {
-        double s = 0.0;
-        for (int d = 0; d < N->ndiag; d++) {
-          const long c = (long)i + N->offsets[d];
-          if (c >= 0 && c < (long)n)
-            s += (double)N->values[(size_t)d * N->pitch + i] * u[c];
-        }
-        vi = s / (mu * sqrt_degree[i]);
-      }
+      if (N && sqrt_degree[i] * sqrt_degree[i] < APP_SPECTRAL_ISOLATED * mean_degree)
+        vi = spmv_dia_row_mul(N, (int)i, u) / (mu * sqrt_degree[i]);
       v[i] = (float)vi;
       lo = v[i] < lo ? v[i] : lo;
       hi = v[i] > hi ? v[i] : hi;
