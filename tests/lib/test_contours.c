@@ -392,6 +392,62 @@ static void test_spectral(void)
   free(sd);
 }
 
+/* The spectral term's pixels that the contour cue nearly cuts off: with N their v is the
+ * generalised eigenvector's, (N u)_i / (mu sqrt(d_i)), whatever u_i the solver left there; the
+ * term equals the one of a vector that carries that value, and differs from the raw u's. */
+static void test_spectral_isolated(void)
+{
+  enum { w = 12, h = 6 };
+  const int n = w * h, iso = 2 * w + 6;
+  static const int offsets[3] = {-1, 0, 1};
+  spmv_dia *N = NULL;
+  CHECK(spmv_dia_create(&N, n, 3, offsets) == DSG_OK, "N: %s", dsg_error_message());
+  if (!N)
+    return;
+  double *sd = malloc(n * sizeof(double)), values[2] = {1.0, 0.9};
+  float *u0 = calloc(2 * (size_t)n, sizeof(float)), *u1 = calloc(2 * (size_t)n, sizeof(float));
+  float *a = malloc(8 * (size_t)n * sizeof(float)), *b = malloc(8 * (size_t)n * sizeof(float));
+  float *c = malloc(8 * (size_t)n * sizeof(float));
+  for (int i = 0; i < n; i++) {
+    sd[i] = i == iso ? 0.01 : 1.0; /* degree 1e-4 against a mean near 1 */
+    N->values[N->pitch + (size_t)i] = 0.1f;
+    if (i % w > 0)
+      N->values[(size_t)i] = 0.45f; /* (i, i - 1) within the row */
+    if (i % w < w - 1)
+      N->values[2 * N->pitch + (size_t)i] = 0.45f;
+    u0[i] = (float)sd[i];
+    u0[n + i] = (float)(sd[i] * (i % w < 6 ? 2.0 : -1.0) * (1.0 + 0.05 * (i / w)));
+  }
+  u0[n + iso] = 0.0f; /* what the solver leaves on an isolated pixel */
+  memcpy(u1, u0, 2 * (size_t)n * sizeof(float));
+  u1[n + iso] = (float)(spmv_dia_row_mul(N, iso, u0 + n) / 0.9);
+  eig_result r0 = {0}, r1 = {0};
+  r0.n = r1.n = n;
+  r0.nconv = r1.nconv = 2;
+  r0.values = r1.values = values;
+  r0.vectors = u0;
+  r1.vectors = u1;
+  CHECK(app_spectral_gradient(&r0, sd, N, w, h, 8, a) == DSG_OK, "with N");
+  CHECK(app_spectral_gradient(&r1, sd, NULL, w, h, 8, b) == DSG_OK, "the vector that carries it");
+  CHECK(app_spectral_gradient(&r0, sd, NULL, w, h, 8, c) == DSG_OK, "raw");
+  double same = 0.0, moved = 0.0;
+  for (size_t k = 0; k < 8 * (size_t)n; k++) {
+    same = fmax(same, fabs(a[k] - b[k]));
+    moved = fmax(moved, fabs(a[k] - c[k]));
+  }
+  CHECK(same < 1e-5 && moved > 0.1,
+        "isolated pixel: %g from the generalised eigenvector's term "
+        "(want 0), %g from the raw vector's (want > 0.1)",
+        same, moved);
+  spmv_dia_destroy(N);
+  free(sd);
+  free(u0);
+  free(u1);
+  free(a);
+  free(b);
+  free(c);
+}
+
 int main(void)
 {
   test_disc();
@@ -400,5 +456,6 @@ int main(void)
   test_lines();
   test_affinity_contour();
   test_spectral();
+  test_spectral_isolated();
   return check_report("test_contours");
 }
