@@ -257,6 +257,10 @@ static const eig_solver solvers[] = {
      eig_lanczos_solve, eig_lanczos_prepare},
     {"arpack", "ARPACK-ng's implicitly restarted Lanczos; vectors on the host", eig_arpack_solve,
      NULL},
+    {"chfsi",
+     "diaseg's Chebyshev-filtered subspace iteration: each product reads the matrix once for a "
+     "block of vectors",
+     eig_chfsi_solve, eig_chfsi_prepare},
 };
 
 int eig_solver_count(void) { return (int)(sizeof(solvers) / sizeof(solvers[0])); }

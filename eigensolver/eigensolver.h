@@ -1,7 +1,8 @@
 /* eigensolver: the largest eigenpairs of a symmetric operator given as an spmv_matvec.
  *
- * Two solvers, chosen from a table (eig_solver_find): diaseg's thick-restart Lanczos
- * (lanczos.c) and ARPACK-ng (arpack.c); what they share is in common.c.
+ * Three solvers, chosen from a table (eig_solver_find): diaseg's thick-restart Lanczos
+ * (lanczos.c), its block Chebyshev-filtered subspace iteration (chfsi.c) and ARPACK-ng
+ * (arpack.c); what they share is in common.c.
  * eig_arpack_solve drives ARPACK-ng's symmetric implicitly restarted Lanczos (dsaupd/dseupd)
  * through reverse communication; every product y = A x goes through the matvec interface, so the
  * same driver runs on the C path and on OpenCL devices. ARPACK keeps global state and is not
@@ -68,6 +69,9 @@ typedef struct eig_options {
   void *progress_data;
   double progress_interval; /* seconds between reports; 0: 0.5; < 0: after every restart */
   int lanczos_unfused; /* eig_lanczos_solve: compute |w| in a pass of its own (for measuring) */
+  /* eig_chfsi_solve: every eigenvalue lies in [-spectrum_radius, spectrum_radius] (a normalised
+   * affinity: 1); 0 (the default): unknown, estimated with a few Lanczos steps */
+  double spectrum_radius;
 } eig_options;
 
 /* Fills *opt with the defaults (nev 8, ncv auto, tol 1e-5, max_iter 1000, no cancel/progress). */
@@ -106,6 +110,15 @@ int eig_arpack_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res);
  * device memory. Same options, results and return codes as eig_arpack_solve; ncv is the basis
  * size m (the default max(2 nev + 1, 32)). */
 int eig_lanczos_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res);
+
+/* The same problem with diaseg's block solver, Chebyshev-filtered subspace iteration
+ * (eigensolver/chfsi.c), on mv's backend's blocks (spmv_block): ncv is the block size b
+ * (0: nev + max(8, nev / 2), at most SPMV_BLOCK_MAX and n minus the known vectors). Same
+ * options, results and return codes as eig_arpack_solve. */
+int eig_chfsi_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res);
+/* Gets mv ready for eig_chfsi_solve before the solve: LAPACK loaded, and the blocks' kernels
+ * built and their memory checked (a block created and freed). Returns DSG_OK or the error. */
+int eig_chfsi_prepare(spmv_matvec *mv, const eig_options *opt);
 
 /* Gets mv ready for eig_lanczos_solve with these options before the solve: validates them
  * and, on an OpenCL matvec, builds the solver's kernels and checks that its basis fits the

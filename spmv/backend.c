@@ -144,3 +144,132 @@ void spmv_basis_destroy(spmv_basis *b)
   b->ops->destroy(b);
   free(b);
 }
+
+/* ---- blocks ---- */
+
+static int check_slot(const spmv_block *k, int s, const char *what)
+{
+  if (s < 0 || s >= k->slots)
+    return dsg_error_set(DSG_ERR_INVALID, "%s: block slot %d outside [0, %d)", what, s, k->slots);
+  return DSG_OK;
+}
+
+int spmv_block_create(spmv_block **out, spmv_matvec *mv, int b, int slots, const spmv_known *known)
+{
+  spmv_block *k;
+  int status;
+  *out = NULL;
+  if (b < 1 || b > SPMV_BLOCK_MAX || b > mv->rows || slots < 1 || slots > 8)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "a block needs 1 <= b <= min(%d, n = %d) columns and 1 to 8 slots "
+                         "(b = %d, slots = %d)",
+                         SPMV_BLOCK_MAX, mv->rows, b, slots);
+  if (!mv->backend->block.create)
+    return dsg_error_set(DSG_ERR_INVALID, "the %s backend has no block operations",
+                         mv->backend->name);
+  k = calloc(1, sizeof(*k));
+  if (!k)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a block");
+  k->ops = &mv->backend->block;
+  k->mv = mv;
+  k->n = mv->rows;
+  k->b = b;
+  k->slots = slots;
+  if (known)
+    k->known = *known;
+  status = k->ops->create(mv->impl, k);
+  if (status != DSG_OK) {
+    free(k);
+    return status;
+  }
+  *out = k;
+  return DSG_OK;
+}
+
+int spmv_block_width(const spmv_block *k) { return k->b; }
+
+int spmv_block_set(spmv_block *k, int s, const float *x)
+{
+  int status = check_slot(k, s, "spmv_block_set");
+  return status == DSG_OK ? k->ops->set(k, s, x) : status;
+}
+
+int spmv_block_fill_random(spmv_block *k, int s, unsigned long long seed)
+{
+  int status = check_slot(k, s, "spmv_block_fill_random");
+  return status == DSG_OK ? k->ops->fill_random(k, s, seed) : status;
+}
+
+int spmv_block_get(spmv_block *k, int s, int cols, float *out)
+{
+  int status = check_slot(k, s, "spmv_block_get");
+  if (status == DSG_OK && (cols < 0 || cols > k->b))
+    status = dsg_error_set(DSG_ERR_INVALID, "spmv_block_get: %d columns of %d", cols, k->b);
+  return status == DSG_OK ? k->ops->get(k, s, cols, out) : status;
+}
+
+int spmv_block_product(spmv_block *k, int dst, int src, int prev, double alpha, double beta,
+                       double gamma)
+{
+  int status = check_slot(k, dst, "spmv_block_product");
+  if (status == DSG_OK)
+    status = check_slot(k, src, "spmv_block_product");
+  if (status == DSG_OK && prev >= 0)
+    status = check_slot(k, prev, "spmv_block_product");
+  if (status == DSG_OK && dst == src)
+    status = dsg_error_set(DSG_ERR_INVALID, "spmv_block_product: dst and src are slot %d", dst);
+  if (status != DSG_OK)
+    return status;
+  k->timing.products += k->b;
+  return k->ops->product(k, dst, src, prev, alpha, beta, gamma);
+}
+
+int spmv_block_axpby(spmv_block *k, int dst, double alpha, int x, double beta, int y)
+{
+  int status = check_slot(k, dst, "spmv_block_axpby");
+  if (status == DSG_OK)
+    status = check_slot(k, x, "spmv_block_axpby");
+  if (status == DSG_OK)
+    status = check_slot(k, y, "spmv_block_axpby");
+  return status == DSG_OK ? k->ops->axpby(k, dst, alpha, x, beta, y) : status;
+}
+
+int spmv_block_gram(spmv_block *k, int x, int y, double *G)
+{
+  int status = check_slot(k, x, "spmv_block_gram");
+  if (status == DSG_OK)
+    status = check_slot(k, y, "spmv_block_gram");
+  return status == DSG_OK ? k->ops->gram(k, x, y, G) : status;
+}
+
+int spmv_block_transform(spmv_block *k, int s, const double *M)
+{
+  int status = check_slot(k, s, "spmv_block_transform");
+  return status == DSG_OK ? k->ops->transform(k, s, M) : status;
+}
+
+int spmv_block_residuals(spmv_block *k, int ax, int x, const double *theta, double *out)
+{
+  int status = check_slot(k, ax, "spmv_block_residuals");
+  if (status == DSG_OK)
+    status = check_slot(k, x, "spmv_block_residuals");
+  return status == DSG_OK ? k->ops->residuals(k, ax, x, theta, out) : status;
+}
+
+int spmv_block_project(spmv_block *k, int s)
+{
+  int status = check_slot(k, s, "spmv_block_project");
+  if (status != DSG_OK || k->known.count <= 0)
+    return status;
+  return k->ops->project(k, s);
+}
+
+spmv_block_timing spmv_block_get_timing(const spmv_block *k) { return k->timing; }
+
+void spmv_block_destroy(spmv_block *k)
+{
+  if (!k)
+    return;
+  k->ops->destroy(k);
+  free(k);
+}

@@ -44,14 +44,35 @@ typedef struct spmv_basis_ops {
   void (*destroy)(spmv_basis *b);
 } spmv_basis_ops;
 
-/* A backend: its name ("cpu", "opencl"; spmv_matvec_backend), its capabilities, its matvec and
- * its basis. One static const instance per backend. */
+/* The block operations, on the spmv_block fields below. The front checks slot numbers and
+ * counts the products; each operation's contract is its public twin's (spmv.h). */
+typedef struct spmv_block_ops {
+  /* Creates k->impl for k->slots blocks of k->b columns of k->n floats, zeroed, on the matvec
+   * whose state is mv_impl (k->known is set). On failure k->impl is freed and NULL. */
+  int (*create)(void *mv_impl, spmv_block *k);
+  int (*set)(spmv_block *k, int s, const float *x);
+  int (*get)(spmv_block *k, int s, int cols, float *out);
+  int (*fill_random)(spmv_block *k, int s, unsigned long long seed);
+  int (*product)(spmv_block *k, int dst, int src, int prev, double alpha, double beta,
+                 double gamma);
+  int (*axpby)(spmv_block *k, int dst, double alpha, int x, double beta, int y);
+  int (*gram)(spmv_block *k, int x, int y, double *G);
+  int (*transform)(spmv_block *k, int s, const double *M);
+  int (*residuals)(spmv_block *k, int ax, int x, const double *theta, double *out);
+  int (*project)(spmv_block *k, int s);
+  /* Frees k->impl (NULL allowed) and sets it to NULL; k itself belongs to the front. */
+  void (*destroy)(spmv_block *k);
+} spmv_block_ops;
+
+/* A backend: its name ("cpu", "opencl"; spmv_matvec_backend), its capabilities, its matvec, its
+ * basis and its blocks. One static const instance per backend. */
 typedef struct spmv_backend {
   const char *name;
   /* What the backend offers for the matvec state impl (spmv_matvec_caps); caps.backend is name. */
   spmv_caps (*caps)(const void *impl);
   spmv_matvec_ops matvec;
   spmv_basis_ops basis;
+  spmv_block_ops block;
 } spmv_backend;
 
 /* The public matvec object: a backend and its state. */
@@ -72,6 +93,17 @@ struct spmv_basis {
   spmv_known known;
   int fuse;
   spmv_basis_timing timing;
+};
+
+/* The public block object. The backend reads n, b, slots and known, owns impl, and adds to timing
+ * (all but `products`, which the front counts). Destroyed before its matvec. */
+struct spmv_block {
+  const spmv_block_ops *ops; /* the backend's block operations (the front's) */
+  spmv_matvec *mv;           /* the matvec it was created on (the front's) */
+  void *impl;                /* the backend's state */
+  int n, b, slots;
+  spmv_known known; /* borrowed from the creator, like a basis's */
+  spmv_block_timing timing;
 };
 
 /* Wraps impl (owned from here on: freed with backend->matvec.destroy, also when this fails) in a

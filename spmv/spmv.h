@@ -282,4 +282,62 @@ int spmv_basis_ritz(spmv_basis *b, const double *Y, int ldy, int mcur, int k, fl
 spmv_basis_timing spmv_basis_get_timing(const spmv_basis *b);
 void spmv_basis_destroy(spmv_basis *b);
 
+/* ---------------------------------------------------------------------------------------------
+ * Blocks: sets of b vectors of n floats where the matvec lives, for block eigensolvers (the
+ * Chebyshev-filtered subspace iteration, eigensolver/chfsi.c). A block object holds `slots`
+ * blocks of b columns each (column v of a slot is a vector of n floats); the product reads A once
+ * for all b columns (a DIA SpMM), which is where a block method saves over one vector at a time.
+ * Reductions are done in double. Known vectors (spmv_known) are projected out only on request.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct spmv_block spmv_block;
+
+/* Time spent in the block operations since creation, in seconds (device event time on the
+ * OpenCL path, wall time on the C path). */
+typedef struct spmv_block_timing {
+  long products;     /* vector products: b per spmv_block_product */
+  double matvec_s;   /* spmv_block_product */
+  double vector_s;   /* spmv_block_axpby, spmv_block_transform, spmv_block_project */
+  double reduce_s;   /* spmv_block_gram, spmv_block_residuals (their reductions and read-back) */
+  double transfer_s; /* spmv_block_set, spmv_block_get */
+  long launches;     /* OpenCL kernel launches (0 on the C path) */
+} spmv_block_timing;
+
+/* The most columns a block may have. */
+#define SPMV_BLOCK_MAX 64
+
+/* Creates `slots` (1..8) blocks of b (1..SPMV_BLOCK_MAX, <= n) columns on mv's backend, zeroed.
+ * known may be NULL (borrowed: it must outlive the block). Returns DSG_OK, DSG_ERR_INVALID,
+ * DSG_ERR_LIMIT (device memory), DSG_ERR_NOMEM or DSG_ERR_OPENCL. */
+int spmv_block_create(spmv_block **out, spmv_matvec *mv, int b, int slots, const spmv_known *known);
+/* Columns per block. */
+int spmv_block_width(const spmv_block *k);
+/* Slot s := x, x column-major with leading dimension n (column v at x + v * n). */
+int spmv_block_set(spmv_block *k, int s, const float *x);
+/* Slot s := pseudo-random columns, made where the block lives: column v is the splitmix64 stream
+ * seeded seed + v, entry i = (z >> 11) 2^-53 - 0.5 rounded to float, with z = mix(seed + v +
+ * (i + 1) 0x9e3779b97f4a7c15) (splitmix64's output function): the numbers eig_start_vector
+ * makes for seed EIG_START_SEED, bit for bit on every backend. */
+int spmv_block_fill_random(spmv_block *k, int s, unsigned long long seed);
+/* The first `cols` columns of slot s into out (column v at out + v * n). */
+int spmv_block_get(spmv_block *k, int s, int cols, float *out);
+/* dst := alpha A src + beta src + gamma prev, column by column; prev < 0: no third term.
+ * dst != src; dst may be prev (each entry of prev is read before it is overwritten). One step of
+ * a Chebyshev recurrence. */
+int spmv_block_product(spmv_block *k, int dst, int src, int prev, double alpha, double beta,
+                       double gamma);
+/* dst := alpha x + beta y (dst may be x or y). */
+int spmv_block_axpby(spmv_block *k, int dst, double alpha, int x, double beta, int y);
+/* G[i + j * b] = sum_r X[r, i] Y[r, j] for slots x, y (x may be y), accumulated in double. */
+int spmv_block_gram(spmv_block *k, int x, int y, double *G);
+/* Slot s := slot s times M (b x b, column-major: column j of the result is sum_i s[:, i]
+ * M[i + j * b]), in place. */
+int spmv_block_transform(spmv_block *k, int s, const double *M);
+/* out[v] = |ax[:, v] - theta[v] x[:, v]|^2 for v < b, accumulated in double. */
+int spmv_block_residuals(spmv_block *k, int ax, int x, const double *theta, double *out);
+/* Slot s := P s, P the projector out of the known vectors (nothing without known vectors). */
+int spmv_block_project(spmv_block *k, int s);
+spmv_block_timing spmv_block_get_timing(const spmv_block *k);
+/* Frees k (NULL allowed); destroy blocks before their matvec. */
+void spmv_block_destroy(spmv_block *k);
+
 #endif /* DIASEG_SPMV_H */

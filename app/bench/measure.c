@@ -403,7 +403,7 @@ static int solver_wanted(const app_config *cfg, const char *name)
 }
 
 /* The solver a backend's matvec is made ready for (dsg_problem_matvec): of those bench runs, the
- * first with a step to take before the clock (today only lanczos: its kernels are built before
+ * first with a step to take before the clock (lanczos and chfsi: their kernels are built before
  * its solve, as for segment and eigs), else the first. */
 static const char *solver_to_prepare(const app_config *cfg)
 {

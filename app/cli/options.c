@@ -94,7 +94,8 @@ static const opt_def options[] = {
     {"nev", 0, "N", OPT_NEV, (SOLVE_CMDS | BENCH_CMD),
      "eigenpairs to compute, 1 <= N < pixels (default 8)"},
     {"ncv", 0, "M", OPT_NCV, (SOLVE_CMDS | BENCH_CMD),
-     "Lanczos basis size, nev < M <= pixels (default max(2 nev + 1, 32))"},
+     "Lanczos basis size, nev < M <= pixels (default max(2 nev + 1, 32)); chfsi: block size "
+     "(default nev + max(8, nev / 2), at most 64)"},
     {"tol", 0, "T", OPT_TOL, (SOLVE_CMDS | BENCH_CMD),
      "relative residual tolerance of the eigensolver, " APP_STR(
          DSG_MIN_TOL) " <= T < 1 (default: " APP_STR(DSG_TOL_HIERARCHY) " where the eigenvectors "
@@ -125,7 +126,8 @@ static const opt_def options[] = {
     {"matvec", 0, "BACKEND", OPT_MATVEC, (SOLVE_CMDS | BENCH_CMD | CONTOURS_CMD),
      "auto (default: first OpenCL GPU, else cpu), cpu, opencl"},
     {"solver", 0, "NAME", OPT_SOLVER, (SOLVE_CMDS | BENCH_CMD),
-     "lanczos (default: diaseg's own, device-resident on OpenCL) or arpack"},
+     "lanczos (default: diaseg's own, device-resident on OpenCL), chfsi (diaseg's block "
+     "solver: each product reads the matrix once for a block of vectors) or arpack"},
     {"cl-device", 0, "DEV", OPT_CL_DEVICE, (SOLVE_CMDS | BENCH_CMD | DEVICES_CMD | CONTOURS_CMD),
      "OpenCL device: index or name substring (see 'diaseg devices'; $DIASEG_CL_DEVICE)"},
     {"kernel", 0, "NAME", OPT_KERNEL, (SOLVE_CMDS | BENCH_CMD),

@@ -43,6 +43,7 @@ void app_eig_options(const dsg_options *opt, eig_options *eo)
   eo->tol = app_tol(opt);
   eo->max_iter = opt->max_iter;
   eo->lanczos_unfused = opt->lanczos_unfused;
+  eo->spectrum_radius = 1.0; /* N = D^-1/2 W D^-1/2, W >= 0: its spectrum lies in [-1, 1] */
 }
 
 static void say_opencl(const dsg_options *opt, const spmv_matvec *mv)

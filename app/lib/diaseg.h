@@ -131,7 +131,7 @@ typedef struct dsg_options {
   int ncv;      /* basis size; 0: automatic */
   double tol;   /* |N u - lambda u| <= tol |lambda|; DSG_MIN_TOL <= tol < 1; 0: DSG_TOL_AUTO */
   int max_iter; /* restart limit */
-  const char *solver; /* "lanczos" (default) or "arpack" */
+  const char *solver; /* "lanczos" (default), "chfsi" or "arpack" (eig_solver_find) */
   /* backend */
   const char *matvec;     /* "auto": the first OpenCL GPU, else the C path; "cpu"; "opencl" */
   const char *cl_device;  /* index or name substring; NULL: the first GPU, else device 0 */

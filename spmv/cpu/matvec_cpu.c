@@ -20,6 +20,7 @@ static spmv_caps cpu_caps(const void *impl)
 }
 
 static int cpu_basis_create(void *impl, spmv_basis *b) { return spmv_cpu_basis_create(b, impl); }
+static int cpu_block_create(void *impl, spmv_block *k) { return spmv_cpu_block_create(k, impl); }
 
 static const spmv_backend cpu_backend = {
     .name = "cpu",
@@ -32,6 +33,17 @@ static const spmv_backend cpu_backend = {
               .restart = spmv_cpu_basis_restart,
               .ritz = spmv_cpu_basis_ritz,
               .destroy = spmv_cpu_basis_destroy},
+    .block = {.create = cpu_block_create,
+              .set = spmv_cpu_block_set,
+              .get = spmv_cpu_block_get,
+              .fill_random = spmv_cpu_block_fill_random,
+              .product = spmv_cpu_block_product,
+              .axpby = spmv_cpu_block_axpby,
+              .gram = spmv_cpu_block_gram,
+              .transform = spmv_cpu_block_transform,
+              .residuals = spmv_cpu_block_residuals,
+              .project = spmv_cpu_block_project,
+              .destroy = spmv_cpu_block_destroy},
 };
 
 int spmv_matvec_create_cpu(spmv_matvec **out, const spmv_dia *A)

@@ -1,6 +1,7 @@
 /* The OpenCL backend: the matvec (a DIA kernel on the device, x written and y read back on every
  * product, timed with events) and its table, whose basis is cl_basis.c's. */
 #include "cl_basis.h"
+#include "cl_block.h"
 #include "cl_matvec.h"
 
 #include <stdio.h>
@@ -114,6 +115,12 @@ static int cl_basis_create(void *impl, spmv_basis *b)
   return spmv_cl_basis_create(b, &m->rt, m->dia, &m->basis);
 }
 
+static int cl_block_create(void *impl, spmv_block *k)
+{
+  cl_matvec *m = impl;
+  return spmv_cl_block_create(k, &m->rt, m->dia);
+}
+
 static const spmv_backend cl_backend = {
     .name = "opencl",
     .caps = cl_caps,
@@ -125,6 +132,17 @@ static const spmv_backend cl_backend = {
               .restart = spmv_cl_basis_restart,
               .ritz = spmv_cl_basis_ritz,
               .destroy = spmv_cl_basis_destroy},
+    .block = {.create = cl_block_create,
+              .set = spmv_cl_block_set,
+              .get = spmv_cl_block_get,
+              .fill_random = spmv_cl_block_fill_random,
+              .product = spmv_cl_block_product,
+              .axpby = spmv_cl_block_axpby,
+              .gram = spmv_cl_block_gram,
+              .transform = spmv_cl_block_transform,
+              .residuals = spmv_cl_block_residuals,
+              .project = spmv_cl_block_project,
+              .destroy = spmv_cl_block_destroy},
 };
 
 /* The options that spmv_cl_runtime_open and spmv_cl_dia_create do not check. */

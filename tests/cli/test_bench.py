@@ -59,8 +59,8 @@ def main():
         kernels = {x["kernel"] for x in rows if x["backend"].startswith("opencl")}
         check(("cpu", None) in backends, "no C path row")
         check(kernels == {"naive", "aligned", "local", "vector", "image"}, f"kernels {kernels}")
-        check({x["solver"] for x in rows} == {"arpack", "lanczos"}, "both solvers")
-        check(len(rows) == 2 * len(backends), f"{len(rows)} rows for {len(backends)} backends")
+        check({x["solver"] for x in rows} == {"arpack", "lanczos", "chfsi"}, "every solver")
+        check(len(rows) == 3 * len(backends), f"{len(rows)} rows for {len(backends)} backends")
         ref = None
         for x in rows:
             what = f"{x['backend']}/{x['kernel']}/{x['solver']}"
@@ -109,8 +109,13 @@ def main():
                 check(v["lanczos_steps"] > 0 and v["orthogonalization_s"] > 0, f"{what}: lanczos split")
             if x["backend"] == "cpu":
                 check(s["speedup_vs_cpu"] == 1.0 and v["speedup_vs_cpu"] == 1.0, f"{what}: speedups")
-            ref = ref if ref is not None else v["last_eigenvalue"]
-            check(abs(v["last_eigenvalue"] - ref) <= 1e-5, f"{what}: lambda_4 {v['last_eigenvalue']} vs {ref}")
+            if x["solver"] == "chfsi":
+                check(v["lanczos_steps"] > 0 and v["orthogonalization_s"] > 0, f"{what}: chfsi split")
+            # the 4th eigenvalue agrees across backends, kernels and solvers within the rigorous
+            # bound: a Ritz value lies within its residual of an eigenvalue (peers.py's test)
+            ref = ref if ref is not None else (v["last_eigenvalue"], v["max_residual"])
+            check(abs(v["last_eigenvalue"] - ref[0]) <= v["max_residual"] + ref[1] + 1e-6,
+                  f"{what}: lambda_4 {v['last_eigenvalue']} vs {ref[0]}")
         with open(c) as fh:
             table = list(csv.DictReader(fh))
         check(len(table) == len(rows), f"CSV has {len(table)} rows, JSON {len(rows)}")

@@ -1,6 +1,7 @@
-/* The ARPACK driver on matrices with known spectra (path-graph and grid Laplacians), on a real
- * image's normalised affinity (residuals, the trivial pair, orthonormality), and its error paths:
- * bad options, the iteration limit, cancellation, determinism. */
+/* The solvers (ARPACK, diaseg's Lanczos and its block chfsi) on matrices with known spectra
+ * (path-graph and grid Laplacians), on a real image's normalised affinity (residuals, the trivial
+ * pair, orthonormality), and its error paths: bad options, the iteration limit, cancellation,
+ * determinism. */
 #include "diaseg_internal.h"
 #include "io.h"
 #include "check.h"
@@ -294,6 +295,9 @@ int main(void)
   failed |= run_all();
   solve = eig_lanczos_solve;
   solver_name = "lanczos";
+  failed |= run_all();
+  solve = eig_chfsi_solve;
+  solver_name = "chfsi";
   failed |= run_all();
   return check_report("test_eigensolver") | failed;
 }

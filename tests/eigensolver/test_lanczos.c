@@ -1,4 +1,4 @@
-/* diaseg's Lanczos solver against ARPACK and against itself across backends:
+/* diaseg's Lanczos and chfsi solvers against ARPACK and against themselves across backends:
  *  - on image affinities its eigenvalues equal ARPACK's to 1e-5, its residuals are within tol and
  *    its eigenvectors orthonormal to 1e-5, on the C path and on the OpenCL device (every kernel),
  *    fused and unfused;
@@ -73,12 +73,14 @@ static double orthogonality(const eig_result *r)
   return worst;
 }
 
-/* Lanczos on mv against the ARPACK reference ref. */
-static void check_against(const char *what, spmv_matvec *mv, const eig_options *o,
-                          const eig_result *ref)
+typedef int (*solver_fn)(spmv_matvec *, const eig_options *, eig_result *);
+
+/* A diaseg solver (Lanczos or chfsi) on mv against the ARPACK reference ref. */
+static void check_solver(const char *what, solver_fn solve, const char *name, spmv_matvec *mv,
+                         const eig_options *o, const eig_result *ref)
 {
   eig_result r;
-  int status = eig_lanczos_solve(mv, o, &r);
+  int status = solve(mv, o, &r);
   CHECK(status == DSG_OK && r.nconv == o->nev, "%s: status %d, %d pairs: %s", what, status, r.nconv,
         dsg_error_message());
   for (int k = 0; k < r.nconv && k < ref->nconv; k++) {
@@ -91,8 +93,14 @@ static void check_against(const char *what, spmv_matvec *mv, const eig_options *
   CHECK(r.basis.steps > 0 && r.basis.matvec_s > 0 && r.basis.orth_s > 0 && r.matvecs > 0,
         "%s: timing steps %ld matvec %g orth %g", what, r.basis.steps, r.basis.matvec_s,
         r.basis.orth_s);
-  CHECK(strcmp(r.solver, "lanczos") == 0, "solver name");
+  CHECK(strcmp(r.solver, name) == 0, "solver name %s", r.solver);
   eig_result_free(&r);
+}
+
+static void check_against(const char *what, spmv_matvec *mv, const eig_options *o,
+                          const eig_result *ref)
+{
+  check_solver(what, eig_lanczos_solve, "lanczos", mv, o, ref);
 }
 
 /* The OpenCL basis against the C basis: same start vector, a few steps, same coefficients. */
@@ -274,6 +282,8 @@ int main(void)
     o.lanczos_unfused = 1;
     check_against("unfused, C path", cpu, &o, &ref);
     o.lanczos_unfused = 0;
+    check_solver(pass ? "chfsi, color, C path" : "chfsi, intensity, C path", eig_chfsi_solve,
+                 "chfsi", cpu, &o, &ref);
     for (int k = SPMV_KERNEL_NAIVE; k < SPMV_KERNEL_COUNT; k++) {
       spmv_cl_options co;
       spmv_matvec *cl = NULL;
@@ -287,6 +297,9 @@ int main(void)
       snprintf(what, sizeof(what), "%s, OpenCL %s", pass ? "color" : "intensity",
                spmv_kernel_name(k));
       check_against(what, cl, &o, &ref);
+      snprintf(what, sizeof(what), "chfsi, %s, OpenCL %s", pass ? "color" : "intensity",
+               spmv_kernel_name(k));
+      check_solver(what, eig_chfsi_solve, "chfsi", cl, &o, &ref);
       if (k == SPMV_KERNEL_IMAGE) {
         o.lanczos_unfused = 1;
         check_against("unfused, OpenCL image", cl, &o, &ref);
