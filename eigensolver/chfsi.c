@@ -246,10 +246,8 @@ int eig_chfsi_prepare(spmv_matvec *mv, const eig_options *opt)
     status = eig_fortran_load(&f);
   if (status == DSG_OK) { /* the block's kernels built and its memory checked, likewise */
     const int n = spmv_matvec_rows(mv);
-    const int b = opt->ncv > 0 ? opt->ncv
-                               : eig_chfsi_block_size(opt->nev - known_returned(opt), n,
-                                                      opt->known_count); /* the solve's b: the
-                                                                          * kernels are per b */
+    /* the solve's b (the kernels are built per b) */
+    const int b = opt->ncv > 0 ? opt->ncv : eig_chfsi_block_size(opt->nev, n, opt->known_count);
     if (b >= 1 && b <= SPMV_BLOCK_MAX && b <= n)
       status = spmv_block_create(&k, mv, b, SLOTS, NULL);
   }
@@ -277,7 +275,9 @@ int eig_chfsi_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
     return status;
   nknown = known_returned(opt);
   nev_a = opt->nev - nknown;
-  b = opt->ncv > 0 ? opt->ncv : eig_chfsi_block_size(nev_a, n, opt->known_count);
+  /* the default b from nev, not from the pairs left to compute, so that prepare (which may not
+   * know the known vectors yet) builds the kernels for the same b (they are built per b) */
+  b = opt->ncv > 0 ? opt->ncv : eig_chfsi_block_size(opt->nev, n, opt->known_count);
   res->n = n;
   res->nev = opt->nev;
   res->ncv = b;
