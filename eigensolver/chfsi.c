@@ -122,6 +122,21 @@ static void matmul(const double *A, const double *B, int b, double *out)
     }
 }
 
+/* Slot y := P y M, P the projector out of the known vectors and M from SVQB, so that its columns
+ * are orthonormal (w: b doubles of scratch; ws: 3 b x b). */
+static int orthonormalise(spmv_block *k, const eig_fortran *f, int y, double *w, double *ws,
+                          double *work, int lwork)
+{
+  const int b = spmv_block_width(k);
+  double *G = ws, *M = ws + (size_t)b * b, *S = M + (size_t)b * b;
+  int status = spmv_block_project(k, y);
+  if (status == DSG_OK)
+    status = spmv_block_gram(k, y, y, G);
+  if (status == DSG_OK)
+    status = svqb(f, G, b, M, S, w, work, lwork);
+  return status == DSG_OK ? spmv_block_transform(k, y, M) : status;
+}
+
 /* Rayleigh-Ritz on slot y (A y in slot ay): y := y Q, ay := ay Q, theta descending, where Q
  * diagonalises y^T A y in the y^T y metric. */
 static int rayleigh_ritz(spmv_block *k, const eig_fortran *f, int y, int ay, double *theta,
@@ -320,17 +335,10 @@ int eig_chfsi_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
   /* the start block, made where the block lives: column 0 the documented start vector
    * (eig_start_vector), column v the same splitmix64 stream seeded EIG_START_SEED + v */
   status = spmv_block_fill_random(k, x, EIG_START_SEED);
-  /* X orthonormal and out of the known vectors' span, A X, the first Ritz values */
-  for (int pass = 0; pass < 2 && status == DSG_OK; pass++) {
-    double *G = ws, *M = ws + (size_t)b * b, *S = M + (size_t)b * b;
-    status = spmv_block_project(k, x);
-    if (status == DSG_OK)
-      status = spmv_block_gram(k, x, x, G);
-    if (status == DSG_OK)
-      status = svqb(f, G, b, M, S, theta, work, lwork);
-    if (status == DSG_OK)
-      status = spmv_block_transform(k, x, M);
-  }
+  /* X orthonormal (twice: the random block is far from it) and out of the known vectors' span,
+   * A X, the first Ritz values */
+  for (int pass = 0; pass < 2 && status == DSG_OK; pass++)
+    status = orthonormalise(k, f, x, theta, ws, work, lwork);
   if (status == DSG_OK)
     status = spmv_block_product(k, ax, x, -1, 1.0, 0.0, 0.0);
   if (status == DSG_OK)
@@ -403,16 +411,7 @@ int eig_chfsi_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
       if (status != DSG_OK)
         goto out;
       /* the filtered block is in `cur`; X's slot is free. Orthonormalise, then Rayleigh-Ritz */
-      {
-        double *G = ws, *M = ws + (size_t)b * b, *S = M + (size_t)b * b;
-        status = spmv_block_project(k, cur);
-        if (status == DSG_OK)
-          status = spmv_block_gram(k, cur, cur, G);
-        if (status == DSG_OK)
-          status = svqb(f, G, b, M, S, theta, work, lwork);
-        if (status == DSG_OK)
-          status = spmv_block_transform(k, cur, M);
-      }
+      status = orthonormalise(k, f, cur, theta, ws, work, lwork);
       if (status == DSG_OK)
         status = spmv_block_product(k, ax, cur, -1, 1.0, 0.0, 0.0);
       res->matvecs += b;
