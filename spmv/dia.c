@@ -36,6 +36,7 @@ int spmv_dia_create(spmv_dia **out, int rows, int ndiag, const int *offsets)
   A->rows = rows;
   A->ndiag = ndiag;
   A->pitch = pitch;
+  A->width = 0;
   A->offsets = malloc((size_t)ndiag * sizeof(*A->offsets));
   A->values = aligned_alloc(SPMV_ALIGN_BYTES, bytes);
   if (!A->offsets || !A->values)
@@ -86,6 +87,21 @@ int spmv_dia_validate(const spmv_dia *A)
                              "DIA value at diagonal %d (offset %d) row %zu lies "
                              "outside the matrix but is %g, not 0",
                              d, A->offsets[d], r, a[r]);
+    }
+  }
+  for (int d = 0; A->width > 0 && d < A->ndiag; d++) { /* the stencil's promise */
+    const int W = A->width, o = A->offsets[d];
+    const int dy = (o >= 0 ? o + W / 2 : o - (W - 1) / 2) / W, dx = o - dy * W;
+    const float *a = A->values + (size_t)d * A->pitch;
+    if (2 * (dx < 0 ? -dx : dx) >= W)
+      return dsg_error_set(DSG_ERR_INVALID, "DIA offset %d is no stencil offset of width %d", o, W);
+    for (int r = 0; r < A->rows; r++) {
+      const int x = r % W;
+      if ((x + dx < 0 || x + dx >= W) && a[r] != 0.0f)
+        return dsg_error_set(DSG_ERR_INVALID,
+                             "DIA value at diagonal %d (offset %d = %d rows %+d) row %d links "
+                             "pixels across the edge of a %d-wide image but is %g, not 0",
+                             d, o, dy, dx, r, W, a[r]);
     }
   }
   return DSG_OK;

@@ -35,6 +35,11 @@ typedef struct spmv_dia {
   size_t pitch;  /* floats per stored diagonal, >= rows, multiple of SPMV_PITCH_ALIGN */
   int *offsets;  /* ndiag column offsets, strictly ascending */
   float *values; /* ndiag * pitch floats, SPMV_ALIGN_BYTES-aligned, zero-initialised */
+  /* 0, or the width W of the image whose pixels the rows are (row y * W + x) when A is a pixel
+   * stencil: every offset is dy * W + dx with |dx| < W / 2, and every entry linking pixels across
+   * the image's left and right edges (0 <= x + dx < W fails) is zero. A backend may then tile
+   * the product in 2D. spmv_dia_create sets 0; spmv_dia_validate checks the promise. */
+  int width;
 } spmv_dia;
 
 /* Allocates a zero-filled DIA matrix with the given offsets (copied; must be strictly ascending

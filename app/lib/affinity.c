@@ -271,6 +271,8 @@ int app_affinity_build_cancel(int width, int height, const float *features, int 
   status = spmv_dia_create(&A, n, ndiag, offsets);
   if (status != DSG_OK)
     goto out_free;
+  if (width > 2 * p->radius + 1) /* every disc offset distinct, |dx| < width / 2: a stencil */
+    A->width = width;
   if (p->device) { /* both passes on the OpenCL device (kernels/affinity.cl) */
     status = build_on_device(p, width, height, features, nfeat, ndisc, dx, dy, diag_of, line_at, A,
                              &degree);

@@ -228,6 +228,7 @@ int spmv_cl_dia_create(spmv_cl_dia **out, const spmv_cl_runtime *rt, const spmv_
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the OpenCL matrix");
   dia->rows = A->rows;
   dia->ndiag = A->ndiag;
+  dia->width = A->width;
   dia->pitch = A->pitch;
   status = plan(rt, A, kernel, dia, note, note_cap);
   if (status != DSG_OK)

@@ -46,6 +46,7 @@ typedef struct spmv_cl_dia {
   cl_mem ximage;                    /* x_image kernels: x as an image_width x image_height */
   size_t image_width, image_height; /* float4 image (zero past row n); else 0 */
   int rows, ndiag;
+  int width; /* spmv_dia's: the image's width when A is a pixel stencil, else 0 */
   size_t pitch;
   size_t global, local; /* the launch: local work-group size, global = items rounded up */
 } spmv_cl_dia;
