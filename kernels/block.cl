@@ -11,7 +11,9 @@
  * size, a power of two), SIDE (the Gram tile's items per side, SIDE * SIDE <= LOCAL), TROWS (rows
  * the Gram kernel stages in local memory at a time), RC (columns a reduction sums at a time);
  * for blk_product4: PLOCAL (its work-group size), VC (columns per work-group), NCH (column
- * chunks: ceil(NB / VC)), RUN (the most diagonals of one run). */
+ * chunks: ceil(NB / VC)), RUN (the most diagonals of one run); for blk_product_tile: TX, TY (the
+ * tile's pixels across and down: TX * TY work-items per group), HALO (the stencil's reach in
+ * pixels), TVC (columns staged at a time). */
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
 #ifndef NB
@@ -40,6 +42,18 @@
 #endif
 #ifndef RUN
 #define RUN 16
+#endif
+#ifndef TX
+#define TX 32
+#endif
+#ifndef TY
+#define TY 8
+#endif
+#ifndef HALO
+#define HALO 5
+#endif
+#ifndef TVC
+#define TVC (NB < 8 ? NB : 8)
 #endif
 
 /* Tree sum of s[0..LOCAL) for `tiles` interleaved values: s[t * LOCAL + lid]. Ends with a
@@ -189,6 +203,66 @@ blk_product4(__global float *data, const ulong xo, const ulong yo, const ulong p
           Y[2] = f.s2;
       }
     }
+}
+
+/* The same product on a pixel stencil (spmv_dia's width W > 0), tiled in 2D: work-group g takes
+ * the TX x TY pixels (x, y) of tile (g % gx, g / gx) (gx tiles across), one per work-item, and
+ * stages the tile and a halo of HALO pixels around it ((TX + 2 HALO) x (TY + 2 HALO) pixels) of
+ * TVC columns at a time in local memory: zero for pixels outside the image and for rows >= n (a
+ * partial last image row). Each work-item then sums its pixel's row over the diagonals in order
+ * in float (as blk_product), diagonal d's column read from the tile at its pixel's position plus
+ * tdelta[d] = dy TWH + dx (offset d = dy W + dx, |dx|, |dy| <= HALO, decomposed by the host).
+ * Where the column r + offset is inside [0, n) but pixel (x + dx, y + dy) is outside the image,
+ * A's entry is zero by the stencil's promise: the tile's zero changes nothing (but perhaps the
+ * sign of a zero). A is re-read for each chunk of columns (mostly from the cache). Y may be P. */
+#define TWH (TX + 2 * HALO) /* pixels of one staged tile row */
+#define THH (TY + 2 * HALO) /* staged tile rows */
+#define TPIX (TWH * THH)    /* staged pixels per column */
+__kernel __attribute__((reqd_work_group_size(TX * TY, 1, 1))) void
+blk_product_tile(__global float *data, const ulong xo, const ulong yo, const ulong po,
+                 const int has_prev, const double alpha, const double beta, const double gamma,
+                 const int ld, __global const float *A, const int stride, const int n,
+                 const int ndiag, __constant int *tdelta, const int width, const int gx)
+{
+  __local float tile[TVC * TPIX];
+  const int lid = get_local_id(0), g = get_group_id(0);
+  const int tx = lid % TX, ty = lid / TX;
+  const int x0 = (g % gx) * TX, y0 = (g / gx) * TY;
+  const int x = x0 + tx, y = y0 + ty, r = y * width + x;
+  const int mine = x < width && r < n; /* a pixel of the image with a row */
+  const int at = (ty + HALO) * TWH + tx + HALO;
+  __global const float *X = data + xo;
+  for (int v0 = 0; v0 < NB; v0 += TVC) {
+    float acc[TVC];
+    for (int v = 0; v < TVC; v++)
+      acc[v] = 0.0f;
+    barrier(CLK_LOCAL_MEM_FENCE); /* the previous chunk's tile is no longer read */
+    for (int e = lid; e < TPIX; e += TX * TY) {
+      const int px = x0 - HALO + e % TWH, py = y0 - HALO + e / TWH;
+      const long c = (long)py * width + px;
+      const int inside = px >= 0 && px < width && py >= 0 && c < n;
+      for (int v = 0; v < TVC; v++)
+        if (v0 + v < NB)
+          tile[v * TPIX + e] = inside ? X[(size_t)(v0 + v) * ld + (size_t)c] : 0.0f;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (mine) {
+      for (int d = 0; d < ndiag; d++) {
+        const float a = A[(size_t)d * stride + r];
+        const int t = at + tdelta[d];
+        for (int v = 0; v < TVC; v++)
+          acc[v] += a * tile[v * TPIX + t];
+      }
+      for (int v = 0; v < TVC; v++)
+        if (v0 + v < NB) {
+          const size_t e = (size_t)(v0 + v) * ld + r;
+          double yv = alpha * (double)acc[v] + beta * (double)X[e];
+          if (has_prev)
+            yv += gamma * (double)data[po + e];
+          data[yo + e] = (float)yv;
+        }
+    }
+  }
 }
 
 /* Slot so := the pseudo-random columns of spmv_block_fill_random (spmv.h): entry (r, v) from the

@@ -32,6 +32,19 @@
 #define BLOCK_PRODUCT_ROWS 1
 #endif
 
+/* 1: on a pixel stencil (the matrix's width > 0, every offset dy W + dx with |dx|, |dy| <=
+ * BLOCK_HALO) the product is blk_product_tile (tiles of BLOCK_TX x BLOCK_TY pixels staged with
+ * their halo in local memory, in chunks of columns), where the device takes it; 0: always the
+ * kernel of BLOCK_PRODUCT_ROWS (for timing the two). */
+#ifndef BLOCK_PRODUCT_TILE
+#define BLOCK_PRODUCT_TILE 1
+#endif
+#define BLOCK_TX 32            /* blk_product_tile's tile: pixels across (-DTX) */
+#define BLOCK_TY 8             /* and down (-DTY): BLOCK_TX * BLOCK_TY work-items */
+#define BLOCK_HALO 8           /* the largest stencil reach it takes, in pixels */
+#define BLOCK_TILE_BYTES 40960 /* the most local memory of its staged tile */
+#define BLOCK_TILE_VC 16       /* the most columns it stages at a time */
+
 enum { K_MATVEC, K_VECTOR, K_REDUCE, K_TRANSFER, K_KINDS };
 
 typedef struct cl_block {
@@ -53,6 +66,11 @@ typedef struct cl_block {
   size_t plocal;          /* blk_product4's work-group size (0: blk_product, a row per item) */
   size_t pgroups;         /* blk_product4's work-groups: row blocks times column chunks */
   int vc, nch;            /* blk_product4's columns per work-group and column chunks */
+  int tile;               /* 1: the product is blk_product_tile */
+  int halo, tvc;          /* its stencil reach in pixels and columns staged at a time */
+  int tgx;                /* its tiles across the image */
+  size_t tgroups;         /* its work-groups: one per tile */
+  cl_mem tdelta;          /* its diagonals' positions in the staged tile: dy (TX + 2 halo) + dx */
   cl_mem stage_buf[2];    /* pinned staging buffers of set and get (NULL: not made yet) */
   float *stage_host[2];   /* their mappings */
   size_t stage_floats;    /* floats each */
@@ -344,6 +362,9 @@ int spmv_cl_block_product(spmv_block *k, int dst, int src, int prev, double alph
                ARG(p, 5, alpha) | ARG(p, 6, beta) | ARG(p, 7, gamma);
   if (err != CL_SUCCESS)
     return spmv_cl_fail(err, "setting blk_product's arguments", c->rt->dev.name);
+  if (c->tile)
+    return launch_local(k, p, c->tgroups * BLOCK_TX * BLOCK_TY, BLOCK_TX * BLOCK_TY, K_MATVEC,
+                        "blk_product_tile (the block product)");
   if (c->plocal)
     return launch_local(k, p, c->pgroups * c->plocal, c->plocal, K_MATVEC,
                         "blk_product4 (the block product)");
@@ -473,9 +494,9 @@ void spmv_cl_block_destroy(spmv_block *k)
   for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++)
     if (ks[i])
       clReleaseKernel(ks[i]);
-  cl_mem ms[] = {c->data,     c->part, c->result, c->coef,         c->label,
-                 c->value,    c->rows, c->vals,   c->chunk,        c->first,
-                 c->chunkdot, c->kd,   c->runs,   c->stage_buf[0], c->stage_buf[1]};
+  cl_mem ms[] = {c->data, c->part,         c->result,       c->coef,  c->label,    c->value,
+                 c->rows, c->vals,         c->chunk,        c->first, c->chunkdot, c->kd,
+                 c->runs, c->stage_buf[0], c->stage_buf[1], c->tdelta};
   for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
     if (ms[i])
       clReleaseMemObject(ms[i]);
@@ -672,17 +693,36 @@ static int build(spmv_block *k, cl_block *c)
 {
   const spmv_cl_runtime *rt = c->rt;
   const int side = c->local >= 256 ? 16 : 8; /* side * side <= local */
-  char opts[224];
+  char opts[320];
   cl_int err = CL_SUCCESS;
   int status;
   snprintf(opts, sizeof(opts),
            "-cl-std=CL1.2 -DNB=%d -DLOCAL=%d -DSIDE=%d -DTROWS=%d -DRC=%d -DPLOCAL=%d -DVC=%d "
-           "-DNCH=%d -DRUN=%d",
+           "-DNCH=%d -DRUN=%d -DTX=%d -DTY=%d -DHALO=%d -DTVC=%d",
            k->b, (int)c->local, side, c->trows, BLOCK_RC, c->plocal ? (int)c->plocal : 64, c->vc,
-           c->nch, BLOCK_RUN);
+           c->nch, BLOCK_RUN, BLOCK_TX, c->tile ? BLOCK_TY : 2, c->tile ? c->halo : 1,
+           c->tile ? c->tvc : 1);
   status = spmv_cl_build(rt, "block", opts, &c->program);
   if (status != DSG_OK)
     return status;
+  if (c->tile) { /* blk_product_tile, unless the device runs fewer work-items of it per group or
+                  * has not the local memory it needs */
+    size_t most = 0;
+    cl_ulong lmem = 0;
+    c->product = clCreateKernel(c->program, "blk_product_tile", &err);
+    if (err != CL_SUCCESS)
+      return spmv_cl_fail(err, "creating the block kernels", rt->dev.name);
+    err = clGetKernelWorkGroupInfo(c->product, rt->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(most),
+                                   &most, NULL);
+    if (err == CL_SUCCESS)
+      err = clGetKernelWorkGroupInfo(c->product, rt->device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof(lmem),
+                                     &lmem, NULL);
+    if (err == CL_SUCCESS && (most < BLOCK_TX * BLOCK_TY || lmem > rt->dev.local_mem)) {
+      clReleaseKernel(c->product);
+      c->product = NULL;
+      c->tile = 0;
+    }
+  }
   if (c->plocal) { /* blk_product4, unless the device runs fewer work-items of it per group */
     size_t most = 0;
     c->product = clCreateKernel(c->program, "blk_product4", &err);
@@ -704,7 +744,7 @@ static int build(spmv_block *k, cl_block *c)
   for (size_t i = 0; i < sizeof(fn) / sizeof(fn[0]); i++) {
     size_t most = 0;
     if (*dst[i])
-      continue; /* blk_product4 */
+      continue; /* blk_product4 or blk_product_tile */
     *dst[i] = clCreateKernel(c->program, fn[i], &err);
     if (err != CL_SUCCESS)
       return spmv_cl_fail(err, "creating the block kernels", rt->dev.name);
@@ -759,6 +799,81 @@ out:
   return status;
 }
 
+/* blk_product_tile's plan where the matrix is a pixel stencil of reach <= BLOCK_HALO and the
+ * device has the work-items and the local memory: the offsets (read back from the device)
+ * decomposed as dy W + dx (spmv_dia_validate's decomposition, |dx| < W / 2), the reach, the
+ * columns staged at a time (as many as BLOCK_TILE_BYTES or the device's local memory take, the
+ * b columns cut into equal chunks) and each diagonal's position in the staged tile, uploaded.
+ * Sets c->tile (0: not a stencil this kernel takes; not an error) and turns blk_product4 off. */
+static int plan_tile(spmv_block *k)
+{
+  cl_block *c = k->impl;
+  const spmv_cl_dia *dia = c->dia;
+  const int ndiag = dia->ndiag, W = dia->width;
+  const size_t items = BLOCK_TX * BLOCK_TY;
+  int *off = NULL, *dx = NULL, *dy = NULL;
+  cl_int err = CL_SUCCESS;
+  int status = DSG_OK, halo = 0;
+  size_t budget, per_col, vcmax;
+
+  c->tile = 0;
+  if (!BLOCK_PRODUCT_TILE || W <= 0 || ndiag <= 0 || c->rt->dev.max_work_group < items)
+    return DSG_OK;
+  off = malloc((size_t)ndiag * sizeof(*off));
+  dx = malloc((size_t)ndiag * sizeof(*dx));
+  dy = malloc((size_t)ndiag * sizeof(*dy));
+  if (!off || !dx || !dy) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the stencil of %d diagonals", ndiag);
+    goto out;
+  }
+  err = clEnqueueReadBuffer(c->rt->queue, dia->offsets, CL_TRUE, 0, (size_t)ndiag * sizeof(int),
+                            off, 0, NULL, NULL);
+  if (err != CL_SUCCESS) {
+    status = spmv_cl_fail(err, "reading the block product's offsets", c->rt->dev.name);
+    goto out;
+  }
+  for (int d = 0; d < ndiag; d++) {
+    const int o = off[d];
+    dy[d] = (o >= 0 ? o + W / 2 : o - (W - 1) / 2) / W;
+    dx[d] = o - dy[d] * W;
+    const int ax = dx[d] < 0 ? -dx[d] : dx[d], ay = dy[d] < 0 ? -dy[d] : dy[d];
+    halo = ax > halo ? ax : halo;
+    halo = ay > halo ? ay : halo;
+  }
+  if (halo > BLOCK_HALO)
+    goto out; /* a reach the tile does not take: blk_product */
+  per_col = (size_t)(BLOCK_TX + 2 * halo) * (size_t)(BLOCK_TY + 2 * halo) * sizeof(float);
+  budget = c->rt->dev.local_mem > 1024 ? (size_t)c->rt->dev.local_mem - 1024 : 0;
+  budget = budget < BLOCK_TILE_BYTES ? budget : BLOCK_TILE_BYTES;
+  vcmax = budget / per_col;
+  vcmax = vcmax < BLOCK_TILE_VC ? vcmax : BLOCK_TILE_VC;
+  if (vcmax < 1)
+    goto out;
+  {
+    const int nch = (k->b + (int)vcmax - 1) / (int)vcmax;
+    const int height = (int)(((size_t)k->n + (size_t)W - 1) / (size_t)W);
+    c->tvc = (k->b + nch - 1) / nch;
+    c->halo = halo;
+    c->tgx = (W + BLOCK_TX - 1) / BLOCK_TX;
+    c->tgroups = (size_t)c->tgx * (size_t)((height + BLOCK_TY - 1) / BLOCK_TY);
+  }
+  for (int d = 0; d < ndiag; d++) /* off := the positions in the staged tile */
+    off[d] = dy[d] * (BLOCK_TX + 2 * halo) + dx[d];
+  c->tdelta = clCreateBuffer(c->rt->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                             (size_t)ndiag * sizeof(int), off, &err);
+  if (err != CL_SUCCESS) {
+    status = spmv_cl_fail(err, "uploading the block product's stencil", c->rt->dev.name);
+    goto out;
+  }
+  c->tile = 1;
+  c->plocal = 0;
+out:
+  free(off);
+  free(dx);
+  free(dy);
+  return status;
+}
+
 /* The product's arguments that stay: the matrix, the sizes (blk_product's or blk_product4's). */
 static int set_product_args(spmv_block *k)
 {
@@ -769,7 +884,10 @@ static int set_product_args(spmv_block *k)
   cl_kernel p = c->product;
   cl_int err =
       ARG(p, 0, c->data) | ARG(p, 8, ld) | ARG(p, 9, dia->A) | ARG(p, 10, stride) | ARG(p, 11, n);
-  if (c->plocal)
+  if (c->tile)
+    err |= ARG(p, 12, dia->ndiag) | ARG(p, 13, c->tdelta) | ARG(p, 14, dia->width) |
+           ARG(p, 15, c->tgx);
+  else if (c->plocal)
     err |= ARG(p, 12, dia->offsets) | ARG(p, 13, c->runs) | ARG(p, 14, c->nruns);
   else
     err |= ARG(p, 12, dia->ndiag) | ARG(p, 13, dia->offsets);
@@ -800,6 +918,9 @@ int spmv_cl_block_create(spmv_block *k, const spmv_cl_runtime *rt, const spmv_cl
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the block bookkeeping");
     goto fail;
   }
+  status = plan_tile(k);
+  if (status != DSG_OK)
+    goto fail;
   status = build(k, c);
   if (status != DSG_OK)
     goto fail;

@@ -56,6 +56,41 @@ static spmv_dia *test_symmetric_dia(int n, const int *offs, int count)
   return A;
 }
 
+/* A pixel stencil of an image w pixels wide with n pixels (the last image row partial where w
+ * does not divide n): the offsets dy w + dx of the disc dx^2 + dy^2 <= radius^2, values random
+ * in (0, 1] where pixel (x + dx, y + dy) is in the image (a row < n), else zero. width is set
+ * (a 2D stencil for the backends) where w > 2 radius + 1, else 0. Not symmetric: the product
+ * does not need it. */
+static spmv_dia *test_stencil_dia(int w, int n, int radius)
+{
+  const int side = 2 * radius + 1, stencil = w > side;
+  int *off = malloc((size_t)side * (size_t)side * sizeof(*off)), count = 0, ndiag = 0;
+  spmv_dia *A = NULL;
+  for (int dy = -radius; dy <= radius; dy++)
+    for (int dx = -radius; dx <= radius; dx++)
+      if (dx * dx + dy * dy <= radius * radius && abs(dy * w + dx) < n)
+        off[count++] = dy * w + dx;
+  qsort(off, (size_t)count, sizeof(*off), test_cmp_int); /* narrow images: offsets repeat */
+  for (int k = 0; k < count; k++)
+    if (ndiag == 0 || off[k] != off[ndiag - 1])
+      off[ndiag++] = off[k];
+  count = ndiag;
+  if (spmv_dia_create(&A, n, count, off) == DSG_OK) {
+    for (int d = 0; d < count; d++) {
+      const int o = off[d], dy = (o >= 0 ? o + w / 2 : o - (w - 1) / 2) / w, dx = o - dy * w;
+      for (int r = 0; r < n; r++) {
+        const int x = r % w;
+        const long long c = (long long)r + o;
+        if ((!stencil || (x + dx >= 0 && x + dx < w)) && c >= 0 && c < n)
+          A->values[(size_t)d * A->pitch + (size_t)r] = (float)(1.0 - test_uniform());
+      }
+    }
+    A->width = stencil ? w : 0;
+  }
+  free(off);
+  return A;
+}
+
 /* The known vectors of n rows: in each run of 16 rows, row 15 (and row 14 of every other run) a
  * small vector of its own, numbered from the end; row 5 of every third run in none (-1); the rest
  * one big vector 0. The last label has no row. Values random, each vector of unit norm. */
@@ -477,7 +512,10 @@ out:
  * without. */
 static void check_matrix(const spmv_dia *A, const char *what)
 {
-  static const int widths[] = {1, 5, 17, 24, 64};
+  /* stencils: the widths of one chunk, of a partial chunk and of two chunks of the tiled product */
+  static const int all[] = {1, 5, 17, 24, 64}, stencil[] = {1, 5, 24};
+  const int *widths = A->width > 0 ? stencil : all;
+  const size_t nwidths = A->width > 0 ? 3 : 5;
   static const spmv_kernel kernels[] = {SPMV_KERNEL_NAIVE, SPMV_KERNEL_AUTO};
   const int n = A->rows;
   const size_t big = (size_t)n * SPMV_BLOCK_MAX;
@@ -504,7 +542,7 @@ static void check_matrix(const spmv_dia *A, const char *what)
     opt.kernel = kernels[k];
     CHECK(spmv_matvec_create_opencl(&t.cl, A, &opt) == DSG_OK, "%s: opencl matvec: %s", what,
           dsg_error_message());
-    for (size_t i = 0; i < sizeof(widths) / sizeof(widths[0]) && t.cl && t.cpu; i++) {
+    for (size_t i = 0; i < nwidths && t.cl && t.cpu; i++) {
       if (widths[i] > n)
         continue;
       t.b = widths[i];
@@ -620,6 +658,25 @@ int main(void)
       check_matrix(A, what);
     spmv_dia_destroy(A);
   }
+  /* pixel stencils (the tiled product where width is set): partial tiles across and down,
+   * a partial last image row, a narrow image, reaches 1, 3, 5 and 8, and a tall image too
+   * narrow to be a stencil (width 0: the product of any DIA matrix) */
+  static const struct {
+    int w, n, radius;
+  } stencil[] = {{37, 37 * 23, 1},  {37, 37 * 22 + 15, 3},  {64, 64 * 48, 5}, {64, 64 * 47 + 1, 5},
+                 {200, 200 * 7, 5}, {200, 200 * 6 + 77, 3}, {13, 13 * 40, 5}, {97, 97 * 61 - 3, 8},
+                 {5, 5 * 300, 5},   {33, 33 * 9 + 32, 5}};
+  for (size_t i = 0; i < sizeof(stencil) / sizeof(stencil[0]); i++) {
+    spmv_dia *A = test_stencil_dia(stencil[i].w, stencil[i].n, stencil[i].radius);
+    char what[96];
+    snprintf(what, sizeof(what), "stencil %d wide n=%d r=%d (width %d)", stencil[i].w, stencil[i].n,
+             stencil[i].radius, A ? A->width : -1);
+    CHECK(A != NULL, "%s", what);
+    CHECK(A && spmv_dia_validate(A) == DSG_OK, "%s: validate: %s", what, dsg_error_message());
+    if (A)
+      check_matrix(A, what);
+    spmv_dia_destroy(A);
+  }
   /* the kind of matrix diaseg solves: an image affinity of 81 diagonals */
   {
     float *f = test_image_features(97, 61, 1);
@@ -627,6 +684,11 @@ int main(void)
     CHECK(f && test_disc_affinity(97, 61, f, 1, 5, 0.1, 4.0, &N) == DSG_OK, "affinity");
     if (N)
       check_matrix(N, "image 97x61 r=5");
+    if (N) { /* the same as a stencil: the tiled product */
+      N->width = 97;
+      CHECK(spmv_dia_validate(N) == DSG_OK, "affinity stencil: validate: %s", dsg_error_message());
+      check_matrix(N, "image 97x61 r=5 (width 97)");
+    }
     spmv_dia_destroy(N);
     free(f);
   }
