@@ -48,22 +48,7 @@ int eig_chfsi_block_size(int nev, int n, int known)
 /* Eigenpairs of the symmetric b x b S (overwritten by the vectors), values descending. */
 static int small_eigen(const eig_fortran *f, double *S, int b, double *w, double *work, int lwork)
 {
-  int info = 0;
-  f->dsyev("V", "U", &b, S, &b, w, work, &lwork, &info);
-  if (info != 0)
-    return dsg_error_set(DSG_ERR_SOLVER, "LAPACK dsyev failed on a %d x %d block problem (info %d)",
-                         b, b, info);
-  for (int a = 0, c = b - 1; a < c; a++, c--) {
-    double t = w[a];
-    w[a] = w[c];
-    w[c] = t;
-    for (int r = 0; r < b; r++) {
-      t = S[r + a * b];
-      S[r + a * b] = S[r + c * b];
-      S[r + c * b] = t;
-    }
-  }
-  return DSG_OK;
+  return eig_dsyev_descending(f, S, b, w, work, lwork, "block problem");
 }
 
 /* M such that Y M has orthonormal columns, from G = Y^T Y (SVQB, Stathopoulos & Wu 2002): the

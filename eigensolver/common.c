@@ -250,6 +250,27 @@ int eig_finish(spmv_matvec *mv, const eig_options *opt, eig_result *res)
   return status;
 }
 
+int eig_dsyev_descending(const eig_fortran *f, double *A, int n, double *w, double *work, int lwork,
+                         const char *what)
+{
+  int info = 0;
+  f->dsyev("V", "U", &n, A, &n, w, work, &lwork, &info);
+  if (info != 0)
+    return dsg_error_set(DSG_ERR_SOLVER, "LAPACK dsyev failed on the %d x %d %s (info %d)", n, n,
+                         what, info);
+  for (int a = 0, b = n - 1; a < b; a++, b--) { /* ascending -> descending: values and columns */
+    double t = w[a];
+    w[a] = w[b];
+    w[b] = t;
+    for (int r = 0; r < n; r++) {
+      t = A[r + a * n];
+      A[r + a * n] = A[r + b * n];
+      A[r + b * n] = t;
+    }
+  }
+  return DSG_OK;
+}
+
 /* ---- the solver table: adding a solver is adding its row and its file ---- */
 
 static const eig_solver solvers[] = {

@@ -114,4 +114,10 @@ typedef struct eig_fortran {
  * DSG_ERR_LIMIT / DSG_ERR_NOMEM / DSG_ERR_SOLVER with the message, every time it is called. */
 int eig_fortran_load(const eig_fortran **out);
 
+/* Eigenpairs of the symmetric n x n A (column-major, overwritten by the vectors) with LAPACK's
+ * dsyev (common.c): values descending into w, vectors as A's columns in the same order. `what`
+ * names the matrix in the error message. Returns DSG_OK or DSG_ERR_SOLVER. */
+int eig_dsyev_descending(const eig_fortran *f, double *A, int n, double *w, double *work, int lwork,
+                         const char *what);
+
 #endif

@@ -21,29 +21,10 @@
 static int small_eigen(const eig_fortran *f, const double *T, int ld, int mcur, double *theta,
                        double *Y, double *work, int lwork)
 {
-  double *A = Y; /* dsyev overwrites A with the vectors */
-  int info = 0;
   for (int c = 0; c < mcur; c++)
     for (int r = 0; r < mcur; r++)
-      A[r + c * mcur] = T[r + c * ld];
-  f->dsyev("V", "U", &mcur, A, &mcur, theta, work, &lwork, &info);
-  if (info != 0)
-    return dsg_error_set(DSG_ERR_SOLVER,
-                         "LAPACK dsyev failed on the %d x %d projected matrix "
-                         "(info %d)",
-                         mcur, mcur, info);
-  /* ascending -> descending: reverse values and columns */
-  for (int a = 0, b = mcur - 1; a < b; a++, b--) {
-    double t = theta[a];
-    theta[a] = theta[b];
-    theta[b] = t;
-    for (int r = 0; r < mcur; r++) {
-      t = A[r + a * mcur];
-      A[r + a * mcur] = A[r + b * mcur];
-      A[r + b * mcur] = t;
-    }
-  }
-  return DSG_OK;
+      Y[r + c * mcur] = T[r + c * ld];
+  return eig_dsyev_descending(f, Y, mcur, theta, work, lwork, "projected matrix");
 }
 
 void eig_lanczos_default_keep(int m, int nev, int nconv, int *keep)
