@@ -40,24 +40,28 @@ void spmv_cpu_block_destroy(spmv_block *k)
 int spmv_cpu_block_create(spmv_block *k, const spmv_dia *A)
 {
   const size_t n = (size_t)k->n, cols = (size_t)k->slots * (size_t)k->b;
+  int status = DSG_OK;
   cpu_block *c = calloc(1, sizeof(*c));
   k->impl = c;
   if (!c)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a block");
   c->A = A;
-  if (n > ((size_t)-1 / sizeof(float)) / cols)
-    return spmv_cpu_block_destroy(k),
-           dsg_error_set(DSG_ERR_LIMIT, "%zu blocks of %d x %zu floats overflow", cols, k->b, n);
+  if (n > ((size_t)-1 / sizeof(float)) / cols) {
+    status = dsg_error_set(DSG_ERR_LIMIT, "%d blocks of %d x %zu floats overflow size_t", k->slots,
+                           k->b, n);
+    goto out;
+  }
   c->data = calloc(cols * n, sizeof(float));
   c->part = malloc((size_t)GRAM_CHUNKS * (size_t)k->b * (size_t)k->b * sizeof(double));
   c->kdots =
       malloc((size_t)(k->known.count > 0 ? k->known.count : 1) * (size_t)k->b * sizeof(double));
-  if (!c->data || !c->part || !c->kdots) {
+  if (!c->data || !c->part || !c->kdots)
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %d blocks of %d x %zu floats", k->slots,
+                           k->b, n);
+out:
+  if (status != DSG_OK)
     spmv_cpu_block_destroy(k);
-    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %zu blocks of %d x %zu floats",
-                         (size_t)k->slots, k->b, n);
-  }
-  return DSG_OK;
+  return status;
 }
 
 int spmv_cpu_block_set(spmv_block *k, int s, const float *x)
