@@ -312,7 +312,8 @@ typedef struct spmv_block_timing {
 
 /* Creates `slots` (1..8) blocks of b (1..SPMV_BLOCK_MAX, <= n) columns on mv's backend, zeroed.
  * known may be NULL (borrowed: it must outlive the block). Returns DSG_OK, DSG_ERR_INVALID,
- * DSG_ERR_LIMIT (device memory), DSG_ERR_NOMEM or DSG_ERR_OPENCL. */
+ * DSG_ERR_LIMIT (device memory), DSG_ERR_NOMEM, DSG_ERR_NODEVICE (OpenCL without double
+ * precision), DSG_ERR_IO (a kernel folder) or DSG_ERR_OPENCL. */
 int spmv_block_create(spmv_block **out, spmv_matvec *mv, int b, int slots, const spmv_known *known);
 /* Columns per block. */
 int spmv_block_width(const spmv_block *k);
