@@ -189,13 +189,9 @@ static int run_arpack(const eig_fortran *f, spmv_matvec *mv, const eig_options *
       y[i] = (double)yf[i];
     eig_project_known(opt, n, y, proj);
     res->matvecs++;
-    if (opt->cancel && *opt->cancel) {
-      status = dsg_error_set(DSG_ERR_INTERRUPTED,
-                             "the eigensolve was interrupted after %ld "
-                             "products",
-                             res->matvecs);
+    status = eig_cancelled(opt, res->matvecs);
+    if (status != DSG_OK)
       goto out_free;
-    }
     if (opt->progress)
       arpack_progress(progress, workl, ipntr, ncv, nev_a, seen, pairs, res->matvecs);
   }

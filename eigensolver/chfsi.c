@@ -346,13 +346,9 @@ int eig_chfsi_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
       worst = fmax(worst, r / (opt->tol * fmax(fabs(theta[i]), EIG_EPS23)));
     }
     eig_progress_restart(&progress, res->matvecs, nconv, worst);
-    if (opt->cancel && *opt->cancel) {
-      status = dsg_error_set(DSG_ERR_INTERRUPTED,
-                             "the eigensolve was interrupted after %ld "
-                             "products",
-                             res->matvecs);
+    status = eig_cancelled(opt, res->matvecs);
+    if (status != DSG_OK)
       goto out;
-    }
     if (nconv >= nev_a || iter == opt->max_iter) {
       const int take = nconv >= nev_a ? nev_a : nconv;
       float *out = res->vectors + (size_t)nknown * (size_t)n;

@@ -250,6 +250,14 @@ int eig_finish(spmv_matvec *mv, const eig_options *opt, eig_result *res)
   return status;
 }
 
+int eig_cancelled(const eig_options *opt, long matvecs)
+{
+  if (opt->cancel && *opt->cancel)
+    return dsg_error_set(DSG_ERR_INTERRUPTED, "the eigensolve was interrupted after %ld products",
+                         matvecs);
+  return DSG_OK;
+}
+
 int eig_dsyev_descending(const eig_fortran *f, double *A, int n, double *w, double *work, int lwork,
                          const char *what)
 {

@@ -114,6 +114,10 @@ typedef struct eig_fortran {
  * DSG_ERR_LIMIT / DSG_ERR_NOMEM / DSG_ERR_SOLVER with the message, every time it is called. */
 int eig_fortran_load(const eig_fortran **out);
 
+/* DSG_ERR_INTERRUPTED with its message (after `matvecs` products) when opt->cancel is set, else
+ * DSG_OK: every solver's check between its steps. */
+int eig_cancelled(const eig_options *opt, long matvecs);
+
 /* Eigenpairs of the symmetric n x n A (column-major, overwritten by the vectors) with LAPACK's
  * dsyev (common.c): values descending into w, vectors as A's columns in the same order. `what`
  * names the matrix in the error message. Returns DSG_OK or DSG_ERR_SOLVER. */

@@ -160,13 +160,9 @@ int eig_lanczos_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
       worst = fmax(worst, est / (opt->tol * fmax(fabs(theta[i]), EIG_EPS23)));
     }
     eig_progress_restart(&progress, res->matvecs, nconv, worst);
-    if (opt->cancel && *opt->cancel) {
-      status = dsg_error_set(DSG_ERR_INTERRUPTED,
-                             "the eigensolve was interrupted after %ld "
-                             "products",
-                             res->matvecs);
+    status = eig_cancelled(opt, res->matvecs);
+    if (status != DSG_OK)
       goto out_timing;
-    }
     if (nconv >= nev_a || iter == opt->max_iter || (breakdown >= 0 && mcur >= nev_a)) {
       const int take = nconv >= nev_a || breakdown >= 0 ? (nev_a < mcur ? nev_a : mcur) : nconv;
       for (int i = 0; i < take; i++)
