@@ -11,28 +11,32 @@
  * dictionary, which sits in constant memory with the filters' taps). They write the bins where
  * contour_pad reads them, so the host never sees them.
  *
- * contour_gradients: one work-item per pixel, one launch per channel. Each work-item keeps its
- * 2 NORIENT sector histograms of MAX_BINS bins in local memory as HIST_T counters (uchar when the
- * host has checked that no sector holds more than 255 offsets, else ushort), grows them scale by
- * scale over the disc's offsets (nearest first), and after each scale computes the 8 half-disc
- * chi-squared values from them in registers: T (the disc) and g (sectors 0 .. NORIENT - 1) are
- * sums of sector rows, and turning the half-disc by one sector adds a row and takes one away.
- * The local array is laid out counter-major, LANES work-items per 32-bit word column, so that
- * the work-items of a warp that touch different counters fall in different banks but for pairs
- * (at most 2-way conflicts for uchar and WG 64; none for ushort and WG 32).
+ * contour_gradients: one work-item per pixel, one launch per channel, built for the channel's
+ * bins NB and smoothing radius SR (so that its loops run over those only). Each work-item keeps
+ * its 2 NORIENT sector histograms of NB bins in local memory as counters of 32 / PER_WORD bits
+ * packed PER_WORD to a 32-bit word (bytes when the host has checked that no sector holds more
+ * than 255 offsets, else 16 bits), grows them scale by scale over the disc's offsets (nearest
+ * first), and after each scale computes the NORIENT half-disc chi-squared values from them in
+ * registers: T (the disc) and g (sectors 0 .. NORIENT - 1) are sums of sector rows, and turning
+ * the half-disc by one sector adds a row and takes one away. The counts are integers until they
+ * become the C reference's floats, and the float sums run in its order (bins, taps ascending).
+ * Each work-item owns whole words, laid out word-major with the work-items side by side, so a
+ * warp's accesses never share a bank. A count goes in with an atomic add although no other
+ * work-item touches the word: its result is not waited for, so one work-item's adds follow each
+ * other without the stall of a load before each store. Unsmoothed channels (SR 0) take the bins one word at a time, all
+ * orientations at once, so only one word per sector lives in registers.
  * The disc table and the smoothing taps sit in constant memory: every work-item reads the same
  * entry at the same time.
  *
- * -D options (all set by the host): WG (work-group size), HIST_T and PER_WORD (counters per
- * 32-bit word: 4 for uchar, 2 for ushort), MAX_BINS, NORIENT, SMOOTH_MAX (the largest smoothing
- * radius; the taps are zero-padded to 2 SMOOTH_MAX + 1), MAX_DIM (texton responses per pixel, at
- * most).
+ * -D options (all set by the host): WG (work-group size), PER_WORD (counters per 32-bit word: 4
+ * or 2), MAX_BINS, NORIENT, SMOOTH_MAX (the largest smoothing radius; the taps are zero-padded to
+ * 2 SMOOTH_MAX + 1), MAX_DIM (texton responses per pixel, at most); for contour_gradients NB and
+ * SR (MAX_BINS and SMOOTH_MAX when not given).
  */
 #ifndef WG
 #define WG 64
 #endif
-#ifndef HIST_T
-#define HIST_T uchar
+#ifndef PER_WORD
 #define PER_WORD 4
 #endif
 #ifndef MAX_BINS
@@ -48,8 +52,17 @@
 #define MAX_DIM 16
 #endif
 
+#ifndef NB
+#define NB MAX_BINS
+#endif
+#ifndef SR
+#define SR SMOOTH_MAX
+#endif
+
 #define NSECT (2 * NORIENT)
-#define LANES (WG / PER_WORD)
+#define BITS (32 / PER_WORD)
+#define MASK ((1u << BITS) - 1u)
+#define WPR ((NB + PER_WORD - 1) / PER_WORD)
 #define NTAPS (2 * SMOOTH_MAX + 1)
 
 /* i reflected into [0, n): ..., 1, 0 | 0, 1, ..., n-1 | n-1, n-2, ... (app/lib/contours.c) */
@@ -196,99 +209,139 @@ __kernel void contour_pad(__global const uchar *bins, const int w, const int h, 
 
 /* The gradients of channel c: grad[((part0 + s) * NORIENT + o) * n + i] for its scales s.
  * pad: the padded bins (contour_pad), plane = pw * ph bytes per channel; disc[k] = (dy * pw + dx,
- * sector * MAX_BINS * WG); count[c * nscales + s]: the offsets of scale s; taps[c * NTAPS +
- * SMOOTH_MAX + t]: the bin smoothing's tap t, zero beyond the channel's radius (not read when
- * smooth is 0). Adding the zero taps and the bins from nb to MAX_BINS (all counts zero) changes
- * no sum, so the results are the C reference's sums in its order. */
+ * sector); count[c * nscales + s]: the offsets of scale s; taps[c * NTAPS + SMOOTH_MAX + t]: the
+ * bin smoothing's tap t (read for |t| <= SR). NB and SR are the channel's bins and smoothing
+ * radius, so the loops run over the C reference's bins and taps in its order. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 contour_gradients(__global const uchar *pad, const int pw, const int plane, const int w,
                   const int n, const int R, __constant int2 *disc, __constant int *count,
-                  const int nscales, const int c, const int nb, __constant float *taps,
-                  const int smooth, const int part0, __global float *grad)
+                  const int nscales, const int c, __constant float *taps, const int part0,
+                  __global float *grad)
 {
-  __local HIST_T hist[NSECT * MAX_BINS * WG];
+  __local uint hist[NSECT * WPR * WG];
   const int lid = get_local_id(0), i = get_global_id(0);
   if (i >= n)
-    return; /* no barriers below: each work-item works on its own counters only */
-  __local HIST_T *hl = hist + (lid % LANES) * PER_WORD + lid / LANES;
-  for (int r = 0; r < NSECT * MAX_BINS; r++)
+    return; /* no barriers below: each work-item works on its own words only */
+  __local uint *hl = hist + lid;
+  for (int r = 0; r < NSECT * WPR; r++)
     hl[r * WG] = 0;
-
-  float k[NTAPS];
+#if SR > 0
+  float k[2 * SR + 1];
 #pragma unroll
-  for (int t = 0; t < NTAPS; t++)
-    k[t] = taps[c * NTAPS + t];
+  for (int t = 0; t <= 2 * SR; t++)
+    k[t] = taps[c * NTAPS + SMOOTH_MAX - SR + t];
+#endif
 
   const int x = i % w, y = i / w;
   __global const uchar *centre = pad + (size_t)c * plane + (size_t)(y + R) * pw + (x + R);
   int j = 0;
   for (int s = 0; s < nscales; s++) {
     const int end = count[c * nscales + s];
+    /* fire and forget: the adds need no result, so they need not wait for each other */
+#pragma unroll 8
     for (; j < end; j++) {
       const int2 e = disc[j];
-      hl[e.y + (int)centre[e.x] * WG]++;
+      const uint b = centre[e.x];
+      atomic_add(&hl[(e.y * WPR + (int)(b / PER_WORD)) * WG], 1u << (b % PER_WORD * BITS));
     }
-
-    /* tf: the disc's histogram (smoothed); g: the half-disc of sectors 0 .. NORIENT - 1 */
-    float tf[MAX_BINS], g[MAX_BINS], inv[MAX_BINS];
-#pragma unroll
-    for (int b = 0; b < MAX_BINS; b++) {
-      int t = 0, h0 = 0;
-      for (int q = 0; q < NSECT; q++) {
-        const int v = hl[(q * MAX_BINS + b) * WG];
-        t += v;
-        h0 += q < NORIENT ? v : 0;
-      }
-      tf[b] = (float)t;
-      g[b] = (float)h0;
-    }
-    if (smooth) {
-      float ts[MAX_BINS];
-#pragma unroll
-      for (int b = 0; b < MAX_BINS; b++) {
-        float acc = 0.0f;
-#pragma unroll
-        for (int t = -SMOOTH_MAX; t <= SMOOTH_MAX; t++)
-          if (b + t >= 0 && b + t < MAX_BINS)
-            acc += k[t + SMOOTH_MAX] * tf[b + t];
-        ts[b] = acc;
-      }
-#pragma unroll
-      for (int b = 0; b < MAX_BINS; b++)
-        tf[b] = ts[b];
-    }
-#pragma unroll
-    for (int b = 0; b < MAX_BINS; b++)
-      inv[b] = b < nb && tf[b] > 1e-6f ? 1.0f / tf[b] : 0.0f;
-
+    mem_fence(CLK_LOCAL_MEM_FENCE); /* the adds land before this work-item reads its words */
     const float scale = 0.5f / (float)(end / 2);
     __global float *out = grad + (size_t)(part0 + s) * NORIENT * n + i;
+#if SR == 0
+    /* bin by bin: the bin's 16 sector counts, its disc count, and its term of every orientation
+     * (the sums over the bins in the C reference's order) */
+    float acc[NORIENT];
+#pragma unroll
+    for (int o = 0; o < NORIENT; o++)
+      acc[o] = 0.0f;
+    for (int wd = 0; wd < WPR; wd++) {
+      uint v[NSECT];
+#pragma unroll
+      for (int q = 0; q < NSECT; q++)
+        v[q] = hl[(q * WPR + wd) * WG];
+#pragma unroll
+      for (int kk = 0; kk < PER_WORD; kk++)
+        if (wd * PER_WORD + kk < NB) {
+          int cnt[NSECT], t = 0, g = 0;
+#pragma unroll
+          for (int q = 0; q < NSECT; q++) {
+            cnt[q] = (int)((v[q] >> (kk * BITS)) & MASK);
+            t += cnt[q];
+            g += q < NORIENT ? cnt[q] : 0;
+          }
+          const float tf = (float)t, inv = tf > 1e-6f ? 1.0f / tf : 0.0f;
+#pragma unroll
+          for (int o = 0; o < NORIENT; o++) {
+            const float d = 2.0f * (float)g - tf;
+            acc[o] += d * d * inv;
+            g += cnt[o + NORIENT] - cnt[o];
+          }
+        }
+    }
+#pragma unroll
+    for (int o = 0; o < NORIENT; o++)
+      out[(size_t)o * n] = acc[o] * scale;
+#else
+    /* gi: the half-disc of sectors o .. o + NORIENT - 1 (counts); tf: the disc's, smoothed */
+    int gi[NB], ti[NB];
+#pragma unroll
+    for (int b = 0; b < NB; b++)
+      gi[b] = ti[b] = 0;
+#pragma unroll
+    for (int q = 0; q < NSECT; q++)
+#pragma unroll
+      for (int wd = 0; wd < WPR; wd++) {
+        const uint v = hl[(q * WPR + wd) * WG];
+#pragma unroll
+        for (int kk = 0; kk < PER_WORD; kk++)
+          if (wd * PER_WORD + kk < NB) {
+            const int cnt = (int)((v >> (kk * BITS)) & MASK);
+            ti[wd * PER_WORD + kk] += cnt;
+            if (q < NORIENT)
+              gi[wd * PER_WORD + kk] += cnt;
+          }
+      }
+    float tf[NB], inv[NB];
+#pragma unroll
+    for (int b = 0; b < NB; b++) {
+      float a = 0.0f;
+#pragma unroll
+      for (int t = -SR; t <= SR; t++)
+        if (b + t >= 0 && b + t < NB)
+          a += k[t + SR] * (float)ti[b + t];
+      tf[b] = a;
+    }
+#pragma unroll
+    for (int b = 0; b < NB; b++)
+      inv[b] = tf[b] > 1e-6f ? 1.0f / tf[b] : 0.0f;
     for (int o = 0; o < NORIENT; o++) {
-      float acc = 0.0f;
-      if (smooth) {
+      float gf[NB], acc = 0.0f;
 #pragma unroll
-        for (int b = 0; b < MAX_BINS; b++) {
-          float gs = 0.0f;
+      for (int b = 0; b < NB; b++)
+        gf[b] = (float)gi[b];
 #pragma unroll
-          for (int t = -SMOOTH_MAX; t <= SMOOTH_MAX; t++)
-            if (b + t >= 0 && b + t < MAX_BINS)
-              gs += k[t + SMOOTH_MAX] * g[b + t];
-          const float d = 2.0f * gs - tf[b];
-          acc += d * d * inv[b];
-        }
-      } else {
+      for (int b = 0; b < NB; b++) {
+        float gs = 0.0f;
 #pragma unroll
-        for (int b = 0; b < MAX_BINS; b++) {
-          const float d = 2.0f * g[b] - tf[b];
-          acc += d * d * inv[b];
-        }
+        for (int t = -SR; t <= SR; t++)
+          if (b + t >= 0 && b + t < NB)
+            gs += k[t + SR] * gf[b + t];
+        const float d = 2.0f * gs - tf[b];
+        acc += d * d * inv[b];
       }
       out[(size_t)o * n] = acc * scale;
-      /* turn the half-disc by one sector: sector o + NORIENT comes in, sector o goes out */
+      if (o + 1 < NORIENT) /* turn the half-disc by one sector: o + NORIENT in, o out */
 #pragma unroll
-      for (int b = 0; b < MAX_BINS; b++)
-        g[b] += (float)hl[((o + NORIENT) * MAX_BINS + b) * WG] - (float)hl[(o * MAX_BINS + b) * WG];
+        for (int wd = 0; wd < WPR; wd++) {
+          const uint in = hl[((o + NORIENT) * WPR + wd) * WG], gone = hl[(o * WPR + wd) * WG];
+#pragma unroll
+          for (int kk = 0; kk < PER_WORD; kk++)
+            if (wd * PER_WORD + kk < NB)
+              gi[wd * PER_WORD + kk] +=
+                  (int)((in >> (kk * BITS)) & MASK) - (int)((gone >> (kk * BITS)) & MASK);
+        }
     }
+#endif
   }
 }
 

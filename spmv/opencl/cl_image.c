@@ -15,7 +15,7 @@
 #include <string.h>
 
 #define IMAGE_LOCAL 128   /* work-group size of the one-pixel-per-item kernels but the gradients */
-#define GRAD_LOCAL_MAX 64 /* the gradients' work-group, at most: 64 x 512 one-byte counters */
+#define GRAD_LOCAL_MAX 32 /* the gradients' work-group, at most (32 beat 64 on an H200) */
 #define MAX_PAD 4096      /* the reflection padding, at most (the gradients' largest radius) */
 
 struct spmv_cl_image {
@@ -277,18 +277,20 @@ static int check_geometry(const spmv_contour_geometry *g, contour_plan *plan)
   return DSG_OK;
 }
 
-/* The gradients' program for plan, built (or kept from the last call): the largest work-group of
- * at most GRAD_LOCAL_MAX items whose counters fit the device's local memory and that the kernel
- * can run. */
+/* The detector's program for plan, built (or kept from the last call), and the gradients'
+ * work-group: the largest of at most GRAD_LOCAL_MAX items whose counters fit the device's local
+ * memory and that the kernel (built for the most bins and taps) can run. */
 static int contour_program(spmv_cl_image *im, const spmv_contour_geometry *g, contour_plan *plan)
 {
-  const unsigned long long counter_bytes = 4ull / (unsigned long long)plan->per_word;
-  const unsigned long long per_item =
-      2ull * (unsigned long long)g->norient * (unsigned long long)plan->max_bins * counter_bytes;
+  /* 2 norient sector rows of 32-bit words, per_word counters each */
+  const unsigned long long per_item = 2ull * (unsigned long long)g->norient *
+                                      (unsigned long long)((plan->max_bins + plan->per_word - 1) /
+                                                           plan->per_word) *
+                                      4ull;
   size_t wg = GRAD_LOCAL_MAX;
-  while (wg > im->rt.dev.max_work_group && wg > (size_t)plan->per_word)
+  while (wg > im->rt.dev.max_work_group && wg > 1)
     wg /= 2;
-  while (wg > (size_t)plan->per_word && per_item * wg > im->rt.dev.local_mem)
+  while (wg > 1 && per_item * wg > im->rt.dev.local_mem)
     wg /= 2;
   for (;;) {
     char options[256], have[32], need[32];
@@ -303,10 +305,10 @@ static int contour_program(spmv_cl_image *im, const spmv_contour_geometry *g, co
                            wg, spmv_cl_bytes(per_item * wg, need), im->rt.dev.name,
                            spmv_cl_bytes(im->rt.dev.local_mem, have));
     snprintf(options, sizeof(options),
-             "-cl-std=CL1.2 -DWG=%zu -DHIST_T=%s -DPER_WORD=%d -DMAX_BINS=%d -DNORIENT=%d "
-             "-DSMOOTH_MAX=%d -DMAX_DIM=%d",
-             wg, plan->per_word == 4 ? "uchar" : "ushort", plan->per_word, plan->max_bins,
-             g->norient, plan->smooth_max, SPMV_CONTOUR_MAX_DIM);
+             "-cl-std=CL1.2 -DWG=%zu -DPER_WORD=%d -DMAX_BINS=%d -DNORIENT=%d -DSMOOTH_MAX=%d "
+             "-DMAX_DIM=%d",
+             wg, plan->per_word, plan->max_bins, g->norient, plan->smooth_max,
+             SPMV_CONTOUR_MAX_DIM);
     if (!im->contours || strcmp(options, im->contours_options) != 0) {
       if (im->contours)
         clReleaseProgram(im->contours);
@@ -327,12 +329,7 @@ static int contour_program(spmv_cl_image *im, const spmv_contour_geometry *g, co
     clReleaseKernel(probe);
     if (err != CL_SUCCESS || kmax == 0 || kmax >= wg)
       break;
-    if (wg <= (size_t)plan->per_word)
-      return dsg_error_set(DSG_ERR_LIMIT,
-                           "contour_gradients runs at most %zu work-items per group on %s, below "
-                           "the %d it needs",
-                           kmax, im->rt.dev.name, plan->per_word);
-    while (wg > kmax && wg > (size_t)plan->per_word)
+    while (wg > kmax)
       wg /= 2;
   }
   plan->wg = wg;
@@ -403,6 +400,39 @@ static int contour_prepare(spmv_cl_image *im, const spmv_contour_geometry *g, co
   return contour_program(im, g, plan);
 }
 
+/* The gradients' program of a channel of nb bins and smoothing radius sr: contour_program's
+ * options with NB and SR, so that its loops run over the channel's bins and taps only (the
+ * process's program cache keeps it, so after the first call this costs a look-up). */
+static int gradients_program(spmv_cl_image *im, const contour_plan *plan, int nb, int sr,
+                             cl_program *prog)
+{
+  char options[320];
+  size_t kmax = 0;
+  cl_int err;
+  snprintf(options, sizeof(options), "%s -DNB=%d -DSR=%d", im->contours_options, nb, sr);
+  int status = spmv_cl_build(&im->rt, "contours", options, prog);
+  if (status != DSG_OK)
+    return status;
+  cl_kernel probe = clCreateKernel(*prog, "contour_gradients", &err);
+  if (err == CL_SUCCESS) {
+    err = clGetKernelWorkGroupInfo(probe, im->rt.device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(kmax),
+                                   &kmax, NULL);
+    clReleaseKernel(probe);
+  }
+  if (err != CL_SUCCESS)
+    status = spmv_cl_fail(err, "clCreateKernel(contour_gradients)", im->rt.dev.name);
+  else if (kmax < plan->wg)
+    status = dsg_error_set(DSG_ERR_LIMIT,
+                           "contour_gradients for %d bins runs at most %zu work-items per group "
+                           "on %s, below the %zu it was planned for",
+                           nb, kmax, im->rt.dev.name, plan->wg);
+  if (status != DSG_OK) {
+    clReleaseProgram(*prog);
+    *prog = NULL;
+  }
+  return status;
+}
+
 /* The detector from the bins on the device (d_bins: g->nchannels planes of n bytes, every bin
  * below its channel's count) to the outputs asked for: padding, gradients, combination,
  * thinning, and the reads of the outputs, all enqueued into b; the outputs have landed once b
@@ -426,7 +456,7 @@ static int contour_detect(spmv_cl_image *im, const spmv_contour_geometry *g,
   const int n = width * height, ntaps = 2 * plan->smooth_max + 1;
   const int pw = width + 2 * g->pad, ph = height + 2 * g->pad;
 
-  /* the tables: disc[k] = (dy * pw + dx, sector * MAX_BINS * WG); the taps zero-padded */
+  /* the tables: disc[k] = (dy * pw + dx, sector); the taps zero-padded */
   disc = malloc((size_t)g->ndisc * sizeof(*disc));
   taps = calloc((size_t)g->nchannels * (size_t)ntaps, sizeof(*taps));
   if (!disc || !taps) {
@@ -435,7 +465,7 @@ static int contour_detect(spmv_cl_image *im, const spmv_contour_geometry *g,
   }
   for (int j = 0; j < g->ndisc; j++) {
     disc[j].s[0] = g->dy[j] * pw + g->dx[j];
-    disc[j].s[1] = g->sector[j] * plan->max_bins * (int)plan->wg;
+    disc[j].s[1] = g->sector[j];
   }
   for (int c = 0; c < g->nchannels; c++)
     for (int t = -g->smooth_radius[c]; t <= g->smooth_radius[c]; t++)
@@ -465,12 +495,17 @@ static int contour_detect(spmv_cl_image *im, const spmv_contour_geometry *g,
     clReleaseKernel(k); /* an enqueued kernel lives until it has run */
   k = NULL;
   for (int c = 0; c < g->nchannels && status == DSG_OK; c++) {
-    const int nb = g->bins[c], smooth = g->smooth_radius[c] > 0, part0 = c * g->nscales;
-    status = kernel(im, im->contours, "contour_gradients", &k, 15, sizeof(cl_mem), &d_pad,
-                    sizeof(int), &pw, sizeof(int), &plane, sizeof(int), &width, sizeof(int), &n,
-                    sizeof(int), &pad, sizeof(cl_mem), &d_disc, sizeof(cl_mem), &d_count,
-                    sizeof(int), &nscales, sizeof(int), &c, sizeof(int), &nb, sizeof(cl_mem),
-                    &d_taps, sizeof(int), &smooth, sizeof(int), &part0, sizeof(cl_mem), &d_grad);
+    const int part0 = c * g->nscales;
+    cl_program prog = NULL;
+    status = gradients_program(im, plan, g->bins[c], g->smooth_radius[c], &prog);
+    if (status != DSG_OK)
+      break;
+    status = kernel(im, prog, "contour_gradients", &k, 13, sizeof(cl_mem), &d_pad, sizeof(int), &pw,
+                    sizeof(int), &plane, sizeof(int), &width, sizeof(int), &n, sizeof(int), &pad,
+                    sizeof(cl_mem), &d_disc, sizeof(cl_mem), &d_count, sizeof(int), &nscales,
+                    sizeof(int), &c, sizeof(cl_mem), &d_taps, sizeof(int), &part0, sizeof(cl_mem),
+                    &d_grad);
+    clReleaseProgram(prog); /* the process's program cache keeps it */
     if (status == DSG_OK)
       status = launch(im, k, "contour_gradients", (size_t)n, plan->wg, 1, b);
     if (k)
