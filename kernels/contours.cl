@@ -11,9 +11,10 @@
  * dictionary, which sits in constant memory with the filters' taps). They write the bins where
  * contour_pad reads them, so the host never sees them.
  *
- * contour_gradients: one work-item per pixel, one launch per channel, built for the channel's
- * bins NB and smoothing radius SR (so that its loops run over those only). Each work-item keeps
- * its 2 NORIENT sector histograms of NB bins in local memory as counters of 32 / PER_WORD bits
+ * contour_gradients: one work-item per pixel, one launch per channel, in a kernel made for the
+ * channel's kind (its bins and smoothing radius, -D options, so that the loops run over those
+ * only; contour_gradients itself takes any channel). Each work-item keeps its 2 NORIENT sector
+ * histograms of nb bins in local memory as counters of 32 / PER_WORD bits
  * packed PER_WORD to a 32-bit word (bytes when the host has checked that no sector holds more
  * than 255 offsets, else 16 bits), grows them scale by scale over the disc's offsets (nearest
  * first), and after each scale computes the NORIENT half-disc chi-squared values from them in
@@ -23,15 +24,15 @@
  * Each work-item owns whole words, laid out word-major with the work-items side by side, so a
  * warp's accesses never share a bank. A count goes in with an atomic add although no other
  * work-item touches the word: its result is not waited for, so one work-item's adds follow each
- * other without the stall of a load before each store. Unsmoothed channels (SR 0) take the bins one word at a time, all
- * orientations at once, so only one word per sector lives in registers.
+ * other without the stall of a load before each store. Unsmoothed channels take the bins one
+ * word at a time, all orientations at once, so only one word per sector lives in registers.
  * The disc table and the smoothing taps sit in constant memory: every work-item reads the same
  * entry at the same time.
  *
  * -D options (all set by the host): WG (work-group size), PER_WORD (counters per 32-bit word: 4
  * or 2), MAX_BINS, NORIENT, SMOOTH_MAX (the largest smoothing radius; the taps are zero-padded to
- * 2 SMOOTH_MAX + 1), MAX_DIM (texton responses per pixel, at most); for contour_gradients NB and
- * SR (MAX_BINS and SMOOTH_MAX when not given).
+ * 2 SMOOTH_MAX + 1), MAX_DIM (texton responses per pixel, at most), and NBk, SRk for each kind
+ * k < 8 of channel (contour_gradients_k).
  */
 #ifndef WG
 #define WG 64
@@ -52,17 +53,10 @@
 #define MAX_DIM 16
 #endif
 
-#ifndef NB
-#define NB MAX_BINS
-#endif
-#ifndef SR
-#define SR SMOOTH_MAX
-#endif
-
 #define NSECT (2 * NORIENT)
 #define BITS (32 / PER_WORD)
 #define MASK ((1u << BITS) - 1u)
-#define WPR ((NB + PER_WORD - 1) / PER_WORD)
+#define WPR ((MAX_BINS + PER_WORD - 1) / PER_WORD) /* words per sector row, at most */
 #define NTAPS (2 * SMOOTH_MAX + 1)
 
 /* i reflected into [0, n): ..., 1, 0 | 0, 1, ..., n-1 | n-1, n-2, ... (app/lib/contours.c) */
@@ -208,29 +202,28 @@ __kernel void contour_pad(__global const uchar *bins, const int w, const int h, 
 }
 
 /* The gradients of channel c: grad[((part0 + s) * NORIENT + o) * n + i] for its scales s.
- * pad: the padded bins (contour_pad), plane = pw * ph bytes per channel; disc[k] = (dy * pw + dx,
- * sector); count[c * nscales + s]: the offsets of scale s; taps[c * NTAPS + SMOOTH_MAX + t]: the
- * bin smoothing's tap t (read for |t| <= SR). NB and SR are the channel's bins and smoothing
- * radius, so the loops run over the C reference's bins and taps in its order. */
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-contour_gradients(__global const uchar *pad, const int pw, const int plane, const int w,
-                  const int n, const int R, __constant int2 *disc, __constant int *count,
-                  const int nscales, const int c, __constant float *taps, const int part0,
-                  __global float *grad)
+ * hist: the work-group's counters, wpr words per sector row; pad: the padded bins (contour_pad),
+ * plane = pw * ph bytes per channel; disc[k] = (dy * pw + dx, sector); count[c * nscales + s]:
+ * the offsets of scale s; taps[c * NTAPS + SMOOTH_MAX + t]: the bin smoothing's tap t (read for
+ * |t| <= sr; sr 0: no smoothing). The loops run over the channel's nb bins and the taps within
+ * sr, in the C reference's order; the kernels below call this with nb, sr and wpr constant, so
+ * that the compiler drops the bins and taps beyond them. */
+inline void gradients(__local uint *hist, const int nb, const int sr, const int wpr,
+                      __global const uchar *pad, const int pw, const int plane, const int w,
+                      const int n, const int R, __constant int2 *disc, __constant int *count,
+                      const int nscales, const int c, __constant float *taps, const int part0,
+                      __global float *grad)
 {
-  __local uint hist[NSECT * WPR * WG];
   const int lid = get_local_id(0), i = get_global_id(0);
   if (i >= n)
     return; /* no barriers below: each work-item works on its own words only */
   __local uint *hl = hist + lid;
-  for (int r = 0; r < NSECT * WPR; r++)
+  for (int r = 0; r < NSECT * wpr; r++)
     hl[r * WG] = 0;
-#if SR > 0
-  float k[2 * SR + 1];
+  float k[NTAPS];
 #pragma unroll
-  for (int t = 0; t <= 2 * SR; t++)
-    k[t] = taps[c * NTAPS + SMOOTH_MAX - SR + t];
-#endif
+  for (int t = 0; t < NTAPS; t++)
+    k[t] = taps[c * NTAPS + t];
 
   const int x = i % w, y = i / w;
   __global const uchar *centre = pad + (size_t)c * plane + (size_t)(y + R) * pw + (x + R);
@@ -242,108 +235,158 @@ contour_gradients(__global const uchar *pad, const int pw, const int plane, cons
     for (; j < end; j++) {
       const int2 e = disc[j];
       const uint b = centre[e.x];
-      atomic_add(&hl[(e.y * WPR + (int)(b / PER_WORD)) * WG], 1u << (b % PER_WORD * BITS));
+      atomic_add(&hl[(e.y * wpr + (int)(b / PER_WORD)) * WG], 1u << (b % PER_WORD * BITS));
     }
     mem_fence(CLK_LOCAL_MEM_FENCE); /* the adds land before this work-item reads its words */
+
     const float scale = 0.5f / (float)(end / 2);
     __global float *out = grad + (size_t)(part0 + s) * NORIENT * n + i;
-#if SR == 0
-    /* bin by bin: the bin's 16 sector counts, its disc count, and its term of every orientation
-     * (the sums over the bins in the C reference's order) */
-    float acc[NORIENT];
+    if (sr == 0) {
+      /* bin by bin: the bin's sector counts, its disc count, and its term of every orientation
+       * (the sums over the bins in the C reference's order) */
+      float acc[NORIENT];
 #pragma unroll
-    for (int o = 0; o < NORIENT; o++)
-      acc[o] = 0.0f;
-    for (int wd = 0; wd < WPR; wd++) {
-      uint v[NSECT];
+      for (int o = 0; o < NORIENT; o++)
+        acc[o] = 0.0f;
+      for (int wd = 0; wd < wpr; wd++) {
+        uint v[NSECT];
 #pragma unroll
-      for (int q = 0; q < NSECT; q++)
-        v[q] = hl[(q * WPR + wd) * WG];
+        for (int q = 0; q < NSECT; q++)
+          v[q] = hl[(q * wpr + wd) * WG];
 #pragma unroll
-      for (int kk = 0; kk < PER_WORD; kk++)
-        if (wd * PER_WORD + kk < NB) {
-          int cnt[NSECT], t = 0, g = 0;
+        for (int kk = 0; kk < PER_WORD; kk++)
+          if (wd * PER_WORD + kk < nb) {
+            int cnt[NSECT], t = 0, g = 0;
 #pragma unroll
-          for (int q = 0; q < NSECT; q++) {
-            cnt[q] = (int)((v[q] >> (kk * BITS)) & MASK);
-            t += cnt[q];
-            g += q < NORIENT ? cnt[q] : 0;
+            for (int q = 0; q < NSECT; q++) {
+              cnt[q] = (int)((v[q] >> (kk * BITS)) & MASK);
+              t += cnt[q];
+              g += q < NORIENT ? cnt[q] : 0;
+            }
+            const float tf = (float)t, inv = tf > 1e-6f ? 1.0f / tf : 0.0f;
+#pragma unroll
+            for (int o = 0; o < NORIENT; o++) {
+              const float d = 2.0f * (float)g - tf;
+              acc[o] += d * d * inv;
+              g += cnt[o + NORIENT] - cnt[o];
+            }
           }
-          const float tf = (float)t, inv = tf > 1e-6f ? 1.0f / tf : 0.0f;
+      }
 #pragma unroll
-          for (int o = 0; o < NORIENT; o++) {
-            const float d = 2.0f * (float)g - tf;
-            acc[o] += d * d * inv;
-            g += cnt[o + NORIENT] - cnt[o];
-          }
-        }
+      for (int o = 0; o < NORIENT; o++)
+        out[(size_t)o * n] = acc[o] * scale;
+      continue;
     }
-#pragma unroll
-    for (int o = 0; o < NORIENT; o++)
-      out[(size_t)o * n] = acc[o] * scale;
-#else
+
     /* gi: the half-disc of sectors o .. o + NORIENT - 1 (counts); tf: the disc's, smoothed */
-    int gi[NB], ti[NB];
+    int gi[MAX_BINS], ti[MAX_BINS];
 #pragma unroll
-    for (int b = 0; b < NB; b++)
+    for (int b = 0; b < MAX_BINS; b++)
       gi[b] = ti[b] = 0;
 #pragma unroll
     for (int q = 0; q < NSECT; q++)
 #pragma unroll
-      for (int wd = 0; wd < WPR; wd++) {
-        const uint v = hl[(q * WPR + wd) * WG];
+      for (int wd = 0; wd < WPR; wd++)
+        if (wd < wpr) {
+          const uint v = hl[(q * wpr + wd) * WG];
 #pragma unroll
-        for (int kk = 0; kk < PER_WORD; kk++)
-          if (wd * PER_WORD + kk < NB) {
-            const int cnt = (int)((v >> (kk * BITS)) & MASK);
-            ti[wd * PER_WORD + kk] += cnt;
-            if (q < NORIENT)
-              gi[wd * PER_WORD + kk] += cnt;
-          }
-      }
-    float tf[NB], inv[NB];
+          for (int kk = 0; kk < PER_WORD; kk++)
+            if (wd * PER_WORD + kk < nb) {
+              const int cnt = (int)((v >> (kk * BITS)) & MASK);
+              ti[wd * PER_WORD + kk] += cnt;
+              if (q < NORIENT)
+                gi[wd * PER_WORD + kk] += cnt;
+            }
+        }
+    float tf[MAX_BINS], inv[MAX_BINS];
 #pragma unroll
-    for (int b = 0; b < NB; b++) {
+    for (int b = 0; b < MAX_BINS; b++) {
       float a = 0.0f;
 #pragma unroll
-      for (int t = -SR; t <= SR; t++)
-        if (b + t >= 0 && b + t < NB)
-          a += k[t + SR] * (float)ti[b + t];
+      for (int t = -SMOOTH_MAX; t <= SMOOTH_MAX; t++)
+        if (t >= -sr && t <= sr && b + t >= 0 && b + t < nb)
+          a += k[t + SMOOTH_MAX] * (float)ti[b + t];
       tf[b] = a;
+      inv[b] = b < nb && a > 1e-6f ? 1.0f / a : 0.0f;
     }
-#pragma unroll
-    for (int b = 0; b < NB; b++)
-      inv[b] = tf[b] > 1e-6f ? 1.0f / tf[b] : 0.0f;
     for (int o = 0; o < NORIENT; o++) {
-      float gf[NB], acc = 0.0f;
+      float gf[MAX_BINS], acc = 0.0f;
 #pragma unroll
-      for (int b = 0; b < NB; b++)
+      for (int b = 0; b < MAX_BINS; b++)
         gf[b] = (float)gi[b];
 #pragma unroll
-      for (int b = 0; b < NB; b++) {
-        float gs = 0.0f;
+      for (int b = 0; b < MAX_BINS; b++)
+        if (b < nb) {
+          float gs = 0.0f;
 #pragma unroll
-        for (int t = -SR; t <= SR; t++)
-          if (b + t >= 0 && b + t < NB)
-            gs += k[t + SR] * gf[b + t];
-        const float d = 2.0f * gs - tf[b];
-        acc += d * d * inv[b];
-      }
+          for (int t = -SMOOTH_MAX; t <= SMOOTH_MAX; t++)
+            if (t >= -sr && t <= sr && b + t >= 0 && b + t < nb)
+              gs += k[t + SMOOTH_MAX] * gf[b + t];
+          const float d = 2.0f * gs - tf[b];
+          acc += d * d * inv[b];
+        }
       out[(size_t)o * n] = acc * scale;
       if (o + 1 < NORIENT) /* turn the half-disc by one sector: o + NORIENT in, o out */
 #pragma unroll
-        for (int wd = 0; wd < WPR; wd++) {
-          const uint in = hl[((o + NORIENT) * WPR + wd) * WG], gone = hl[(o * WPR + wd) * WG];
+        for (int wd = 0; wd < WPR; wd++)
+          if (wd < wpr) {
+            const uint in = hl[((o + NORIENT) * wpr + wd) * WG], gone = hl[(o * wpr + wd) * WG];
 #pragma unroll
-          for (int kk = 0; kk < PER_WORD; kk++)
-            if (wd * PER_WORD + kk < NB)
-              gi[wd * PER_WORD + kk] +=
-                  (int)((in >> (kk * BITS)) & MASK) - (int)((gone >> (kk * BITS)) & MASK);
-        }
+            for (int kk = 0; kk < PER_WORD; kk++)
+              if (wd * PER_WORD + kk < nb)
+                gi[wd * PER_WORD + kk] +=
+                    (int)((in >> (kk * BITS)) & MASK) - (int)((gone >> (kk * BITS)) & MASK);
+          }
     }
-#endif
   }
 }
+
+#define GRADIENT_ARGS                                                                              \
+  __global const uchar *pad, const int pw, const int plane, const int w, const int n,            \
+      const int R, __constant int2 *disc, __constant int *count, const int nscales, const int c,   \
+      __constant float *taps, const int part0, __global float *grad, const int nb, const int sr
+#define GRADIENT_CALL pad, pw, plane, w, n, R, disc, count, nscales, c, taps, part0, grad
+#define WORDS(nb) (((nb) + PER_WORD - 1) / PER_WORD)
+
+/* Any channel: nb and sr as given (the host takes it for kinds beyond KIND0 .. KIND7). */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void contour_gradients(GRADIENT_ARGS)
+{
+  __local uint hist[NSECT * WPR * WG];
+  gradients(hist, nb, sr, WPR, GRADIENT_CALL);
+}
+
+/* The channels of kind k (bins NBk, smoothing radius SRk, both -D options): nb and sr are not
+ * read. */
+#define GRADIENTS_OF_KIND(name, NBK, SRK)                                                          \
+  __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void name(GRADIENT_ARGS)              \
+  {                                                                                                \
+    __local uint hist[NSECT * WORDS(NBK) * WG];                                                    \
+    gradients(hist, NBK, SRK, WORDS(NBK), GRADIENT_CALL);                                          \
+  }
+#ifdef NB0
+GRADIENTS_OF_KIND(contour_gradients_0, NB0, SR0)
+#endif
+#ifdef NB1
+GRADIENTS_OF_KIND(contour_gradients_1, NB1, SR1)
+#endif
+#ifdef NB2
+GRADIENTS_OF_KIND(contour_gradients_2, NB2, SR2)
+#endif
+#ifdef NB3
+GRADIENTS_OF_KIND(contour_gradients_3, NB3, SR3)
+#endif
+#ifdef NB4
+GRADIENTS_OF_KIND(contour_gradients_4, NB4, SR4)
+#endif
+#ifdef NB5
+GRADIENTS_OF_KIND(contour_gradients_5, NB5, SR5)
+#endif
+#ifdef NB6
+GRADIENTS_OF_KIND(contour_gradients_6, NB6, SR6)
+#endif
+#ifdef NB7
+GRADIENTS_OF_KIND(contour_gradients_7, NB7, SR7)
+#endif
 
 /* ---- combination and thinning ---- */
 

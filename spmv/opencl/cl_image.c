@@ -17,11 +17,12 @@
 #define IMAGE_LOCAL 128   /* work-group size of the one-pixel-per-item kernels but the gradients */
 #define GRAD_LOCAL_MAX 32 /* the gradients' work-group, at most (32 beat 64 on an H200) */
 #define MAX_PAD 4096      /* the reflection padding, at most (the gradients' largest radius) */
+#define GRAD_KINDS 8      /* kinds of channel with a gradients kernel of their own, at most */
 
 struct spmv_cl_image {
   spmv_cl_runtime rt;
   cl_program contours; /* built with contours_options (its -D values depend on the geometry) */
-  char contours_options[256];
+  char contours_options[512];
   cl_program affinity;
   unsigned long long max_constant; /* CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE */
 };
@@ -217,6 +218,8 @@ typedef struct contour_plan {
   int smooth_max; /* SMOOTH_MAX: the largest smoothing radius */
   int per_word;   /* counters per 32-bit word: 4 (uchar) or 2 (ushort) */
   size_t wg;      /* WG */
+  int nkinds;     /* kinds of channel (bins, smoothing radius) with a kernel of their own */
+  int kind_bins[GRAD_KINDS], kind_radius[GRAD_KINDS];
 } contour_plan;
 
 static int check_geometry(const spmv_contour_geometry *g, contour_plan *plan)
@@ -243,7 +246,7 @@ static int check_geometry(const spmv_contour_geometry *g, contour_plan *plan)
                            k, g->dx[k], g->dy[k], g->sector[k], g->pad, 2 * g->norient);
     population[g->sector[k]]++;
   }
-  plan->max_bins = plan->smooth_max = 0;
+  plan->max_bins = plan->smooth_max = plan->nkinds = 0;
   for (int c = 0; c < g->nchannels; c++) {
     if (g->bins[c] < 1 || g->bins[c] > SPMV_CONTOUR_MAX_BINS)
       return dsg_error_set(DSG_ERR_INVALID, "contour channel %d has %d bins: it must have 1 to %d",
@@ -263,6 +266,15 @@ static int check_geometry(const spmv_contour_geometry *g, contour_plan *plan)
                              c, s, m, g->ndisc);
     }
     plan->max_bins = g->bins[c] > plan->max_bins ? g->bins[c] : plan->max_bins;
+    int k = 0;
+    while (k < plan->nkinds &&
+           (plan->kind_bins[k] != g->bins[c] || plan->kind_radius[k] != g->smooth_radius[c]))
+      k++;
+    if (k == plan->nkinds && k < GRAD_KINDS) {
+      plan->kind_bins[k] = g->bins[c];
+      plan->kind_radius[k] = g->smooth_radius[c];
+      plan->nkinds++;
+    }
     plan->smooth_max =
         g->smooth_radius[c] > plan->smooth_max ? g->smooth_radius[c] : plan->smooth_max;
   }
@@ -275,6 +287,15 @@ static int check_geometry(const spmv_contour_geometry *g, contour_plan *plan)
                          most);
   plan->per_word = most <= 255 ? 4 : 2;
   return DSG_OK;
+}
+
+/* The gradients' kernel of kind k (k < 0 or beyond the plan's kinds: the one for any channel). */
+static void gradients_kernel_name(int k, char *name, size_t size)
+{
+  if (k >= 0)
+    snprintf(name, size, "contour_gradients_%d", k);
+  else
+    snprintf(name, size, "contour_gradients");
 }
 
 /* The detector's program for plan, built (or kept from the last call), and the gradients'
@@ -293,10 +314,9 @@ static int contour_program(spmv_cl_image *im, const spmv_contour_geometry *g, co
   while (wg > 1 && per_item * wg > im->rt.dev.local_mem)
     wg /= 2;
   for (;;) {
-    char options[256], have[32], need[32];
-    size_t kmax = 0;
-    cl_kernel probe;
-    cl_int err;
+    char options[sizeof(im->contours_options)], have[32], need[32];
+    size_t kmax = 0, at;
+    cl_int err = CL_SUCCESS;
     int status;
     if (per_item * wg > im->rt.dev.local_mem)
       return dsg_error_set(DSG_ERR_LIMIT,
@@ -309,6 +329,10 @@ static int contour_program(spmv_cl_image *im, const spmv_contour_geometry *g, co
              "-DMAX_DIM=%d",
              wg, plan->per_word, plan->max_bins, g->norient, plan->smooth_max,
              SPMV_CONTOUR_MAX_DIM);
+    at = strlen(options);
+    for (int k = 0; k < plan->nkinds && at < sizeof(options); k++)
+      at += (size_t)snprintf(options + at, sizeof(options) - at, " -DNB%d=%d -DSR%d=%d", k,
+                             plan->kind_bins[k], k, plan->kind_radius[k]);
     if (!im->contours || strcmp(options, im->contours_options) != 0) {
       if (im->contours)
         clReleaseProgram(im->contours);
@@ -321,12 +345,20 @@ static int contour_program(spmv_cl_image *im, const spmv_contour_geometry *g, co
       }
       snprintf(im->contours_options, sizeof(im->contours_options), "%s", options);
     }
-    probe = clCreateKernel(im->contours, "contour_gradients", &err);
-    if (err != CL_SUCCESS)
-      return spmv_cl_fail(err, "clCreateKernel(contour_gradients)", im->rt.dev.name);
-    err = clGetKernelWorkGroupInfo(probe, im->rt.device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(kmax),
-                                   &kmax, NULL);
-    clReleaseKernel(probe);
+    /* the fewest work-items any of the gradients' kernels can run */
+    for (int k = -1; k < plan->nkinds && err == CL_SUCCESS; k++) {
+      char name[32];
+      size_t most = 0;
+      gradients_kernel_name(k, name, sizeof(name));
+      cl_kernel probe = clCreateKernel(im->contours, name, &err);
+      if (err != CL_SUCCESS)
+        return spmv_cl_fail(err, "clCreateKernel(contour_gradients)", im->rt.dev.name);
+      err = clGetKernelWorkGroupInfo(probe, im->rt.device, CL_KERNEL_WORK_GROUP_SIZE,
+                                     sizeof(most), &most, NULL);
+      clReleaseKernel(probe);
+      if (err == CL_SUCCESS && most > 0 && (kmax == 0 || most < kmax))
+        kmax = most;
+    }
     if (err != CL_SUCCESS || kmax == 0 || kmax >= wg)
       break;
     while (wg > kmax)
@@ -400,39 +432,6 @@ static int contour_prepare(spmv_cl_image *im, const spmv_contour_geometry *g, co
   return contour_program(im, g, plan);
 }
 
-/* The gradients' program of a channel of nb bins and smoothing radius sr: contour_program's
- * options with NB and SR, so that its loops run over the channel's bins and taps only (the
- * process's program cache keeps it, so after the first call this costs a look-up). */
-static int gradients_program(spmv_cl_image *im, const contour_plan *plan, int nb, int sr,
-                             cl_program *prog)
-{
-  char options[320];
-  size_t kmax = 0;
-  cl_int err;
-  snprintf(options, sizeof(options), "%s -DNB=%d -DSR=%d", im->contours_options, nb, sr);
-  int status = spmv_cl_build(&im->rt, "contours", options, prog);
-  if (status != DSG_OK)
-    return status;
-  cl_kernel probe = clCreateKernel(*prog, "contour_gradients", &err);
-  if (err == CL_SUCCESS) {
-    err = clGetKernelWorkGroupInfo(probe, im->rt.device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(kmax),
-                                   &kmax, NULL);
-    clReleaseKernel(probe);
-  }
-  if (err != CL_SUCCESS)
-    status = spmv_cl_fail(err, "clCreateKernel(contour_gradients)", im->rt.dev.name);
-  else if (kmax < plan->wg)
-    status = dsg_error_set(DSG_ERR_LIMIT,
-                           "contour_gradients for %d bins runs at most %zu work-items per group "
-                           "on %s, below the %zu it was planned for",
-                           nb, kmax, im->rt.dev.name, plan->wg);
-  if (status != DSG_OK) {
-    clReleaseProgram(*prog);
-    *prog = NULL;
-  }
-  return status;
-}
-
 /* The detector from the bins on the device (d_bins: g->nchannels planes of n bytes, every bin
  * below its channel's count) to the outputs asked for: padding, gradients, combination,
  * thinning, and the reads of the outputs, all enqueued into b; the outputs have landed once b
@@ -495,17 +494,17 @@ static int contour_detect(spmv_cl_image *im, const spmv_contour_geometry *g,
     clReleaseKernel(k); /* an enqueued kernel lives until it has run */
   k = NULL;
   for (int c = 0; c < g->nchannels && status == DSG_OK; c++) {
-    const int part0 = c * g->nscales;
-    cl_program prog = NULL;
-    status = gradients_program(im, plan, g->bins[c], g->smooth_radius[c], &prog);
-    if (status != DSG_OK)
-      break;
-    status = kernel(im, prog, "contour_gradients", &k, 13, sizeof(cl_mem), &d_pad, sizeof(int), &pw,
+    const int part0 = c * g->nscales, nb = g->bins[c], sr = g->smooth_radius[c];
+    char name[32];
+    int kind = 0;
+    while (kind < plan->nkinds && (plan->kind_bins[kind] != nb || plan->kind_radius[kind] != sr))
+      kind++;
+    gradients_kernel_name(kind < plan->nkinds ? kind : -1, name, sizeof(name));
+    status = kernel(im, im->contours, name, &k, 15, sizeof(cl_mem), &d_pad, sizeof(int), &pw,
                     sizeof(int), &plane, sizeof(int), &width, sizeof(int), &n, sizeof(int), &pad,
                     sizeof(cl_mem), &d_disc, sizeof(cl_mem), &d_count, sizeof(int), &nscales,
                     sizeof(int), &c, sizeof(cl_mem), &d_taps, sizeof(int), &part0, sizeof(cl_mem),
-                    &d_grad);
-    clReleaseProgram(prog); /* the process's program cache keeps it */
+                    &d_grad, sizeof(int), &nb, sizeof(int), &sr);
     if (status == DSG_OK)
       status = launch(im, k, "contour_gradients", (size_t)n, plan->wg, 1, b);
     if (k)
