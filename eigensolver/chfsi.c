@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHFSI_DEGREE 24        /* the filter's degree: see docs/PERFORMANCE.md "The block solver" */
+#define CHFSI_DEGREE 32        /* the filter's degree: see docs/PERFORMANCE.md "The block solver" */
 #define CHFSI_SVQB_FLOOR 1e-14 /* Gram eigenvalues below this times the largest are clamped */
 /* The measured residual of float vectors does not fall below the product's rounding, about
  * FLT_EPSILON |A| per row sum: a pair whose residual is within this many FLT_EPSILON times the
