@@ -54,19 +54,35 @@ static const int texton_along_columns[TEXTON_PER_SCALE] = {0, 1, 0, 1, 2};
 static const float texton_scale[TEXTON_PER_SCALE] = {1.0f, 1.0f, 1.0f, 1.41421356f, 1.0f};
 static const double texton_sigma[TEXTON_DIM / TEXTON_PER_SCALE] = {1.0, 2.0};
 
-/* The combination, fit by logistic regression on the 200 BSDS500 train images
- * (tests/bsds/fit_contours.py --split train --band 4 --holdout 0.2: 2000 + 2000 pixels per
- * image, on a human boundary against more than 4 pixels from all, the universal textons;
- * held-out AUC 0.890, the best single part 0.831; negatives beyond 4 pixels scored ODS F 0.676
- * on the first 50 train images against 0.673 beyond 2; docs/QUALITY.md): strength =
- * logistic(b0 + sum_p w_p chi2_p), shifted and scaled so that no gradient is 0. */
-static const double part_weights[APP_CONTOUR_PARTS] = {
-    2.07908, 1.16977, 2.74093, /* brightness r 3, 5, 10 */
-    0.46946, 3.29224, 0.25416, /* colour a r 5, 10, 20 */
-    1.96674, 1.91979, 0.93452, /* colour b r 5, 10, 20 */
-    1.88048, 0.38393, 2.59410, /* texture r 5, 10, 20 */
-};
-static const double part_bias = -3.45968;
+/* The combinations (app_contour_weights). The local part of segment's gPb: fit by logistic
+ * regression on the 200 BSDS500 train images (tests/bsds/fit_contours.py --split train --band 4
+ * --holdout 0.2: 2000 + 2000 pixels per image, on a human boundary against more than 4 pixels
+ * from all, the universal textons; held-out AUC 0.890, the best single part 0.831; negatives
+ * beyond 4 pixels scored ODS F 0.676 on the first 50 train images against 0.673 beyond 2;
+ * docs/QUALITY.md). gPb's spectral weight, its automatic level and every val figure of segment
+ * were measured with it. */
+const app_contour_weights app_contour_local = {
+    {
+        2.07908, 1.16977, 2.74093, /* brightness r 3, 5, 10 */
+        0.46946, 3.29224, 0.25416, /* colour a r 5, 10, 20 */
+        1.96674, 1.91979, 0.93452, /* colour b r 5, 10, 20 */
+        1.88048, 0.38393, 2.59410, /* texture r 5, 10, 20 */
+    },
+    -3.45968};
+
+/* The detector alone (mPb: `diaseg contours`, dsg_contours, segment's contour cue without the
+ * spectral term), fit as the local part but with negatives more than 6 pixels from every human
+ * boundary (fit_contours.py --band 6). ODS F on BSDS500 train, boundaryBench: 0.6819 and 0.7042
+ * on the first and last 100 images, against 0.6785 and 0.7044 with the local part's weights
+ * (band 8: 0.6818 and 0.7031; docs/QUALITY.md). */
+const app_contour_weights app_contour_alone = {
+    {
+        2.29422, 0.49823, 3.20862, /* brightness r 3, 5, 10 */
+        0.03342, 3.27179, 1.14847, /* colour a r 5, 10, 20 */
+        1.37523, 1.84418, 1.90065, /* colour b r 5, 10, 20 */
+        1.90299, 0.68221, 2.88258, /* texture r 5, 10, 20 */
+    },
+    -3.69947};
 
 const app_contour_channel *app_contour_channel_at(int c)
 {
@@ -516,11 +532,11 @@ static float bilinear(const float *m, int w, int h, double x, double y)
                  fy * ((1 - fx) * m[(size_t)y1 * w + x0] + fx * m[(size_t)y1 * w + x1]));
 }
 
-void app_contour_combine(const float *grad, int w, int h, float *strength, float *oriented,
-                         unsigned char *orientation)
+void app_contour_combine(const float *grad, int w, int h, const app_contour_weights *cw,
+                         float *strength, float *oriented, unsigned char *orientation)
 {
   const size_t n = (size_t)w * h;
-  const double s0 = 1.0 / (1.0 + exp(-part_bias));
+  const double s0 = 1.0 / (1.0 + exp(-cw->bias));
   float *peak = oriented ? oriented : NULL;
 #pragma omp parallel for schedule(static)
   for (size_t i = 0; i < n; i++) {
@@ -529,8 +545,8 @@ void app_contour_combine(const float *grad, int w, int h, float *strength, float
     for (int o = 0; o < APP_CONTOUR_ORIENTATIONS; o++) {
       double z = 0.0;
       for (int p = 0; p < APP_CONTOUR_PARTS; p++)
-        z += part_weights[p] * grad[((size_t)p * APP_CONTOUR_ORIENTATIONS + o) * n + i];
-      const double v = (1.0 / (1.0 + exp(-(part_bias + z))) - s0) / (1.0 - s0);
+        z += cw->part[p] * grad[((size_t)p * APP_CONTOUR_ORIENTATIONS + o) * n + i];
+      const double v = (1.0 / (1.0 + exp(-(cw->bias + z))) - s0) / (1.0 - s0);
       if (peak)
         peak[(size_t)o * n + i] = (float)v;
       if (v > best) {
@@ -543,12 +559,12 @@ void app_contour_combine(const float *grad, int w, int h, float *strength, float
   }
 }
 
-void app_contour_gpb(const float *oriented, const float *spectral, double weight, int w, int h,
-                     float *strength, unsigned char *orientation)
+void app_contour_gpb(const float *oriented, const app_contour_weights *cw, const float *spectral,
+                     double weight, int w, int h, float *strength, unsigned char *orientation)
 {
   const size_t n = (size_t)w * h;
-  const double s0 = 1.0 / (1.0 + exp(-part_bias));
-  const double half = log((0.5 * (1.0 - s0) + s0) / (0.5 * (1.0 - s0))) - part_bias;
+  const double s0 = 1.0 / (1.0 + exp(-cw->bias));
+  const double half = log((0.5 * (1.0 - s0) + s0) / (0.5 * (1.0 - s0))) - cw->bias;
 #pragma omp parallel for schedule(static)
   for (size_t i = 0; i < n; i++) {
     double best = -1.0;
@@ -557,7 +573,7 @@ void app_contour_gpb(const float *oriented, const float *spectral, double weight
       /* back to the combination: v = (q - s0) / (1 - s0), q = logistic(bias + z) */
       double q = oriented[(size_t)o * n + i] * (1.0 - s0) + s0;
       q = q < s0 ? s0 : q > 1.0 - 1e-12 ? 1.0 - 1e-12 : q;
-      const double x = log(q / (1.0 - q)) - part_bias + weight * spectral[(size_t)o * n + i];
+      const double x = log(q / (1.0 - q)) - cw->bias + weight * spectral[(size_t)o * n + i];
       const double v = x > 0.0 ? x / (x + half) : 0.0;
       if (v > best) {
         best = v;
@@ -590,8 +606,9 @@ void app_contour_thin(const float *m, const unsigned char *orientation, int w, i
 
 /* ---- the detector ------------------------------------------------------------------------ */
 
-int app_contours(const dsg_image *img, const volatile sig_atomic_t *cancel, float *strength,
-                 float *parts, float *soft, float *oriented)
+int app_contours(const dsg_image *img, const app_contour_weights *cw,
+                 const volatile sig_atomic_t *cancel, float *strength, float *parts, float *soft,
+                 float *oriented)
 {
   const int w = img->width, h = img->height;
   const size_t n = (size_t)w * h;
@@ -619,7 +636,7 @@ int app_contours(const dsg_image *img, const volatile sig_atomic_t *cancel, floa
         }
         parts[(size_t)p * n + i] = best;
       }
-  app_contour_combine(grad, w, h, peak, oriented, orientation);
+  app_contour_combine(grad, w, h, cw, peak, oriented, orientation);
   app_contour_thin(peak, orientation, w, h, strength);
   if (soft)
     memcpy(soft, peak, n * sizeof(*soft));
@@ -671,8 +688,9 @@ void app_contour_binning_init(app_contour_binning *d)
 /* The detector on the device im, from the pixels: the bins (CIELAB, textons), gradients,
  * combination and thinning all run there, the tables handed over as data (spmv_image.h); only
  * the outputs asked for come back. */
-int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const volatile sig_atomic_t *cancel,
-                    float *strength, float *parts, float *soft, float *oriented)
+int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const app_contour_weights *cw,
+                    const volatile sig_atomic_t *cancel, float *strength, float *parts, float *soft,
+                    float *oriented)
 {
   const int w = img->width, h = img->height, R = APP_CONTOUR_RMAX;
   const int cap = (2 * R + 1) * (2 * R + 1);
@@ -703,7 +721,7 @@ int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const volatile sig_
       count[c * APP_CONTOUR_SCALES + s] = within[channels[c].radius[s]];
   }
   for (int p = 0; p < APP_CONTOUR_PARTS; p++)
-    weight[p] = (float)part_weights[p];
+    weight[p] = (float)cw->part[p];
   app_contour_binning_init(&binning);
   {
     const spmv_contour_geometry g = {.ndisc = ndisc,
@@ -721,7 +739,7 @@ int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const volatile sig_
                                      .reach = APP_CONTOUR_REACH};
     /* the strength before thinning stays on the device unless soft asks for it */
     const spmv_contour_outputs o = {NULL, parts, soft, NULL, strength, oriented};
-    status = spmv_cl_contours_rgb(im, &g, &binning.b, weight, (float)part_bias, img->pixels,
+    status = spmv_cl_contours_rgb(im, &g, &binning.b, weight, (float)cw->bias, img->pixels,
                                   img->channels, w, h, &o, NULL, NULL);
   }
 out:
@@ -732,11 +750,12 @@ out:
 }
 
 int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const dsg_image *img,
-                    float *strength, float *parts, float *soft, float *oriented)
+                    const app_contour_weights *cw, float *strength, float *parts, float *soft,
+                    float *oriented)
 {
   int status = DSG_OK;
   if (*im) {
-    status = app_contours_cl(*im, img, opt->cancel, strength, parts, soft, oriented);
+    status = app_contours_cl(*im, img, cw, opt->cancel, strength, parts, soft, oriented);
     if (status != DSG_OK && status != DSG_ERR_INTERRUPTED && status != DSG_ERR_NOMEM &&
         strcmp(opt->matvec, "auto") == 0) { /* "opencl": failures are errors */
       app_log(opt, DSG_LOG_WARNING, "the contours failed on OpenCL (%s); taking the C path",
@@ -748,7 +767,7 @@ int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const dsg_image 
       return status;
     }
   }
-  return app_contours(img, opt->cancel, strength, parts, soft, oriented);
+  return app_contours(img, cw, opt->cancel, strength, parts, soft, oriented);
 }
 
 int dsg_contours(const dsg_image *img, const dsg_options *opt, float **strength, float **parts)
@@ -793,7 +812,7 @@ int dsg_contours(const dsg_image *img, const dsg_options *opt, float **strength,
   }
   status = app_image_device(opt, &im);
   if (status == DSG_OK)
-    status = app_contours_on(&im, opt, work, s, p, NULL, NULL);
+    status = app_contours_on(&im, opt, work, &app_contour_alone, s, p, NULL, NULL);
   spmv_cl_image_destroy(im);
   if (status == DSG_OK && work != img) {
     float *bigp = NULL;

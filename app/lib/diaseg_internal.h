@@ -94,18 +94,29 @@ int app_contour_disc(int radius, int *dx, int *dy, int *sector, int *count_withi
  * orientation o, pixel i (the C reference of the OpenCL kernel). */
 int app_contour_gradients(const unsigned char *bins, int width, int height,
                           const volatile sig_atomic_t *cancel, float *grad);
+/* A combination of the parts: strength = (logistic(bias + sum_p part[p] chi2_p) - s0) / (1 - s0),
+ * s0 = logistic(bias), so that no gradient is 0. Two are fit (contours.c), as gPb fits two: the
+ * detector alone (`diaseg contours`, dsg_contours: mPb) and the local part of segment's gPb, which
+ * the spectral term joins and every default downstream of it was measured with. */
+typedef struct app_contour_weights {
+  double part[APP_CONTOUR_PARTS];
+  double bias;
+} app_contour_weights;
+extern const app_contour_weights app_contour_alone, app_contour_local;
+
 /* The weighted combination: strength[i] = max over o, orientation[i] = its o; oriented (optional,
  * 8 n floats) the combination at every orientation. */
-void app_contour_combine(const float *grad, int width, int height, float *strength, float *oriented,
-                         unsigned char *orientation);
+void app_contour_combine(const float *grad, int width, int height, const app_contour_weights *cw,
+                         float *strength, float *oriented, unsigned char *orientation);
 /* gPb: the spectral term (spectral, APP_CONTOUR_ORIENTATIONS n floats as app_spectral_gradient
  * writes them) joins the detector's combination at every orientation (oriented, as
  * app_contour_combine writes it), in its linear part: x(o) = z(o) + weight spectral(o), z the
  * weighted sum of the parts (recovered from the logistic), then v(o) = x / (x + x_half), x_half
  * the z of strength 0.5: no saturation (the logistic of x = 40, where a strong spectral edge
  * takes it, is 1 in float and flattens the crest); strength = max_o v, orientation its o. */
-void app_contour_gpb(const float *oriented, const float *spectral, double weight, int width,
-                     int height, float *strength, unsigned char *orientation);
+void app_contour_gpb(const float *oriented, const app_contour_weights *cw, const float *spectral,
+                     double weight, int width, int height, float *strength,
+                     unsigned char *orientation);
 /* Non-maximum suppression of m across each pixel's orientation: kept where larger than the
  * bilinear samples 1 .. APP_CONTOUR_REACH pixels along the normal on one side and not smaller
  * on the other. */
@@ -114,15 +125,18 @@ void app_contour_thin(const float *m, const unsigned char *orientation, int widt
 /* The detector: thinned strength (n floats) and, optional, each part's maximum over orientations
  * (parts n floats each), the strength before thinning (soft, n floats) and the combination at
  * every orientation (oriented, APP_CONTOUR_ORIENTATIONS n floats, orientation-major). */
-int app_contours(const dsg_image *img, const volatile sig_atomic_t *cancel, float *strength,
-                 float *parts, float *soft, float *oriented);
+int app_contours(const dsg_image *img, const app_contour_weights *cw,
+                 const volatile sig_atomic_t *cancel, float *strength, float *parts, float *soft,
+                 float *oriented);
 /* The same with the gradients, combination and thinning on an OpenCL device (spmv_image.h). */
-int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const volatile sig_atomic_t *cancel,
-                    float *strength, float *parts, float *soft, float *oriented);
+int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const app_contour_weights *cw,
+                    const volatile sig_atomic_t *cancel, float *strength, float *parts, float *soft,
+                    float *oriented);
 /* The detector on *im (app_image_device; NULL: the C path). When the device fails and
  * opt->matvec is "auto", a warning, *im is destroyed and set to NULL, and the C path runs. */
 int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const dsg_image *img,
-                    float *strength, float *parts, float *soft, float *oriented);
+                    const app_contour_weights *cw, float *strength, float *parts, float *soft,
+                    float *oriented);
 
 /* dst = src convolved with kx (2r + 1 taps) along rows, then ky along columns, borders
  * reflected; tmp holds width * height floats */

@@ -344,7 +344,9 @@ static int check_image(const dsg_image *img)
 /* Features, the contours if the cue takes them, and N of img (the affinity alone: no
  * components). *contours (optional) receives the detector's strength map (n floats, NULL for a
  * cue without contours), *soft and *oriented (optional) the same before thinning and at every
- * orientation, and *t_contours its seconds. */
+ * orientation, and *t_contours its seconds. With oriented (gPb: the spectral term joins later)
+ * the detector combines its parts with gPb's local weights, else with its own (mPb, as
+ * dsg_contours): app_contour_local and app_contour_alone. */
 static int build_affinity(const dsg_image *img, const dsg_options *opt, const app_cue *cue,
                           spmv_dia **N, double **sqrt_degree, float **contours, float **soft,
                           float **oriented, double *t_contours, app_progress *pr)
@@ -378,8 +380,9 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
     if (!edges || (soft && !soft_map) || (oriented && !oriented_map))
       status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of a %d x %d image",
                              img->width, img->height);
-    else
-      status = app_contours_on(&im, opt, img, edges, NULL, soft_map, oriented_map);
+    else /* gPb's local weights where the spectral term joins, else the detector's own */
+      status = app_contours_on(&im, opt, img, oriented ? &app_contour_local : &app_contour_alone,
+                               edges, NULL, soft_map, oriented_map);
     ap.contours = edges;
     if (t_contours)
       *t_contours = dsg_seconds() - t0;
@@ -696,7 +699,8 @@ static int build_hierarchy(dsg_problem *p, const dsg_options *opt, dsg_result *r
     if (status != DSG_OK)
       goto out;
     if (norient) {
-      app_contour_gpb(p->oriented, spec, opt->spectral_weight, w, h, E, orientation);
+      app_contour_gpb(p->oriented, &app_contour_local, spec, opt->spectral_weight, w, h, E,
+                      orientation);
       if (r->contours)
         app_contour_thin(E, orientation, w, h, r->contours);
     } else {

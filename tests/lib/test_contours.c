@@ -353,7 +353,7 @@ static void test_spectral(void)
       oriented[(size_t)o * n] = 0.5f;     /* pixel 0: 0.5 at every orientation */
       oriented[(size_t)o * n + 1] = 0.0f; /* pixel 1: no contour */
     }
-    app_contour_gpb(oriented, spec, 0.0, w, h, a, oa);
+    app_contour_gpb(oriented, &app_contour_local, spec, 0.0, w, h, a, oa);
     int other = 0, order = 0;
     for (size_t i = 0; i < n; i++) {
       int arg = 0;
@@ -371,7 +371,7 @@ static void test_spectral(void)
           other, order);
     CHECK(fabs(a[0] - 0.5) < 1e-6 && a[1] == 0.0f, "gPb at weight 0: 0.5 -> %g, 0 -> %g", a[0],
           a[1]);
-    app_contour_gpb(oriented, spec, 0.05, w, h, b, ob);
+    app_contour_gpb(oriented, &app_contour_local, spec, 0.05, w, h, b, ob);
     int fell = 0, rose = 0;
     for (size_t i = 0; i < n; i++) {
       fell += b[i] < a[i] - 1e-6f || !(b[i] <= 1.0f);

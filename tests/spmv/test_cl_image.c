@@ -51,33 +51,16 @@
 #define N_RTOL 1e-5         /* N entries and D^1/2: relative */
 #define N_ATOL 1e-30 /* N entries: absolute, for weights near float underflow (subnormal W) */
 
-/* The combination's weights and bias: contours.c keeps them in a static table (fit on BSDS500,
- * so they change), and the test reads them back through app_contour_combine, the function that
- * uses them. Pixel 0 has every part at -1e4 (z -> -inf: v = -s0 / (1 - s0), so the bias); pixel
- * 1 + p has part p at 1 (v = (logistic(bias + w_p) - s0) / (1 - s0), so w_p). Weights are >= 0
- * and some > 0. Accurate to a few 1e-7, which moves the strength by less than that. */
+/* The combination the device is handed: segment's (app_contour_local, contours.c), in float as
+ * app_contours_cl hands it over. */
 static float part_weight[APP_CONTOUR_PARTS];
 static float part_bias;
 
 static void library_weights(void)
 {
-  const int w = APP_CONTOUR_PARTS + 1, n = w;
-  float grad[APP_CONTOUR_PARTS * APP_CONTOUR_ORIENTATIONS * (APP_CONTOUR_PARTS + 1)] = {0};
-  float strength[APP_CONTOUR_PARTS + 1],
-      oriented[APP_CONTOUR_ORIENTATIONS * (APP_CONTOUR_PARTS + 1)];
-  unsigned char orientation[APP_CONTOUR_PARTS + 1];
   for (int p = 0; p < APP_CONTOUR_PARTS; p++)
-    for (int o = 0; o < APP_CONTOUR_ORIENTATIONS; o++) {
-      grad[(p * APP_CONTOUR_ORIENTATIONS + o) * n + 0] = -1e4f;
-      grad[(p * APP_CONTOUR_ORIENTATIONS + o) * n + 1 + p] = 1.0f;
-    }
-  app_contour_combine(grad, w, 1, strength, oriented, orientation);
-  const double v0 = oriented[0], s0 = -v0 / (1.0 - v0), bias = log(s0 / (1.0 - s0));
-  part_bias = (float)bias;
-  for (int p = 0; p < APP_CONTOUR_PARTS; p++) {
-    const double sig = s0 + oriented[1 + p] * (1.0 - s0);
-    part_weight[p] = (float)(log(sig / (1.0 - sig)) - bias);
-  }
+    part_weight[p] = (float)app_contour_local.part[p];
+  part_bias = (float)app_contour_local.bias;
 }
 
 static const char *device_spec(void)
@@ -240,7 +223,7 @@ static detector_diff compare_detector(const unsigned char *bins, int w, int h,
 
   CHECK(app_contour_gradients(bins, w, h, NULL, ref) == DSG_OK, "%s: C gradients: %s", what,
         dsg_error_message());
-  app_contour_combine(ref, w, h, ref_strength, oriented, ref_orient);
+  app_contour_combine(ref, w, h, &app_contour_local, ref_strength, oriented, ref_orient);
   app_contour_thin(ref_strength, ref_orient, w, h, ref_thin);
   for (size_t i = 0; i < n; i++)
     for (int p = 0; p < APP_CONTOUR_PARTS; p++) {
@@ -577,12 +560,12 @@ static void check_detector(spmv_cl_image *im, const geometry *G, const binning *
   check_detector_diff(&r, n, what);
 
   /* the library's path: its own tables, the same kernels */
-  status = app_contours_cl(im, img, NULL, lib_strength, lib_parts, lib_soft, NULL);
+  status =
+      app_contours_cl(im, img, &app_contour_local, NULL, lib_strength, lib_parts, lib_soft, NULL);
   CHECK(status == DSG_OK, "%s: app_contours_cl: %s", what, dsg_error_message());
   if (status != DSG_OK)
     goto out;
-  /* the same bins make the same parts, bit for bit; the strength moves by the weights' float
-   * rounding (the test's are read back through app_contour_combine) */
+  /* the same bins make the same parts, bit for bit, and the same weights the same strength */
   const double e_lib = max_abs_diff(lib_soft, d.strength, n);
   CHECK(memcmp(lib_parts, d.parts, n * APP_CONTOUR_PARTS * sizeof(float)) == 0 && e_lib <= GRAD_TOL,
         "%s: app_contours_cl's parts are not spmv_cl_contours_rgb's with the test's tables, or "
@@ -592,7 +575,8 @@ static void check_detector(spmv_cl_image *im, const geometry *G, const binning *
     printf("  %-34s app_contours: not compared (the bins differ on near ties)\n", what);
     goto out;
   }
-  CHECK(app_contours(img, NULL, ref_strength, ref_parts, ref_soft, NULL) == DSG_OK,
+  CHECK(app_contours(img, &app_contour_local, NULL, ref_strength, ref_parts, ref_soft, NULL) ==
+            DSG_OK,
         "%s: app_contours", what);
   const double e_soft = max_abs_diff(lib_soft, ref_soft, n);
   const double e_parts = max_abs_diff(lib_parts, ref_parts, n * APP_CONTOUR_PARTS);
@@ -836,8 +820,8 @@ static void affinity_cases(spmv_cl_image *im)
     f[i] = rgb[i] / 255.0f;
   for (int i = 0; i < n; i++)
     noise[i] = (float)(test_uniform() * test_uniform());
-  CHECK(app_contours(&img, NULL, edges, NULL, NULL, NULL) == DSG_OK, "detector: %s",
-        dsg_error_message());
+  CHECK(app_contours(&img, &app_contour_local, NULL, edges, NULL, NULL, NULL) == DSG_OK,
+        "detector: %s", dsg_error_message());
   check_affinity(im, w, h, f, 3, edges, 5, 0.1, 4.0, 0.1, "48x40 colour + contours r=5");
   check_affinity(im, w, h, NULL, 0, edges, 5, 0.1, 4.0, 0.1, "48x40 contours alone r=5");
   check_affinity(im, w, h, f, 3, noise, 8, 0.2, 5.0, 0.3, "48x40 colour + random r=8");
