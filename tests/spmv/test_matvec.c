@@ -170,5 +170,39 @@ int main(void)
     }
     spmv_dia_destroy(A);
   }
+  /* the stencil's promise (spmv_dia.width): a 3 x 3 image, offsets of its 4-neighbours; an
+   * entry linking the last pixel of a row to the first of the next breaks it, as does an
+   * offset that no stencil of its width has (+-2 in a 4-wide image) */
+  {
+    spmv_dia *A = NULL;
+    int four[] = {-3, -1, 1, 3}, wide[] = {-2, 2};
+    CHECK(spmv_dia_create(&A, 9, 4, four) == DSG_OK && A, "4-neighbour layout");
+    if (A) {
+      A->width = 3;
+      for (int d = 0; d < A->ndiag; d++)
+        for (int r = 0; r < 9; r++) {
+          const int c = r + four[d];
+          const int across = (four[d] == 1 && r % 3 == 2) || (four[d] == -1 && r % 3 == 0);
+          A->values[(size_t)d * A->pitch + r] = c >= 0 && c < 9 && !across ? 0.5f : 0.0f;
+        }
+      CHECK(spmv_dia_validate(A) == DSG_OK, "a true stencil of width 3: %s", dsg_error_message());
+      A->values[(size_t)2 * A->pitch + 2] = 0.5f; /* offset +1 at row 2: pixel (2, 0) -> (0, 1) */
+      CHECK(spmv_dia_validate(A) == DSG_ERR_INVALID && strstr(dsg_error_message(), "across"),
+            "validate catches an entry across the image's edge: %s", dsg_error_message());
+      A->values[(size_t)2 * A->pitch + 2] = 0.0f;
+      A->width = 0; /* no promise: the same entry is an ordinary one */
+      A->values[(size_t)2 * A->pitch + 2] = 0.5f;
+      CHECK(spmv_dia_validate(A) == DSG_OK, "width 0 promises nothing: %s", dsg_error_message());
+    }
+    spmv_dia_destroy(A);
+    A = NULL;
+    CHECK(spmv_dia_create(&A, 8, 2, wide) == DSG_OK && A, "offsets +-2");
+    if (A) {
+      A->width = 4; /* +-2 in a 4-wide image: 2 columns over or 2 back a row, both half the width */
+      CHECK(spmv_dia_validate(A) == DSG_ERR_INVALID && strstr(dsg_error_message(), "stencil"),
+            "validate catches an offset no width-4 stencil has: %s", dsg_error_message());
+    }
+    spmv_dia_destroy(A);
+  }
   return check_report("test_matvec");
 }
