@@ -27,7 +27,11 @@
  * other without the stall of a load before each store. Unsmoothed channels take the bins one
  * word at a time, all orientations at once, so only one word per sector lives in registers.
  * The disc table and the smoothing taps sit in constant memory: every work-item reads the same
- * entry at the same time.
+ * entry at the same time. Each value goes where the host asks: the gradients themselves (all
+ * nparts x NORIENT planes, only when the caller wants them), the combination's sums z(o) (each
+ * launch adds its parts' weighted values to the NORIENT planes, in the parts' order, so that the
+ * float sums are those the combination would make from the gradients), and each part's largest
+ * value over the orientations; then contour_combine only takes the logistic and the argmax.
  *
  * -D options (all set by the host): WG (work-group size), PER_WORD (counters per 32-bit word: 4
  * or 2), MAX_BINS, NORIENT, SMOOTH_MAX (the largest smoothing radius; the taps are zero-padded to
@@ -201,7 +205,32 @@ __kernel void contour_pad(__global const uchar *bins, const int w, const int h, 
       bins[(size_t)c * w * h + (size_t)reflect(py - R, h) * w + reflect(px - R, w)];
 }
 
-/* The gradients of channel c: grad[((part0 + s) * NORIENT + o) * n + i] for its scales s.
+/* The combination's sum so far at orientation o of pixel i (0 before part 0), read ahead of the
+ * value it is added to so that the load's latency hides behind the computation. */
+inline float sum_in(const int o, const int n, const int i, const int p, const int want,
+                    __global const float *z)
+{
+  return (want & 2) && p > 0 ? z[(size_t)o * n + i] : 0.0f;
+}
+
+/* Part p's value v at orientation o of pixel i where want asks for it (gradients below), zin the
+ * sum so far (sum_in); returns the part's largest value so far, peak updated. out: the part's
+ * plane of orientation 0 at i. */
+inline float put(const float v, const int o, const int n, const int i, const int p,
+                 const int want, const float wp, __global float *out, __global float *z,
+                 const float zin, const float peak)
+{
+  if (want & 1)
+    out[(size_t)o * n] = v;
+  if (want & 2)
+    z[(size_t)o * n + i] = p == 0 ? wp * v : zin + wp * v;
+  return fmax(peak, v);
+}
+
+/* The gradients of channel c at its scales s (part p = part0 + s), value v_p(o): with want & 1,
+ * grad[(p * NORIENT + o) * n + i] = v_p(o); with want & 2, z[o * n + i] = weight[0] v_0(o) + ...
+ * + weight[p] v_p(o) (part 0 writes it, the others add theirs: the launches run in the parts'
+ * order); with want & 4, parts[p * n + i] = max(0, max_o v_p(o)).
  * hist: the work-group's counters, wpr words per sector row; pad: the padded bins (contour_pad),
  * plane = pw * ph bytes per channel; disc[k] = (dy * pw + dx, sector); count[c * nscales + s]:
  * the offsets of scale s; taps[c * NTAPS + SMOOTH_MAX + t]: the bin smoothing's tap t (read for
@@ -212,7 +241,8 @@ inline void gradients(__local uint *hist, const int nb, const int sr, const int 
                       __global const uchar *pad, const int pw, const int plane, const int w,
                       const int n, const int R, __constant int2 *disc, __constant int *count,
                       const int nscales, const int c, __constant float *taps, const int part0,
-                      __global float *grad)
+                      __global float *grad, const int want, __constant float *weight,
+                      __global float *z, __global float *parts)
 {
   const int lid = get_local_id(0), i = get_global_id(0);
   if (i >= n)
@@ -239,15 +269,19 @@ inline void gradients(__local uint *hist, const int nb, const int sr, const int 
     }
     mem_fence(CLK_LOCAL_MEM_FENCE); /* the adds land before this work-item reads its words */
 
-    const float scale = 0.5f / (float)(end / 2);
-    __global float *out = grad + (size_t)(part0 + s) * NORIENT * n + i;
+    const int p = part0 + s;
+    const float scale = 0.5f / (float)(end / 2), wp = want & 2 ? weight[p] : 0.0f;
+    __global float *out = grad + (size_t)p * NORIENT * n + i;
+    float peak = 0.0f;
     if (sr == 0) {
       /* bin by bin: the bin's sector counts, its disc count, and its term of every orientation
        * (the sums over the bins in the C reference's order) */
-      float acc[NORIENT];
+      float acc[NORIENT], zin[NORIENT];
 #pragma unroll
-      for (int o = 0; o < NORIENT; o++)
+      for (int o = 0; o < NORIENT; o++) {
         acc[o] = 0.0f;
+        zin[o] = sum_in(o, n, i, p, want, z);
+      }
       for (int wd = 0; wd < wpr; wd++) {
         uint v[NSECT];
 #pragma unroll
@@ -274,7 +308,9 @@ inline void gradients(__local uint *hist, const int nb, const int sr, const int 
       }
 #pragma unroll
       for (int o = 0; o < NORIENT; o++)
-        out[(size_t)o * n] = acc[o] * scale;
+        peak = put(acc[o] * scale, o, n, i, p, want, wp, out, z, zin[o], peak);
+      if (want & 4)
+        parts[(size_t)p * n + i] = peak;
       continue;
     }
 
@@ -310,6 +346,7 @@ inline void gradients(__local uint *hist, const int nb, const int sr, const int 
       inv[b] = b < nb && a > 1e-6f ? 1.0f / a : 0.0f;
     }
     for (int o = 0; o < NORIENT; o++) {
+      const float zin = sum_in(o, n, i, p, want, z);
       float gf[MAX_BINS], acc = 0.0f;
 #pragma unroll
       for (int b = 0; b < MAX_BINS; b++)
@@ -325,7 +362,7 @@ inline void gradients(__local uint *hist, const int nb, const int sr, const int 
           const float d = 2.0f * gs - tf[b];
           acc += d * d * inv[b];
         }
-      out[(size_t)o * n] = acc * scale;
+      peak = put(acc * scale, o, n, i, p, want, wp, out, z, zin, peak);
       if (o + 1 < NORIENT) /* turn the half-disc by one sector: o + NORIENT in, o out */
 #pragma unroll
         for (int wd = 0; wd < WPR; wd++)
@@ -338,14 +375,18 @@ inline void gradients(__local uint *hist, const int nb, const int sr, const int 
                     (int)((in >> (kk * BITS)) & MASK) - (int)((gone >> (kk * BITS)) & MASK);
           }
     }
+    if (want & 4)
+      parts[(size_t)p * n + i] = peak;
   }
 }
 
 #define GRADIENT_ARGS                                                                              \
   __global const uchar *pad, const int pw, const int plane, const int w, const int n,            \
       const int R, __constant int2 *disc, __constant int *count, const int nscales, const int c,   \
-      __constant float *taps, const int part0, __global float *grad, const int nb, const int sr
-#define GRADIENT_CALL pad, pw, plane, w, n, R, disc, count, nscales, c, taps, part0, grad
+      __constant float *taps, const int part0, __global float *grad, const int nb, const int sr, \
+      const int want, __constant float *weight, __global float *z, __global float *parts
+#define GRADIENT_CALL                                                                              \
+  pad, pw, plane, w, n, R, disc, count, nscales, c, taps, part0, grad, want, weight, z, parts
 #define WORDS(nb) (((nb) + PER_WORD - 1) / PER_WORD)
 
 /* Any channel: nb and sr as given (the host takes it for kinds beyond KIND0 .. KIND7). */
@@ -390,14 +431,12 @@ GRADIENTS_OF_KIND(contour_gradients_7, NB7, SR7)
 
 /* ---- combination and thinning ---- */
 
-/* The combination: z(o) = sum_p weight[p] grad_p(o); v(o) = (logistic(bias + z) - s0) / (1 - s0);
- * strength = max_o v (the first o that reaches it into orientation); parts[p] = max(0, max_o
- * grad_p(o)); oriented[o * n + i] = v(o). parts and oriented may be unused (want_parts,
- * want_oriented 0). */
-__kernel void contour_combine(__global const float *grad, const int n, const int nparts,
-                              __constant float *weight, const float bias, const float s0,
-                              __global float *strength, __global uchar *orientation,
-                              const int want_parts, __global float *parts, const int want_oriented,
+/* The combination from its sums z(o) = sum_p weight[p] grad_p(o) (z[o * n + i], made by the
+ * gradients' kernels): v(o) = (logistic(bias + z) - s0) / (1 - s0); strength = max_o v (the
+ * first o that reaches it into orientation); oriented[o * n + i] = v(o) with want_oriented. */
+__kernel void contour_combine(__global const float *z, const int n, const float bias,
+                              const float s0, __global float *strength,
+                              __global uchar *orientation, const int want_oriented,
                               __global float *oriented)
 {
   const int i = get_global_id(0);
@@ -406,10 +445,7 @@ __kernel void contour_combine(__global const float *grad, const int n, const int
   float best = -1.0f;
   int arg = 0;
   for (int o = 0; o < NORIENT; o++) {
-    float z = 0.0f;
-    for (int p = 0; p < nparts; p++)
-      z += weight[p] * grad[((size_t)p * NORIENT + o) * n + i];
-    const float v = (1.0f / (1.0f + exp(-(bias + z))) - s0) / (1.0f - s0);
+    const float v = (1.0f / (1.0f + exp(-(bias + z[(size_t)o * n + i]))) - s0) / (1.0f - s0);
     if (want_oriented)
       oriented[(size_t)o * n + i] = v;
     if (v > best) {
@@ -419,13 +455,6 @@ __kernel void contour_combine(__global const float *grad, const int n, const int
   }
   strength[i] = best;
   orientation[i] = (uchar)arg;
-  if (want_parts)
-    for (int p = 0; p < nparts; p++) {
-      float m = 0.0f;
-      for (int o = 0; o < NORIENT; o++)
-        m = fmax(m, grad[((size_t)p * NORIENT + o) * n + i]);
-      parts[(size_t)p * n + i] = m;
-    }
 }
 
 /* m at (x + ix + fx, y + iy + fy), fx, fy in [0, 1), bilinear, the coordinates clamped to the

@@ -95,15 +95,17 @@ typedef struct spmv_contour_outputs {
                                * (the spectral term joins it there: gPb) */
 } spmv_contour_outputs;
 
-/* The detector on the device: the gradients (as spmv_cl_contour_gradients, kept on the device),
- * then, when parts, strength, orientation or thin is asked for, the combination and thinning of
- * app_contour_combine and app_contour_thin: for every pixel and orientation z = sum_p weight[p]
- * grad_p(o) (nparts = nchannels * nscales weights), v(o) = (logistic(bias + z) - s0) / (1 - s0)
- * with s0 = logistic(bias); strength = max_o v; then non-maximum suppression across each pixel's
- * orientation: kept where strength is above its bilinear samples (clamped to the image) 1 ..
- * g->reach pixels along the normal (at angle o pi / norient + pi / 2, x right and y down) on one
- * side and not below those on the other. Only the outputs asked for cross back to the host, and
- * the call waits for the device once, at its end. The device computes in float where the
+/* The detector on the device: the gradients (as spmv_cl_contour_gradients; they are kept, all
+ * nparts norient planes of them, only when out->grad asks for them), then, when parts, strength,
+ * orientation or thin is asked for, the combination and thinning of app_contour_combine and
+ * app_contour_thin: for every pixel and orientation z = sum_p weight[p] grad_p(o) (nparts =
+ * nchannels * nscales weights; the float sum runs over p in order, as the reference's, with or
+ * without the gradients kept: the outputs are the same bit for bit), v(o) = (logistic(bias + z) -
+ * s0) / (1 - s0) with s0 = logistic(bias); strength = max_o v; then non-maximum suppression across
+ * each pixel's orientation: kept where strength is above its bilinear samples (clamped to the
+ * image) 1 .. g->reach pixels along the normal (at angle o pi / norient + pi / 2, x right and y
+ * down) on one side and not below those on the other. Only the outputs asked for cross back to the
+ * host, and the call waits for the device once, at its end. The device computes in float where the
  * combination's reference uses double: strengths agree to 1e-5, and an orientation or a thinned
  * pixel can differ where two values tie within that. kernel_seconds (optional; NULL skips the
  * kernels' profiling) as above. Returns as spmv_cl_contour_gradients. */

@@ -210,6 +210,14 @@ static int read_back(const spmv_cl_image *im, cl_mem m, size_t bytes, void *host
   return spmv_cl_fail(err, msg, im->rt.dev.name);
 }
 
+/* Writes every page of the host output at host (NULL: nothing), so that its first-touch faults
+ * happen here, while the device works, and not in the read that fills it. */
+static void prefault(void *host, size_t bytes)
+{
+  if (host)
+    memset(host, 0, bytes);
+}
+
 /* ---- the boundary detector ---- */
 
 /* What the gradients' program and launch are built for. */
@@ -435,22 +443,27 @@ static int contour_prepare(spmv_cl_image *im, const spmv_contour_geometry *g, co
 /* The detector from the bins on the device (d_bins: g->nchannels planes of n bytes, every bin
  * below its channel's count) to the outputs asked for: padding, gradients, combination,
  * thinning, and the reads of the outputs, all enqueued into b; the outputs have landed once b
- * has finished. The buffers made here are released on return: OpenCL keeps them while the
- * commands that use them run. */
+ * has finished. The gradients' kernels write the gradients only when out->grad asks for them
+ * (nparts norient planes: 3.2 GB at 3840 x 2160); the combination needs only their weighted sums
+ * z (norient planes) and the parts their maxima, which the same kernels make. The buffers made
+ * here are released on return: OpenCL keeps them while the commands that use them run. */
 static int contour_detect(spmv_cl_image *im, const spmv_contour_geometry *g,
                           const contour_plan *plan, cl_mem d_bins, const float *weight, float bias,
                           int width, int height, const spmv_contour_outputs *out, batch *b)
 {
   cl_mem d_pad = NULL, d_disc = NULL, d_count = NULL, d_taps = NULL, d_grad = NULL;
-  cl_mem d_weight = NULL, d_strength = NULL, d_orient = NULL, d_parts = NULL, d_normal = NULL;
-  cl_mem d_thin = NULL, d_oriented = NULL;
+  cl_mem d_weight = NULL, d_z = NULL, d_strength = NULL, d_orient = NULL, d_parts = NULL;
+  cl_mem d_normal = NULL, d_thin = NULL, d_oriented = NULL;
   cl_kernel k = NULL;
   cl_int2 *disc = NULL;
   float *taps = NULL;
   int status = DSG_OK;
   const int nparts = g->nchannels * g->nscales,
-            combine = out->parts || out->strength || out->orientation || out->thin || out->oriented;
-  if (!out->grad && !combine)
+            combine = out->strength || out->orientation || out->thin || out->oriented;
+  /* what the gradients' kernels write (kernels/contours.cl): 1 the gradients, 2 the
+   * combination's sums, 4 the parts */
+  const int want = (out->grad ? 1 : 0) | (combine ? 2 : 0) | (out->parts ? 4 : 0);
+  if (!want)
     return DSG_OK;
   const int n = width * height, ntaps = 2 * plan->smooth_max + 1;
   const int pw = width + 2 * g->pad, ph = height + 2 * g->pad;
@@ -480,8 +493,18 @@ static int contour_detect(spmv_cl_image *im, const spmv_contour_geometry *g,
                    "the contour scales", &status);
   d_taps = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)g->nchannels * ntaps * sizeof(float),
                   taps, "the contour smoothing", &status);
-  d_grad = buffer(im, CL_MEM_READ_WRITE, grad_floats * sizeof(float), NULL, "the contour gradients",
-                  &status);
+  if (out->grad)
+    d_grad = buffer(im, CL_MEM_WRITE_ONLY, grad_floats * sizeof(float), NULL,
+                    "the contour gradients", &status);
+  if (combine) {
+    d_weight = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)nparts * sizeof(float), weight,
+                      "the contour weights", &status);
+    d_z = buffer(im, CL_MEM_READ_WRITE, nn * g->norient * sizeof(float), NULL,
+                 "the contour combination's sums", &status);
+  }
+  if (out->parts)
+    d_parts = buffer(im, CL_MEM_WRITE_ONLY, nn * nparts * sizeof(float), NULL, "the contour parts",
+                     &status);
   if (status != DSG_OK)
     goto out_release;
 
@@ -493,6 +516,8 @@ static int contour_detect(spmv_cl_image *im, const spmv_contour_geometry *g,
   if (k)
     clReleaseKernel(k); /* an enqueued kernel lives until it has run */
   k = NULL;
+  /* one launch per channel, in the parts' order (the sums z add up in it); the buffers a call
+   * does not want are NULL arguments, never read */
   for (int c = 0; c < g->nchannels && status == DSG_OK; c++) {
     const int part0 = c * g->nscales, nb = g->bins[c], sr = g->smooth_radius[c];
     char name[32];
@@ -500,38 +525,33 @@ static int contour_detect(spmv_cl_image *im, const spmv_contour_geometry *g,
     while (kind < plan->nkinds && (plan->kind_bins[kind] != nb || plan->kind_radius[kind] != sr))
       kind++;
     gradients_kernel_name(kind < plan->nkinds ? kind : -1, name, sizeof(name));
-    status = kernel(im, im->contours, name, &k, 15, sizeof(cl_mem), &d_pad, sizeof(int), &pw,
+    status = kernel(im, im->contours, name, &k, 19, sizeof(cl_mem), &d_pad, sizeof(int), &pw,
                     sizeof(int), &plane, sizeof(int), &width, sizeof(int), &n, sizeof(int), &pad,
                     sizeof(cl_mem), &d_disc, sizeof(cl_mem), &d_count, sizeof(int), &nscales,
                     sizeof(int), &c, sizeof(cl_mem), &d_taps, sizeof(int), &part0, sizeof(cl_mem),
-                    &d_grad, sizeof(int), &nb, sizeof(int), &sr);
+                    &d_grad, sizeof(int), &nb, sizeof(int), &sr, sizeof(int), &want,
+                    sizeof(cl_mem), &d_weight, sizeof(cl_mem), &d_z, sizeof(cl_mem), &d_parts);
     if (status == DSG_OK)
       status = launch(im, k, "contour_gradients", (size_t)n, plan->wg, 1, b);
     if (k)
       clReleaseKernel(k);
     k = NULL;
   }
-  if (status == DSG_OK)
-    status = read_back(im, d_grad, (size_t)(grad_floats * sizeof(float)), out->grad,
-                       "the contour gradients");
   if (status != DSG_OK || !combine)
-    goto out_release;
+    goto out_read;
 
   /* the combination and the thinning */
   cl_float4 normal[2 * SPMV_CONTOUR_MAX_REACH * SPMV_CONTOUR_MAX_ORIENT];
   const int reach = out->thin ? g->reach : 0;
   thin_normals(g->norient, reach, normal);
   const float s0 = (float)(1.0 / (1.0 + exp(-(double)bias)));
-  const int want_parts = out->parts != NULL, want_oriented = out->oriented != NULL;
-  d_weight = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)nparts * sizeof(float), weight,
-                    "the contour weights", &status);
+  const int want_oriented = out->oriented != NULL;
   d_strength =
       buffer(im, CL_MEM_READ_WRITE, nn * sizeof(float), NULL, "the contour strength", &status);
   d_orient = buffer(im, CL_MEM_READ_WRITE, nn, NULL, "the contour orientations", &status);
-  d_parts = buffer(im, CL_MEM_WRITE_ONLY, want_parts ? nn * nparts * sizeof(float) : 1, NULL,
-                   "the contour parts", &status);
-  d_oriented = buffer(im, CL_MEM_WRITE_ONLY, want_oriented ? nn * g->norient * sizeof(float) : 1,
-                      NULL, "the oriented contour strength", &status);
+  if (want_oriented)
+    d_oriented = buffer(im, CL_MEM_WRITE_ONLY, nn * g->norient * sizeof(float), NULL,
+                        "the oriented contour strength", &status);
   if (out->thin) {
     d_normal = buffer(im, CL_MEM_READ_ONLY, 2ull * reach * g->norient * sizeof(cl_float4), normal,
                       "the contour normals", &status);
@@ -540,11 +560,10 @@ static int contour_detect(spmv_cl_image *im, const spmv_contour_geometry *g,
   }
   if (status != DSG_OK)
     goto out_release;
-  status =
-      kernel(im, im->contours, "contour_combine", &k, 12, sizeof(cl_mem), &d_grad, sizeof(int), &n,
-             sizeof(int), &nparts, sizeof(cl_mem), &d_weight, sizeof(float), &bias, sizeof(float),
-             &s0, sizeof(cl_mem), &d_strength, sizeof(cl_mem), &d_orient, sizeof(int), &want_parts,
-             sizeof(cl_mem), &d_parts, sizeof(int), &want_oriented, sizeof(cl_mem), &d_oriented);
+  status = kernel(im, im->contours, "contour_combine", &k, 8, sizeof(cl_mem), &d_z, sizeof(int),
+                  &n, sizeof(float), &bias, sizeof(float), &s0, sizeof(cl_mem), &d_strength,
+                  sizeof(cl_mem), &d_orient, sizeof(int), &want_oriented, sizeof(cl_mem),
+                  &d_oriented);
   if (status == DSG_OK)
     status = launch(im, k, "contour_combine", (size_t)n, 0, 1, b);
   if (k)
@@ -560,14 +579,29 @@ static int contour_detect(spmv_cl_image *im, const spmv_contour_geometry *g,
       clReleaseKernel(k);
     k = NULL;
   }
+
+out_read:
+  if (status != DSG_OK)
+    goto out_release;
+  /* the kernels start, and meanwhile the host's outputs get their pages (first touches of fresh
+   * memory), which the reads would otherwise fault in after the kernels */
+  clFlush(im->rt.queue);
+  prefault(out->grad, (size_t)(grad_floats * sizeof(float)));
+  prefault(out->parts, (size_t)(nn * nparts * sizeof(float)));
+  prefault(out->strength, (size_t)nn * sizeof(float));
+  prefault(out->orientation, (size_t)nn);
+  prefault(out->thin, (size_t)nn * sizeof(float));
+  prefault(out->oriented, (size_t)(nn * g->norient * sizeof(float)));
+  status = read_back(im, d_grad, (size_t)(grad_floats * sizeof(float)), out->grad,
+                     "the contour gradients");
+  if (status == DSG_OK)
+    status = read_back(im, d_parts, (size_t)(nn * nparts * sizeof(float)), out->parts,
+                       "the contour parts");
   if (status == DSG_OK)
     status = read_back(im, d_strength, (size_t)nn * sizeof(float), out->strength,
                        "the contour strength");
   if (status == DSG_OK)
     status = read_back(im, d_orient, (size_t)nn, out->orientation, "the contour orientations");
-  if (status == DSG_OK)
-    status = read_back(im, d_parts, (size_t)(nn * nparts * sizeof(float)), out->parts,
-                       "the contour parts");
   if (status == DSG_OK)
     status = read_back(im, d_thin, (size_t)nn * sizeof(float), out->thin, "the thinned contours");
   if (status == DSG_OK)
@@ -581,6 +615,7 @@ out_release:
   release(&d_taps);
   release(&d_grad);
   release(&d_weight);
+  release(&d_z);
   release(&d_strength);
   release(&d_orient);
   release(&d_parts);

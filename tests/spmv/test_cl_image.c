@@ -9,7 +9,9 @@
  *    APP_CONTOUR_REACH): strength and parts within GRAD_TOL, and an orientation or a thinned
  *    pixel differs only where the C reference's values tie within TIE_TOL (the value and one of
  *    its samples 1 .. reach pixels along the normal, or two orientations), on at most 1% of the
- *    pixels; thinning with reach 1 must fail that comparison;
+ *    pixels; thinning with reach 1 must fail that comparison; without the gradients asked for
+ *    (the combination's sums and the parts made by the gradients' kernels, the library's path),
+ *    and with the parts alone, the outputs are those of the call with the gradients, bit for bit;
  *  - the bins on the device (spmv_cl_contours_rgb) equal app_contour_bins' on synthetic and
  *    random images of awkward sizes (1 x 1, one row, one column, sizes off the work-group size),
  *    grey (1 channel), grey + alpha (2), RGB and RGBA, and a palette of every byte value: an L, a
@@ -346,6 +348,40 @@ static void check_contours(spmv_cl_image *im, const geometry *G, const unsigned 
     goto out;
   const detector_diff r = compare_detector(bins, w, h, &d, what, 1);
   check_detector_diff(&r, n, what);
+
+  /* without the gradients (the library's calls): the combination's sums and the parts come from
+   * the gradients' kernels alone, in the same order, so every output is the same bit for bit;
+   * and the parts alone, without the combination */
+  {
+    detector_out lean_out;
+    detector_out_alloc(&lean_out, n, 0);
+    for (size_t i = 0; i < n * APP_CONTOUR_PARTS; i++)
+      lean_out.parts[i] = NAN;
+    spmv_contour_outputs lean = {
+        NULL, lean_out.parts, lean_out.strength, lean_out.orient, lean_out.thin, lean_out.oriented};
+    status = spmv_cl_contours(im, &G->g, part_weight, part_bias, bins, w, h, &lean, NULL);
+    CHECK(status == DSG_OK, "%s: detector without the gradients: %s", what, dsg_error_message());
+    const int same =
+        status == DSG_OK &&
+        memcmp(lean_out.parts, d.parts, n * APP_CONTOUR_PARTS * sizeof(float)) == 0 &&
+        memcmp(lean_out.strength, d.strength, n * sizeof(float)) == 0 &&
+        memcmp(lean_out.orient, d.orient, n) == 0 &&
+        memcmp(lean_out.thin, d.thin, n * sizeof(float)) == 0 &&
+        memcmp(lean_out.oriented, d.oriented, n * APP_CONTOUR_ORIENTATIONS * sizeof(float)) == 0;
+    CHECK(same, "%s: the detector's outputs without the gradients differ from those with them",
+          what);
+    for (size_t i = 0; i < n * APP_CONTOUR_PARTS; i++)
+      lean_out.parts[i] = NAN;
+    spmv_contour_outputs parts_only = {NULL, lean_out.parts, NULL, NULL, NULL, NULL};
+    status = spmv_cl_contours(im, &G->g, part_weight, part_bias, bins, w, h, &parts_only, NULL);
+    CHECK(status == DSG_OK &&
+              memcmp(lean_out.parts, d.parts, n * APP_CONTOUR_PARTS * sizeof(float)) == 0,
+          "%s: the parts alone differ from the detector's (%s)", what,
+          status == DSG_OK ? "no error" : dsg_error_message());
+    printf("  %-34s without the gradients: the same outputs bit for bit%s\n", what,
+           same ? "" : " (NOT)");
+    detector_out_free(&lean_out);
+  }
 
   if (perturb) { /* thinning with reach 1: the comparison with APP_CONTOUR_REACH must see it */
     geometry near = *G;
