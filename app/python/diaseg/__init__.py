@@ -57,6 +57,7 @@ import os
 import signal
 import threading
 import warnings
+import weakref
 
 import numpy as np
 
@@ -183,6 +184,31 @@ def _options(options, func):
     return opt, keep
 
 
+def _contiguous(a):
+    """a (uint8) C-contiguous: a itself, or a copy. numpy copies a strided array one byte at a
+    time (a 3840 x 2160 x 3 image stored column by column took 40 to 100 ms), so a large copy runs
+    in bands of rows on several threads (numpy lets go of the GIL while it copies)."""
+    if a.flags.c_contiguous:
+        return a
+    out = np.empty(a.shape, np.uint8)
+    bands = min(8, os.cpu_count() or 1, a.shape[0])
+    if a.nbytes < (4 << 20) or bands < 2:
+        out[...] = a
+        return out
+    step = -(-a.shape[0] // bands)
+
+    def band(y):
+        out[y:y + step] = a[y:y + step]
+
+    threads = [threading.Thread(target=band, args=(y,)) for y in range(step, a.shape[0], step)]
+    for t in threads:
+        t.start()
+    band(0)
+    for t in threads:
+        t.join()
+    return out
+
+
 def _image(image):
     """A C-contiguous uint8 H x W x C copy of image (or the array itself) and its dsg_image."""
     a = np.asarray(image)
@@ -214,7 +240,7 @@ def _image(image):
                              f"integer image must be uint8 (0 .. 255); scale a float image to "
                              f"[0, 1]")
         a = a.astype(np.uint8)
-    a = np.ascontiguousarray(a, dtype=np.uint8)
+    a = _contiguous(a)
     img = _lib.DsgImage(width, height, channels,
                         a.ctypes.data_as(ctypes.POINTER(ctypes.c_ubyte)))
     return a, img
@@ -280,6 +306,28 @@ def _array(ptr, dtype, count):
     if count <= 0 or not ptr:
         return np.empty(0, dtype)
     return np.ctypeslib.as_array(ptr, shape=(count,)).astype(dtype, copy=True)
+
+
+class _Adopted:
+    """count float32 values at an address the library allocated for the caller, as the base of
+    the arrays over them: freed (dsg_free) once the last of those arrays is gone. numpy keeps
+    this object as every view's base, as it keeps any base that is not an array."""
+
+    def __init__(self, address, count):
+        self.__array_interface__ = {"shape": (count,), "typestr": np.dtype(np.float32).str,
+                                    "data": (address, False), "version": 3}
+        weakref.finalize(self, lib.dsg_free, address)
+
+
+def _adopt(ptr, count):
+    """The count floats at ptr (the library's, for the caller to free) as an array that owns
+    them: no copy (a 3840 x 2160 map is 33 MB, and its copy into fresh memory cost 8 ms). A
+    NULL ptr or count 0: an empty array."""
+    address = ctypes.cast(ptr, ctypes.c_void_p).value
+    if count <= 0 or not address:
+        lib.dsg_free(address)
+        return np.empty(0, np.float32)
+    return np.asarray(_Adopted(address, count))
 
 
 class Segmentation:
@@ -635,17 +683,13 @@ def contours(image, parts=False, **options):
     if status != _lib.DSG_OK:
         _raise(status, message or _lib.status_name(status))
     h, w = img.height, img.width
-    try:
-        strength = _array(s_ptr, np.float32, w * h).reshape(h, w)
-        named = {}
-        if parts:
-            P = lib.dsg_contour_parts()
-            values = _array(p_ptr, np.float32, P * w * h).reshape(P, h, w)
-            named = {_lib.decode(lib.dsg_contour_part_name(i)): values[i] for i in range(P)}
-    finally:
-        lib.dsg_free(s_ptr)
-        if parts:
-            lib.dsg_free(p_ptr)
+    # the arrays own the library's buffers from here on (each freed once, by its array)
+    strength = _adopt(s_ptr, w * h).reshape(h, w)
+    named = {}
+    if parts:
+        P = lib.dsg_contour_parts()
+        values = _adopt(p_ptr, P * w * h).reshape(P, h, w)
+        named = {_lib.decode(lib.dsg_contour_part_name(i)): values[i] for i in range(P)}
     return (strength, named) if parts else strength
 
 
