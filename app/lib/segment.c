@@ -341,12 +341,20 @@ static int check_image(const dsg_image *img)
   return DSG_OK;
 }
 
+/* Whether the spectral term joins the detector (gPb) under opt: a contour cue, a positive
+ * spectral weight and the hierarchy. It decides the detector's weights too (app_contour_local
+ * then, else app_contour_alone), so that dsg_affinity builds the matrix dsg_segment solves. */
+static int uses_gpb(const dsg_options *opt, const app_cue *cue)
+{
+  return cue->contours && opt->spectral_weight > 0.0 &&
+         app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY;
+}
+
 /* Features, the contours if the cue takes them, and N of img (the affinity alone: no
  * components). *contours (optional) receives the detector's strength map (n floats, NULL for a
  * cue without contours), *soft and *oriented (optional) the same before thinning and at every
- * orientation, and *t_contours its seconds. With oriented (gPb: the spectral term joins later)
- * the detector combines its parts with gPb's local weights, else with its own (mPb, as
- * dsg_contours): app_contour_local and app_contour_alone. */
+ * orientation, and *t_contours its seconds. The detector combines its parts with gPb's local
+ * weights where the spectral term joins it (uses_gpb), else with its own (mPb, as dsg_contours). */
 static int build_affinity(const dsg_image *img, const dsg_options *opt, const app_cue *cue,
                           spmv_dia **N, double **sqrt_degree, float **contours, float **soft,
                           float **oriented, double *t_contours, app_progress *pr)
@@ -380,9 +388,10 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
     if (!edges || (soft && !soft_map) || (oriented && !oriented_map))
       status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of a %d x %d image",
                              img->width, img->height);
-    else /* gPb's local weights where the spectral term joins, else the detector's own */
-      status = app_contours_on(&im, opt, img, oriented ? &app_contour_local : &app_contour_alone,
-                               edges, NULL, soft_map, oriented_map);
+    else
+      status = app_contours_on(&im, opt, img,
+                               uses_gpb(opt, cue) ? &app_contour_local : &app_contour_alone, edges,
+                               NULL, soft_map, oriented_map);
     ap.contours = edges;
     if (t_contours)
       *t_contours = dsg_seconds() - t0;
@@ -464,8 +473,7 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
   p->t_start = t0;
   progress_init(&pr, opt, p->cue, t0);
   /* the spectral term joins the detector's oriented combination (gPb) for the hierarchy */
-  const int gpb = p->cue->contours && opt->spectral_weight > 0.0 &&
-                  app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY;
+  const int gpb = uses_gpb(opt, p->cue);
   status = build_affinity(img, opt, p->cue, &p->N, &p->sqrt_degree, &p->contours, &p->soft,
                           gpb ? &p->oriented : NULL, &p->t_contours, &pr);
   if (status != DSG_OK)
