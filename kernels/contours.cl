@@ -216,9 +216,9 @@ inline float sum_in(const int o, const int n, const int i, const int p, const in
 /* Part p's value v at orientation o of pixel i where want asks for it (gradients below), zin the
  * sum so far (sum_in); returns the part's largest value so far, peak updated. out: the part's
  * plane of orientation 0 at i. */
-inline float put(const float v, const int o, const int n, const int i, const int p,
-                 const int want, const float wp, __global float *out, __global float *z,
-                 const float zin, const float peak)
+inline float put(const float v, const int o, const int n, const int i, const int p, const int want,
+                 const float wp, __global float *out, __global float *z, const float zin,
+                 const float peak)
 {
   if (want & 1)
     out[(size_t)o * n] = v;
@@ -381,9 +381,9 @@ inline void gradients(__local uint *hist, const int nb, const int sr, const int 
 }
 
 #define GRADIENT_ARGS                                                                              \
-  __global const uchar *pad, const int pw, const int plane, const int w, const int n,            \
-      const int R, __constant int2 *disc, __constant int *count, const int nscales, const int c,   \
-      __constant float *taps, const int part0, __global float *grad, const int nb, const int sr, \
+  __global const uchar *pad, const int pw, const int plane, const int w, const int n, const int R, \
+      __constant int2 *disc, __constant int *count, const int nscales, const int c,                \
+      __constant float *taps, const int part0, __global float *grad, const int nb, const int sr,   \
       const int want, __constant float *weight, __global float *z, __global float *parts
 #define GRADIENT_CALL                                                                              \
   pad, pw, plane, w, n, R, disc, count, nscales, c, taps, part0, grad, want, weight, z, parts
@@ -399,7 +399,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void contour_gradients(
 /* The channels of kind k (bins NBk, smoothing radius SRk, both -D options): nb and sr are not
  * read. */
 #define GRADIENTS_OF_KIND(name, NBK, SRK)                                                          \
-  __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void name(GRADIENT_ARGS)              \
+  __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void name(GRADIENT_ARGS)                \
   {                                                                                                \
     __local uint hist[NSECT * WORDS(NBK) * WG];                                                    \
     gradients(hist, NBK, SRK, WORDS(NBK), GRADIENT_CALL);                                          \
@@ -435,9 +435,8 @@ GRADIENTS_OF_KIND(contour_gradients_7, NB7, SR7)
  * gradients' kernels): v(o) = (logistic(bias + z) - s0) / (1 - s0); strength = max_o v (the
  * first o that reaches it into orientation); oriented[o * n + i] = v(o) with want_oriented. */
 __kernel void contour_combine(__global const float *z, const int n, const float bias,
-                              const float s0, __global float *strength,
-                              __global uchar *orientation, const int want_oriented,
-                              __global float *oriented)
+                              const float s0, __global float *strength, __global uchar *orientation,
+                              const int want_oriented, __global float *oriented)
 {
   const int i = get_global_id(0);
   if (i >= n)

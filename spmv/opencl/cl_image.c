@@ -312,10 +312,9 @@ static void gradients_kernel_name(int k, char *name, size_t size)
 static int contour_program(spmv_cl_image *im, const spmv_contour_geometry *g, contour_plan *plan)
 {
   /* 2 norient sector rows of 32-bit words, per_word counters each */
-  const unsigned long long per_item = 2ull * (unsigned long long)g->norient *
-                                      (unsigned long long)((plan->max_bins + plan->per_word - 1) /
-                                                           plan->per_word) *
-                                      4ull;
+  const unsigned long long per_item =
+      2ull * (unsigned long long)g->norient *
+      (unsigned long long)((plan->max_bins + plan->per_word - 1) / plan->per_word) * 4ull;
   size_t wg = GRAD_LOCAL_MAX;
   while (wg > im->rt.dev.max_work_group && wg > 1)
     wg /= 2;
@@ -361,8 +360,8 @@ static int contour_program(spmv_cl_image *im, const spmv_contour_geometry *g, co
       cl_kernel probe = clCreateKernel(im->contours, name, &err);
       if (err != CL_SUCCESS)
         return spmv_cl_fail(err, "clCreateKernel(contour_gradients)", im->rt.dev.name);
-      err = clGetKernelWorkGroupInfo(probe, im->rt.device, CL_KERNEL_WORK_GROUP_SIZE,
-                                     sizeof(most), &most, NULL);
+      err = clGetKernelWorkGroupInfo(probe, im->rt.device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(most),
+                                     &most, NULL);
       clReleaseKernel(probe);
       if (err == CL_SUCCESS && most > 0 && (kmax == 0 || most < kmax))
         kmax = most;
@@ -529,8 +528,8 @@ static int contour_detect(spmv_cl_image *im, const spmv_contour_geometry *g,
                     sizeof(int), &plane, sizeof(int), &width, sizeof(int), &n, sizeof(int), &pad,
                     sizeof(cl_mem), &d_disc, sizeof(cl_mem), &d_count, sizeof(int), &nscales,
                     sizeof(int), &c, sizeof(cl_mem), &d_taps, sizeof(int), &part0, sizeof(cl_mem),
-                    &d_grad, sizeof(int), &nb, sizeof(int), &sr, sizeof(int), &want,
-                    sizeof(cl_mem), &d_weight, sizeof(cl_mem), &d_z, sizeof(cl_mem), &d_parts);
+                    &d_grad, sizeof(int), &nb, sizeof(int), &sr, sizeof(int), &want, sizeof(cl_mem),
+                    &d_weight, sizeof(cl_mem), &d_z, sizeof(cl_mem), &d_parts);
     if (status == DSG_OK)
       status = launch(im, k, "contour_gradients", (size_t)n, plan->wg, 1, b);
     if (k)
@@ -560,10 +559,10 @@ static int contour_detect(spmv_cl_image *im, const spmv_contour_geometry *g,
   }
   if (status != DSG_OK)
     goto out_release;
-  status = kernel(im, im->contours, "contour_combine", &k, 8, sizeof(cl_mem), &d_z, sizeof(int),
-                  &n, sizeof(float), &bias, sizeof(float), &s0, sizeof(cl_mem), &d_strength,
-                  sizeof(cl_mem), &d_orient, sizeof(int), &want_oriented, sizeof(cl_mem),
-                  &d_oriented);
+  status =
+      kernel(im, im->contours, "contour_combine", &k, 8, sizeof(cl_mem), &d_z, sizeof(int), &n,
+             sizeof(float), &bias, sizeof(float), &s0, sizeof(cl_mem), &d_strength, sizeof(cl_mem),
+             &d_orient, sizeof(int), &want_oriented, sizeof(cl_mem), &d_oriented);
   if (status == DSG_OK)
     status = launch(im, k, "contour_combine", (size_t)n, 0, 1, b);
   if (k)
