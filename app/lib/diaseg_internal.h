@@ -96,8 +96,10 @@ int app_contour_gradients(const unsigned char *bins, int width, int height,
                           const volatile sig_atomic_t *cancel, float *grad);
 /* A combination of the parts: strength = (logistic(bias + sum_p part[p] chi2_p) - s0) / (1 - s0),
  * s0 = logistic(bias), so that no gradient is 0. Two are fit (contours.c), as gPb fits two: the
- * detector alone (`diaseg contours`, dsg_contours: mPb) and the local part of segment's gPb, which
- * the spectral term joins and every default downstream of it was measured with. */
+ * detector alone (mPb: `diaseg contours`, dsg_contours, and the contour cue where no spectral
+ * term joins) and the local part of gPb (the default segment: a contour cue, a positive spectral
+ * weight and the hierarchy; its spectral weight and automatic level were measured with it).
+ * segment.c's uses_gpb picks one, for dsg_affinity and dsg_segment alike. */
 typedef struct app_contour_weights {
   double part[APP_CONTOUR_PARTS];
   double bias;
