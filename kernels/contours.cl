@@ -389,7 +389,7 @@ inline void gradients(__local uint *hist, const int nb, const int sr, const int 
   pad, pw, plane, w, n, R, disc, count, nscales, c, taps, part0, grad, want, weight, z, parts
 #define WORDS(nb) (((nb) + PER_WORD - 1) / PER_WORD)
 
-/* Any channel: nb and sr as given (the host takes it for kinds beyond KIND0 .. KIND7). */
+/* Any channel: nb and sr as given (the host takes it for a kind beyond the eight below). */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void contour_gradients(GRADIENT_ARGS)
 {
   __local uint hist[NSECT * WPR * WG];

@@ -230,6 +230,16 @@ typedef struct contour_plan {
   int kind_bins[GRAD_KINDS], kind_radius[GRAD_KINDS];
 } contour_plan;
 
+/* The kind of a channel of nb bins and smoothing radius sr among plan's: its index, or
+ * plan->nkinds when it has no kernel of its own. */
+static int kind_of(const contour_plan *plan, int nb, int sr)
+{
+  int k = 0;
+  while (k < plan->nkinds && (plan->kind_bins[k] != nb || plan->kind_radius[k] != sr))
+    k++;
+  return k;
+}
+
 static int check_geometry(const spmv_contour_geometry *g, contour_plan *plan)
 {
   int most = 0, population[2 * SPMV_CONTOUR_MAX_ORIENT] = {0};
@@ -274,10 +284,7 @@ static int check_geometry(const spmv_contour_geometry *g, contour_plan *plan)
                              c, s, m, g->ndisc);
     }
     plan->max_bins = g->bins[c] > plan->max_bins ? g->bins[c] : plan->max_bins;
-    int k = 0;
-    while (k < plan->nkinds &&
-           (plan->kind_bins[k] != g->bins[c] || plan->kind_radius[k] != g->smooth_radius[c]))
-      k++;
+    const int k = kind_of(plan, g->bins[c], g->smooth_radius[c]);
     if (k == plan->nkinds && k < GRAD_KINDS) {
       plan->kind_bins[k] = g->bins[c];
       plan->kind_radius[k] = g->smooth_radius[c];
@@ -520,9 +527,7 @@ static int contour_detect(spmv_cl_image *im, const spmv_contour_geometry *g,
   for (int c = 0; c < g->nchannels && status == DSG_OK; c++) {
     const int part0 = c * g->nscales, nb = g->bins[c], sr = g->smooth_radius[c];
     char name[32];
-    int kind = 0;
-    while (kind < plan->nkinds && (plan->kind_bins[kind] != nb || plan->kind_radius[kind] != sr))
-      kind++;
+    const int kind = kind_of(plan, nb, sr);
     gradients_kernel_name(kind < plan->nkinds ? kind : -1, name, sizeof(name));
     status = kernel(im, im->contours, name, &k, 19, sizeof(cl_mem), &d_pad, sizeof(int), &pw,
                     sizeof(int), &plane, sizeof(int), &width, sizeof(int), &n, sizeof(int), &pad,
