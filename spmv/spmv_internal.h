@@ -1,5 +1,5 @@
 /* Private to spmv/: what its C units share below the backend interface — how the C path's hot
- * loops (dia.c, cpu/basis_cpu.c) are compiled. */
+ * loops (dia.c, cpu/basis_cpu.c, cpu/block_cpu.c) are compiled. */
 #ifndef DIASEG_SPMV_INTERNAL_H
 #define DIASEG_SPMV_INTERNAL_H
 
@@ -9,6 +9,10 @@
  * loader picks one (target_clones): the baseline does two doubles per instruction. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
 #define SPMV_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+/* A loop written for 512-bit vectors (cpu/block_cpu.c's product) is compiled for AVX-512 as
+ * well, and called where spmv_cpu_avx512() says the CPU has it. */
+#define SPMV_AVX512 __attribute__((target("arch=x86-64-v4")))
+static inline int spmv_cpu_avx512(void) { return __builtin_cpu_supports("x86-64-v4"); }
 #else
 #define SPMV_CLONES
 #endif
