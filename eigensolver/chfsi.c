@@ -26,7 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHFSI_DEGREE 32        /* the filter's degree: see docs/PERFORMANCE.md "The block solver" */
+#define CHFSI_DEGREE 32 /* the filter's degree: see docs/PERFORMANCE.md "The block solver" */
+/* From a start block (opt->start): the first round's degree, and the later rounds', which only
+ * finish pairs that are nearly there (docs/PERFORMANCE.md, "Coarse-to-fine starts") */
+#define CHFSI_DEGREE_WARM 24
+#define CHFSI_DEGREE_POLISH 6
 #define CHFSI_SVQB_FLOOR 1e-14 /* Gram eigenvalues below this times the largest are clamped */
 /* The measured residual of float vectors does not fall below the product's rounding, about
  * FLT_EPSILON |A| per row sum: a pair whose residual is within this many FLT_EPSILON times the
@@ -43,6 +47,23 @@ int eig_chfsi_block_size(int nev, int n, int known)
   if (b > n - known)
     b = n - known;
   return b;
+}
+
+/* The first min(start_cols, b) columns of slot x := opt->start's (the rest stay random). */
+static int set_start(spmv_block *k, int x, const eig_options *opt, int n, int b)
+{
+  const int cols = opt->start_cols < b ? opt->start_cols : b;
+  float *block = malloc((size_t)b * (size_t)n * sizeof(*block));
+  int status;
+  if (!block)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a start block of %d x %d floats", b, n);
+  status = spmv_block_get(k, x, b, block);
+  if (status == DSG_OK) {
+    memcpy(block, opt->start, (size_t)cols * (size_t)n * sizeof(*block));
+    status = spmv_block_set(k, x, block);
+  }
+  free(block);
+  return status;
 }
 
 /* Eigenpairs of the symmetric b x b S (overwritten by the vectors), values descending. */
@@ -266,6 +287,8 @@ int eig_chfsi_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
   double *theta = NULL, *ws = NULL, *work = NULL, *resid = NULL;
   spmv_timing before;
   double t0, radius = 0.0;
+  const int warm = opt->start && opt->start_cols > 0;
+  const int degree = warm ? CHFSI_DEGREE_WARM : CHFSI_DEGREE;
 
   memset(res, 0, sizeof(*res));
   status = eig_check_options(opt, n, &m);
@@ -319,10 +342,15 @@ int eig_chfsi_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
     goto out;
   /* the start block, made where the block lives: column 0 the documented start vector
    * (eig_start_vector), column v the same splitmix64 stream seeded EIG_START_SEED + v */
-  status = spmv_block_fill_random(k, x, EIG_START_SEED);
-  /* X orthonormal (twice: the random block is far from it) and out of the known vectors' span,
-   * A X, the first Ritz values */
-  for (int pass = 0; pass < 2 && status == DSG_OK; pass++)
+  if (warm && opt->start_cols >= b)
+    status = spmv_block_set(k, x, opt->start);
+  else
+    status = spmv_block_fill_random(k, x, EIG_START_SEED);
+  if (status == DSG_OK && warm && opt->start_cols < b)
+    status = set_start(k, x, opt, n, b);
+  /* X orthonormal (twice from the random block, which is far from it; once from a start block)
+   * and out of the known vectors' span, A X, the first Ritz values */
+  for (int pass = 0; pass < (warm ? 1 : 2) && status == DSG_OK; pass++)
     status = orthonormalise(k, f, x, theta, ws, work, lwork);
   if (status == DSG_OK)
     status = spmv_block_product(k, ax, x, -1, 1.0, 0.0, 0.0);
@@ -361,6 +389,15 @@ int eig_chfsi_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
       for (int i = 0; i < take; i++)
         eig_normalize_sign(out + (size_t)i * (size_t)n, n);
       res->nconv = nknown + take;
+      if (opt->keep_block) {
+        res->block = malloc((size_t)b * (size_t)n * sizeof(*res->block));
+        if (!res->block) {
+          status = dsg_error_set(DSG_ERR_NOMEM, "cannot keep a block of %d x %d floats", b, n);
+          goto out;
+        }
+        status = spmv_block_get(k, x, b, res->block);
+        res->block_cols = status == DSG_OK ? b : 0;
+      }
       break;
     }
 
@@ -377,8 +414,9 @@ int eig_chfsi_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
       const double cen = 0.5 * (c + lo), e = 0.5 * (c - lo), tt = (hi - cen) / e;
       double s_prev = 1.0 / tt, s;
       int cur = x == SLOT_Y ? SLOT_X : SLOT_Y, prev = x;
+      const int d = warm && iter > 1 ? CHFSI_DEGREE_POLISH : degree;
       status = spmv_block_axpby(k, cur, s_prev / e, ax, -s_prev * cen / e, x);
-      for (int j = 1; j < CHFSI_DEGREE && status == DSG_OK; j++) {
+      for (int j = 1; j < d && status == DSG_OK; j++) {
         s = 1.0 / (2.0 * tt - s_prev);
         /* Y_j+1 into prev's slot: the two slots by turns */
         status =
@@ -388,7 +426,7 @@ int eig_chfsi_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
         prev = t;
         s_prev = s;
       }
-      res->matvecs += (long)(CHFSI_DEGREE - 1) * b;
+      res->matvecs += (long)(d - 1) * b;
       if (status != DSG_OK)
         goto out;
       /* the filtered block is in `cur`; X's slot is free. Orthonormalise, then Rayleigh-Ritz */

@@ -29,6 +29,7 @@ void eig_result_free(eig_result *res)
   free(res->values);
   free(res->vectors);
   free(res->residuals);
+  free(res->block);
   memset(res, 0, sizeof(*res));
 }
 

@@ -72,6 +72,14 @@ typedef struct eig_options {
   /* eig_chfsi_solve: every eigenvalue lies in [-spectrum_radius, spectrum_radius] (a normalised
    * affinity: 1); 0 (the default): unknown, estimated with a few Lanczos steps */
   double spectrum_radius;
+  /* eig_chfsi_solve (the other solvers ignore them): an optional start block of start_cols
+   * columns of n floats (column j at start + j * n), e.g. a coarser problem's block brought to
+   * this one (app/lib/coarse.c); it takes the place of the first min(start_cols, b) columns of the
+   * random start block and the filter's degree is CHFSI_DEGREE_WARM. keep_block: res->block gets
+   * the final block (every column, converged or not), for a finer problem to start from. */
+  const float *start;
+  int start_cols;
+  int keep_block;
 } eig_options;
 
 /* Fills *opt with the defaults (nev 8, ncv auto, tol 1e-5, max_iter 1000, no cancel/progress). */
@@ -96,6 +104,8 @@ typedef struct eig_result {
                        * Lanczos solver the host's share (launches, waits, the small problem) */
   spmv_basis_timing basis; /* eig_lanczos_solve: time per kind of basis operation */
   const char *solver;      /* "arpack" or "lanczos" */
+  float *block;            /* eig_chfsi_solve with keep_block: block_cols columns of n, else NULL */
+  int block_cols;
 } eig_result;
 
 /* Computes the opt->nev largest (algebraic) eigenpairs of the symmetric operator mv.
