@@ -55,6 +55,7 @@ enum opt_id {
   OPT_KERNEL_DIR,
   OPT_CL_MAX_ALLOC,
   OPT_KEEP_SPECKS,
+  OPT_NO_COARSE_START,
   OPT_RESIZE,
   OPT_MAX_SIDE,
   OPT_WORK_PIXELS,
@@ -128,6 +129,8 @@ static const opt_def options[] = {
     {"solver", 0, "NAME", OPT_SOLVER, (SOLVE_CMDS | BENCH_CMD),
      "lanczos (default: diaseg's own, device-resident on OpenCL), chfsi (diaseg's block "
      "solver: each product reads the matrix once for a block of vectors) or arpack"},
+    {"no-coarse-start", 0, NULL, OPT_NO_COARSE_START, (SOLVE_CMDS | BENCH_CMD),
+     "chfsi: start from the random block, not from the image shrunk 5x solved first"},
     {"cl-device", 0, "DEV", OPT_CL_DEVICE, (SOLVE_CMDS | BENCH_CMD | DEVICES_CMD | CONTOURS_CMD),
      "OpenCL device: index or name substring (see 'diaseg devices'; $DIASEG_CL_DEVICE)"},
     {"kernel", 0, "NAME", OPT_KERNEL, (SOLVE_CMDS | BENCH_CMD),
@@ -619,6 +622,7 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
     return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not one of auto, bar, json, none", flag, v);
   }
   case OPT_KEEP_SPECKS: cfg->opt.keep_specks = 1; break;
+  case OPT_NO_COARSE_START: cfg->opt.coarse_start = 0; break;
   case OPT_PARTS: cfg->parts = 1; break;
   case OPT_COLORMAP:
     return pick_name(flag, v, dsg_colormap_count, dsg_colormap_name, 1, &cfg->colormap);

@@ -355,6 +355,30 @@ int app_option_ks(const dsg_options *opt, int *ks);
 /* The tolerance of the solve: opt->tol, or for DSG_TOL_AUTO the one its grouping needs. */
 double app_tol(const dsg_options *opt);
 
+/* The problem's size, components and D^1/2 (coarse.c). */
+void app_problem_size(const dsg_problem *p, int *width, int *height);
+const app_components *app_problem_components(const dsg_problem *p);
+const double *app_problem_sqrt_degree(const dsg_problem *p);
+
+/* ---- coarse-to-fine starts for chfsi (coarse.c) ---- */
+typedef struct app_coarse {
+  float *block;      /* cols columns of the fine problem's n: the start block, or NULL */
+  int cols;          /* the coarse solve's block size */
+  int width, height; /* the coarse image's */
+  long products;     /* the coarse solve's vector products (of width * height rows) */
+  double seconds;    /* the coarse problem, its solve and the lift */
+} app_coarse;
+/* 1 when opt asks for coarse starts (coarse_start; the chfsi solve takes them) and the coarse
+ * image of a width x height image, *cw x *ch, is large enough; 0 when not (*cw, *ch set either
+ * way). */
+int app_coarse_size(const dsg_options *opt, int width, int height, int *cw, int *ch);
+/* The start block of the problem `fine`: `coarse` (its image shrunk, app_coarse_size) made into a
+ * problem with opt, solved with chfsi, its block brought to the fine grid. On an error out->block
+ * is NULL and the caller may go on without a start. */
+int app_coarse_start(const dsg_image *coarse, const dsg_options *opt, const dsg_problem *fine,
+                     app_coarse *out);
+void app_coarse_free(app_coarse *c);
+
 struct dsg_result {
   int width, height, channels; /* the labels' and contours' size: the image's */
   int work_width, work_height; /* the eigenvectors', degrees' and hierarchy's: the working size */
@@ -375,6 +399,7 @@ struct dsg_result {
   int solves;     /* eigensolves run (more than one when specks were carved out) */
   long matvecs_all;
   int carved;
+  app_coarse coarse; /* the chfsi solve's coarse start (block freed after the solve), if any */
   /* one grouping per k, in the order of opt.ks (opt.k is the first, opt.ks is not kept) */
   int k_auto; /* the caller's k was DSG_K_AUTO: the scale was chosen (groups[0]) */
   int ngroups;

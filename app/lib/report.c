@@ -114,6 +114,7 @@ int dsg_result_report(const dsg_result *r, const dsg_report_info *info, char **j
   app_json_int(&j, "ncv", e->ncv);
   app_json_string(&j, "matvec", opt->matvec);
   app_json_string(&j, "solver", e->solver ? e->solver : opt->solver);
+  app_json_bool(&j, "coarse_start", opt->coarse_start);
   app_json_int(&j, "seed", (long long)opt->seed);
   app_json_int(&j, "restarts", opt->restarts);
   app_json_string(&j, "grouping", opt->grouping);
@@ -220,6 +221,14 @@ int dsg_result_report(const dsg_result *r, const dsg_report_info *info, char **j
     app_json_number(&j, "orthogonalization", e->basis.orth_s);
     app_json_number(&j, "normalization", e->basis.normalize_s);
     app_json_number(&j, "restart", e->basis.restart_s);
+  }
+  if (r->coarse.width > 0) { /* chfsi's start from the image shrunk (coarse.c): part of solve */
+    app_json_begin_object(&j, "coarse_start");
+    app_json_int(&j, "width", r->coarse.width);
+    app_json_int(&j, "height", r->coarse.height);
+    app_json_int(&j, "products", (int)r->coarse.products);
+    app_json_number(&j, "seconds", r->coarse.seconds);
+    app_json_end_object(&j);
   }
   app_json_end_object(&j);
   app_json_end_object(&j);

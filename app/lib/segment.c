@@ -18,12 +18,21 @@ struct dsg_problem {
   app_components comps;
   const app_cue *cue;
   double t_affinity, t_components, t_contours;
-  double t_start;  /* dsg_seconds() when it was created: the progress reports' elapsed_s */
-  float *contours; /* the boundary detector's strength when the cue uses it, else NULL */
-  float *soft;     /* the same before thinning (the hierarchy's boundary map) */
-  float *oriented; /* the detector's combination at each orientation, when the spectral term
-                    * joins it (gPb); else NULL */
+  double t_start;   /* dsg_seconds() when it was created: the progress reports' elapsed_s */
+  float *contours;  /* the boundary detector's strength when the cue uses it, else NULL */
+  float *soft;      /* the same before thinning (the hierarchy's boundary map) */
+  float *oriented;  /* the detector's combination at each orientation, when the spectral term
+                     * joins it (gPb); else NULL */
+  dsg_image coarse; /* the image shrunk for chfsi's coarse start (coarse.c), when asked */
 };
+
+void app_problem_size(const dsg_problem *p, int *width, int *height)
+{
+  *width = p->width;
+  *height = p->height;
+}
+const app_components *app_problem_components(const dsg_problem *p) { return &p->comps; }
+const double *app_problem_sqrt_degree(const dsg_problem *p) { return p->sqrt_degree; }
 
 const char *dsg_version(void) { return DIASEG_VERSION; }
 
@@ -46,6 +55,7 @@ void dsg_options_init(dsg_options *opt)
   opt->tol = DSG_TOL_AUTO;
   opt->max_iter = 1000;
   opt->solver = "lanczos";
+  opt->coarse_start = 1;
   opt->matvec = "auto";
 }
 
@@ -446,6 +456,7 @@ void dsg_problem_destroy(dsg_problem *p)
   free(p->soft);
   free(p->oriented);
   app_components_free(&p->comps);
+  dsg_image_free(&p->coarse);
   free(p);
 }
 
@@ -522,6 +533,13 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
   if (status != DSG_OK)
     goto fail;
   p->t_components = dsg_seconds() - t0;
+  {
+    int cw, ch;
+    if (status == DSG_OK && app_coarse_size(opt, p->width, p->height, &cw, &ch))
+      status = app_image_shrink(img, cw, ch, &p->coarse);
+    if (status != DSG_OK)
+      goto fail;
+  }
   *out = p;
   return DSG_OK;
 fail:
@@ -547,6 +565,7 @@ void dsg_result_destroy(dsg_result *r)
   free(r->sqrt_degree);
   free(r->offsets);
   free(r->contours);
+  app_coarse_free(&r->coarse);
   app_hierarchy_free(r->hierarchy);
   free(r->hierarchy);
   eig_result_free(&r->eig);
@@ -615,8 +634,20 @@ static int solve(dsg_problem *p, const dsg_options *opt, const eig_solver *solve
   eig_options eo;
   int status = DSG_OK, carved = 0;
   double t0 = dsg_seconds();
+  int cw, ch;
+  /* chfsi from the coarse problem's block: its time is part of the solve's */
+  if (p->coarse.pixels && strcmp(solver->name, "chfsi") == 0 &&
+      app_coarse_size(opt, p->width, p->height, &cw, &ch) && cw == p->coarse.width &&
+      ch == p->coarse.height) {
+    status = app_coarse_start(&p->coarse, opt, p, &r->coarse);
+    if (status == DSG_ERR_INTERRUPTED)
+      return status;
+    status = DSG_OK; /* short of a start (memory, too few linked pixels): the random block */
+  }
   for (int round = 0; round < APP_SPECK_ROUNDS; round++) {
     app_eig_options(opt, &eo);
+    eo.start = r->coarse.block;
+    eo.start_cols = r->coarse.cols;
     eo.cancel = opt->cancel;
     eo.progress = opt->progress ? progress_solve : NULL;
     eo.progress_data = pr;
@@ -635,6 +666,9 @@ static int solve(dsg_problem *p, const dsg_options *opt, const eig_solver *solve
     r->carved += carved;
   }
   r->timing.solve = dsg_seconds() - t0;
+  r->eig.solve_s += r->coarse.seconds; /* the solver's clock, with what its start cost */
+  free(r->coarse.block);
+  r->coarse.block = NULL;
   if (status == DSG_ERR_INTERRUPTED && check_cancel(opt) != DSG_OK)
     return DSG_ERR_INTERRUPTED; /* the message says which signal */
   if (status == DSG_ERR_NOCONV) {

@@ -283,6 +283,130 @@ static void progress_reports(int n, int nev, int ncv)
   spmv_dia_destroy(A);
 }
 
+/* chfsi's start block (eig_options.start, keep_block): the block a solve keeps, given back as the
+ * start, is converged before any filtering (one product of the block, the same eigenvalues); a
+ * start of fewer columns than the block fills the rest at random and converges as well. */
+static void start_block(void)
+{
+  const int m1 = 40, m2 = 3, nev = 4, b = 12;
+  spmv_dia *A = grid_laplacian(m1, m2);
+  spmv_matvec *mv = NULL;
+  eig_options opt;
+  eig_result first, again, part;
+  int status;
+  spmv_matvec_create_cpu(&mv, A);
+  eig_options_init(&opt);
+  opt.nev = nev;
+  opt.ncv = b;
+  opt.tol = 1e-8;
+  opt.max_iter = 5000;
+  opt.keep_block = 1;
+  status = eig_chfsi_solve(mv, &opt, &first);
+  CHECK(status == DSG_OK && first.block && first.block_cols == b,
+        "chfsi keep_block: status %d, block %p of %d columns", status, (void *)first.block,
+        first.block_cols);
+  if (status == DSG_OK && first.block) {
+    /* the block's leading columns are the returned vectors, up to sign */
+    for (int k = 0; k < nev; k++) {
+      double dot = 0;
+      for (int i = 0; i < m1 * m2; i++)
+        dot +=
+            (double)first.block[(size_t)k * m1 * m2 + i] * first.vectors[(size_t)k * m1 * m2 + i];
+      CHECK(fabs(fabs(dot) - 1.0) <= 1e-5, "block column %d against vector %d: %g", k, k, dot);
+    }
+    opt.keep_block = 0;
+    opt.start = first.block;
+    opt.start_cols = b;
+    status = eig_chfsi_solve(mv, &opt, &again);
+    CHECK(status == DSG_OK && again.matvecs == b && !again.block,
+          "from its own block: status %d, %ld products (expected %d: converged at once)", status,
+          again.matvecs, b);
+    for (int k = 0; k < nev && status == DSG_OK; k++)
+      /* float vectors: residuals down to ~FLT_EPSILON |A| (chfsi's CHFSI_ROUNDING slack) */
+      CHECK(CLOSE(again.values[k], first.values[k], 1e-7, 0) &&
+                again.residuals[k] <= opt.tol * fabs(again.values[k]) + 4e-6,
+            "from its own block: lambda_%d %.12g against %.12g, residual %g", k, again.values[k],
+            first.values[k], again.residuals[k]);
+    eig_result_free(&again);
+    opt.start_cols = 2; /* two columns given, ten at random */
+    status = eig_chfsi_solve(mv, &opt, &part);
+    CHECK(status == DSG_OK && part.converged, "from 2 of %d columns: status %d", b, status);
+    for (int k = 0; k < nev && status == DSG_OK; k++)
+      CHECK(CLOSE(part.values[k], first.values[k], 1e-6, 0),
+            "from 2 columns: lambda_%d %.12g against %.12g", k, part.values[k], first.values[k]);
+    eig_result_free(&part);
+  }
+  eig_result_free(&first);
+  spmv_matvec_destroy(mv);
+  spmv_dia_destroy(A);
+}
+
+/* The library's coarse start for chfsi (app/lib/coarse.c) on coffee.png at 160 x 112: the image
+ * shrunk 5x (32 x 23) is solved first and its block starts the solve. The pairs are the same
+ * problem's (every residual within tol, each eigenvalue within the two residuals of the one
+ * solved from the random block) in fewer products at the full size; Lanczos, coarse_start 0 and
+ * an image whose coarse size is under 16 pixels a side take no coarse start. */
+static void coarse_start(void)
+{
+  dsg_image img, mid;
+  int status = app_image_load(TEST_DATA_DIR "/coffee.png", APP_DEFAULT_MAX_PIXELS, &img);
+  CHECK(status == DSG_OK, "load coffee.png: %s", dsg_error_message());
+  if (status != DSG_OK)
+    return;
+  dsg_image_resize(&img, 160, 112, &mid);
+  dsg_result *with = NULL, *without = NULL, *other = NULL;
+  dsg_options opt;
+  dsg_options_init(&opt);
+  opt.solver = "chfsi";
+  opt.matvec = "cpu";
+  opt.k = 0;
+  opt.nev = 8;
+  opt.tol = 1e-3;
+  status = dsg_segment(&mid, &opt, &with);
+  CHECK(status == DSG_OK && with, "coarse start: %s", dsg_error_message());
+  opt.coarse_start = 0;
+  status = dsg_segment(&mid, &opt, &without);
+  CHECK(status == DSG_OK && without, "no coarse start: %s", dsg_error_message());
+  if (with && without) {
+    const eig_result *a = app_result_eig(with), *b = app_result_eig(without);
+    CHECK(with->coarse.width == 32 && with->coarse.height == 23 && with->coarse.cols == 16 &&
+              with->coarse.products > 0 && !with->coarse.block && without->coarse.width == 0,
+          "coarse: %d x %d, %d columns, %ld products; without: %d wide", with->coarse.width,
+          with->coarse.height, with->coarse.cols, with->coarse.products, without->coarse.width);
+    CHECK(a->nconv == 8 && b->nconv == 8, "nconv %d and %d", a->nconv, b->nconv);
+    for (int k = 0; k < a->nconv && k < b->nconv; k++) {
+      CHECK(a->residuals[k] <= 1e-3 * fabs(a->values[k]) + 1e-6,
+            "coarse start: residual_%d %g (lambda %g)", k, a->residuals[k], a->values[k]);
+      CHECK(fabs(a->values[k] - b->values[k]) <= a->residuals[k] + b->residuals[k] + 1e-5,
+            "lambda_%d: %.9f from the coarse start, %.9f from the random block", k, a->values[k],
+            b->values[k]);
+    }
+    printf("chfsi at 160 x 112, nev 8: %ld products from the coarse start (+%ld at 32 x 23), %ld "
+           "from the random block\n",
+           a->matvecs, with->coarse.products, b->matvecs);
+    CHECK(a->matvecs < b->matvecs, "coarse start: %ld products, not fewer than %ld", a->matvecs,
+          b->matvecs);
+  }
+  dsg_result_destroy(with);
+  dsg_result_destroy(without);
+  /* the other solvers and small images take none */
+  opt.coarse_start = 1;
+  opt.solver = "lanczos";
+  status = dsg_segment(&mid, &opt, &other);
+  CHECK(status == DSG_OK && other && other->coarse.width == 0, "lanczos took a coarse start");
+  dsg_result_destroy(other);
+  other = NULL;
+  dsg_image_free(&mid);
+  dsg_image_resize(&img, 96, 64, &mid); /* coarse 20 x 13 */
+  opt.solver = "chfsi";
+  status = dsg_segment(&mid, &opt, &other);
+  CHECK(status == DSG_OK && other && other->coarse.width == 0,
+        "96 x 64: a coarse start of 20 x 13 was taken");
+  dsg_result_destroy(other);
+  dsg_image_free(&mid);
+  dsg_image_free(&img);
+}
+
 static volatile sig_atomic_t cancel_flag = 0;
 
 static int run_all(void);
@@ -299,6 +423,8 @@ int main(void)
   solve = eig_chfsi_solve;
   solver_name = "chfsi";
   failed |= run_all();
+  start_block();
+  coarse_start();
   return check_report("test_eigensolver") | failed;
 }
 

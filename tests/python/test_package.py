@@ -274,14 +274,15 @@ def test_defaults(diaseg_cli, tmp_path):
     expected = {"k": "auto", "nev": 8, "tol": 0.0, "work_pixels": 160000, "radius": 5, "sigma_i": 0.1, "sigma_x": 4.0,
                 "solver": "lanczos", "matvec": "auto", "max_iter": 1000, "seed": 1, "restarts": 8,
                 "ncv": 0, "keep_specks": False, "sigma_c": 0.1, "spectral_weight": 0.2,
-                "min_region": 0, "threshold": 0.0}
+                "min_region": 0, "threshold": 0.0, "coarse_start": True}
     for name, value in expected.items():
         assert d[name] == value, name
     assert set(d) == {"k", "nev", "ncv", "tol", "max_iter", "radius", "sigma_i", "sigma_x",
                       "sigma_c", "grouping", "spectral_weight", "min_region", "threshold",
                       "work_pixels",
                       "affinity",
-                      "keep_specks", "seed", "restarts", "solver", "matvec", "cl_device",
+                      "keep_specks", "seed", "restarts", "solver", "coarse_start", "matvec",
+                      "cl_device",
                       "kernel", "local_size", "kernel_dir", "cl_max_alloc"}
     lib = diaseg._lib.lib
     cues = [diaseg._lib.decode(lib.dsg_cue_name(i)) for i in range(lib.dsg_cue_count())]
@@ -301,7 +302,7 @@ def test_defaults(diaseg_cli, tmp_path):
     params = rep["parameters"]
     for name in ("radius", "sigma_i", "sigma_x", "sigma_c", "affinity", "grouping",
                  "spectral_weight", "min_region", "max_iter", "solver", "seed", "restarts",
-                 "keep_specks"):
+                 "keep_specks", "coarse_start"):
         assert params[name] == d[name], (name, params[name], d[name])
     # the automatic choices, as the report states them: the tolerance the hierarchy's pictures
     # need, the scale chosen (no k: the cut at a level)

@@ -25,8 +25,8 @@ devices()
 
 Options are keyword arguments named exactly as the fields of ``dsg_options`` (and as the command
 line's flags, with ``_`` for ``-``): k, nev, ncv, tol, max_iter, radius, sigma_i, sigma_x,
-affinity, keep_specks, seed, restarts, solver, matvec, cl_device, kernel, local_size,
-kernel_dir, cl_max_alloc. An unknown keyword is a TypeError.
+affinity, keep_specks, seed, restarts, solver, coarse_start, matvec, cl_device, kernel,
+local_size, kernel_dir, cl_max_alloc. An unknown keyword is a TypeError.
 
 Why ctypes
 ----------
@@ -83,6 +83,7 @@ _OPTIONS = {
     "threshold": "float", "work_pixels": "int64",
     "affinity": "str",
     "keep_specks": "bool", "seed": "uint64", "restarts": "int", "solver": "str",
+    "coarse_start": "bool",
     "matvec": "str", "cl_device": "str", "kernel": "str", "local_size": "size",
     "kernel_dir": "path", "cl_max_alloc": "size",
 }
@@ -485,7 +486,8 @@ def segment(image, k=None, **options):
     **options
         Any option by its dsg_options name (see :func:`defaults` for all of them and their
         defaults): nev, ncv, tol, max_iter, radius, sigma_i, sigma_x, affinity, keep_specks,
-        seed, restarts, solver, matvec ('auto', 'cpu', 'opencl'), cl_device, kernel,
+        seed, restarts, solver, coarse_start (chfsi: start from the image shrunk 5x, default
+        True), matvec ('auto', 'cpu', 'opencl'), cl_device, kernel,
         local_size, kernel_dir, cl_max_alloc, work_pixels. None means the default.
         work_pixels (default 160000): an image of more pixels is segmented at the largest size
         of its aspect within it, and ``labels`` and ``contours`` come back at the image's size

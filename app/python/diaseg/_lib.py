@@ -101,6 +101,7 @@ class DsgOptions(Structure):
         ("tol", c_double),
         ("max_iter", c_int),
         ("solver", c_char_p),
+        ("coarse_start", c_int),
         # backend
         ("matvec", c_char_p),
         ("cl_device", c_char_p),

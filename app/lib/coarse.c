@@ -1,0 +1,119 @@
+/* Coarse-to-fine starts for the block solver (issue 15; docs/PIPELINE.md, "Coarse-to-fine
+ * starts"). The same problem is made on the image shrunk APP_COARSE_FACTOR times each way (the
+ * same cue and options: its own contours, affinity and components), solved with chfsi from its
+ * random block at a looser tolerance, and the coarse block, every column of it, is brought to the
+ * fine grid: each column u is a normalised affinity's vector D^1/2 v with v piecewise smooth over
+ * the image, so v = u / D_c^1/2 is interpolated (bilinear, centres onto centres) and multiplied by
+ * the fine D^1/2. The fine solve starts from that block (eig_options.start). The result is the
+ * fine problem's own: only the start differs. Tried and not kept: the fine problem's contours
+ * shrunk (by maximum or mean) instead of the detector run on the coarse image, which saves the
+ * detector's 1/16 but gave starts that needed one to three rounds more, and a start aggregated
+ * from N itself (4 x 4 pixel blocks), which needed more products than the random block. */
+#include "diaseg_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define APP_COARSE_FACTOR 5    /* the coarse image is the image shrunk this much each way */
+#define APP_COARSE_MIN_SIDE 16 /* ... and at least this many pixels each way */
+#define APP_COARSE_TOL_SCALE 3 /* the coarse solve's tolerance: this times the fine one's */
+
+int app_coarse_size(const dsg_options *opt, int width, int height, int *cw, int *ch)
+{
+  *cw = (width + APP_COARSE_FACTOR - 1) / APP_COARSE_FACTOR;
+  *ch = (height + APP_COARSE_FACTOR - 1) / APP_COARSE_FACTOR;
+  return opt->coarse_start && *cw >= APP_COARSE_MIN_SIDE && *ch >= APP_COARSE_MIN_SIDE &&
+         (long long)*cw * *ch > 4LL * (opt->nev + 1);
+}
+
+void app_coarse_free(app_coarse *c)
+{
+  free(c->block);
+  memset(c, 0, sizeof(*c));
+}
+
+/* Column j of the coarse block in the fine grid: bilinear v = u / D_c^1/2, times D^1/2. */
+static void lift(const float *u, const double *sd_c, int cw, int ch, const double *sd, int w, int h,
+                 float *v_c, float *out)
+{
+  const size_t nc = (size_t)cw * (size_t)ch, n = (size_t)w * (size_t)h;
+  for (size_t i = 0; i < nc; i++)
+    v_c[i] = sd_c[i] > 0.0 ? (float)(u[i] / sd_c[i]) : 0.0f;
+  app_upsample_field(v_c, cw, ch, w, h, out);
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++)
+    out[i] = (float)(out[i] * sd[i]);
+}
+
+int app_coarse_start(const dsg_image *coarse, const dsg_options *opt, const dsg_problem *fine,
+                     app_coarse *out)
+{
+  const double t0 = dsg_seconds();
+  const double *sqrt_degree = app_problem_sqrt_degree(fine);
+  int width, height;
+  dsg_options copt = *opt;
+  dsg_problem *cp = NULL;
+  spmv_matvec *mv = NULL;
+  const eig_solver *solver = NULL;
+  eig_options eo;
+  eig_result eig;
+  float *v_c = NULL;
+  int status;
+
+  app_problem_size(fine, &width, &height);
+  const size_t n = (size_t)width * (size_t)height;
+  memset(out, 0, sizeof(*out));
+  memset(&eig, 0, sizeof(eig));
+  copt.progress = NULL;
+  copt.log = NULL;
+  copt.coarse_start = 0;
+
+  status = eig_solver_find("chfsi", &solver);
+  if (status == DSG_OK)
+    status = dsg_problem_create(coarse, &copt, &cp);
+  if (status == DSG_OK)
+    status = dsg_problem_matvec(cp, &copt, 1, &mv);
+  if (status != DSG_OK)
+    goto out;
+  app_eig_options(&copt, &eo);
+  /* a start needs less: APP_COARSE_TOL_SCALE times the tolerance */
+  eo.tol = eo.tol * APP_COARSE_TOL_SCALE < 0.1 ? eo.tol * APP_COARSE_TOL_SCALE : 0.1;
+  eo.cancel = opt->cancel;
+  eo.keep_block = 1;
+  if (!opt->keep_specks)
+    app_components_to_options(app_problem_components(cp), &eo);
+  status = solver->solve(mv, &eo, &eig);
+  status = DSG_OK;
+  if (status != DSG_OK || !eig.block)
+    goto out;
+  out->block = malloc((size_t)eig.block_cols * n * sizeof(*out->block));
+  v_c = malloc((size_t)coarse->width * (size_t)coarse->height * sizeof(*v_c));
+  if (!out->block || !v_c) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a start block of %d x %zu floats",
+                           eig.block_cols, n);
+    goto out;
+  }
+  {
+    const double *sd_c = app_problem_sqrt_degree(cp);
+    const size_t nc = (size_t)coarse->width * (size_t)coarse->height;
+    for (int j = 0; j < eig.block_cols; j++)
+      lift(eig.block + (size_t)j * nc, sd_c, coarse->width, coarse->height, sqrt_degree, width,
+           height, v_c, out->block + (size_t)j * n);
+  }
+  out->cols = eig.block_cols;
+  out->width = coarse->width;
+  out->height = coarse->height;
+  out->products = eig.matvecs;
+out:
+  out->seconds = dsg_seconds() - t0;
+  if (status != DSG_OK) {
+    free(out->block);
+    out->block = NULL;
+    out->cols = 0;
+  }
+  free(v_c);
+  eig_result_free(&eig);
+  spmv_matvec_destroy(mv);
+  dsg_problem_destroy(cp);
+  return status;
+}
