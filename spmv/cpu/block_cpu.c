@@ -259,13 +259,47 @@ static void chunk_rows(int n, int q, int *r0, int *r1)
   *r1 = (int)((long long)n * (q + 1) / GRAM_CHUNKS);
 }
 
-SPMV_CLONES static double dot_rows(const float *x, const float *y, int r0, int r1)
+/* p[i + j b] += X_i . Y_j over rows r0 .. r1 - 1 (double sums of float products) for the
+ * GRAM_TILE x GRAM_TILE columns from (i0, j0) that are inside the block: four rows of every
+ * column at a time, each X and Y vector loaded once for GRAM_TILE multiply-adds (instead of a dot
+ * at a time: two loads per multiply-add); the rest of the rows one at a time. */
+typedef double v4d __attribute__((vector_size(32)));
+typedef double v4d_a8 __attribute__((vector_size(32), aligned(8), may_alias));
+typedef float v4f_a4 __attribute__((vector_size(16), aligned(4), may_alias));
+#define GRAM_TILE 4
+
+SPMV_CLONES static void gram_tile(const float *X, const float *Y, size_t n, int b, int i0, int j0,
+                                  int r0, int r1, double *p)
 {
-  double s = 0.0;
-#pragma omp simd reduction(+ : s)
-  for (int r = r0; r < r1; r++)
-    s += (double)x[r] * (double)y[r];
-  return s;
+  const int ni = b - i0 < GRAM_TILE ? b - i0 : GRAM_TILE, nj = b - j0 < GRAM_TILE ? b - j0 : GRAM_TILE;
+  const float *x[GRAM_TILE], *y[GRAM_TILE];
+  v4d s[GRAM_TILE][GRAM_TILE] = {{{0}}};
+  double t[GRAM_TILE][GRAM_TILE] = {{0}};
+  int r = r0;
+  for (int a = 0; a < GRAM_TILE; a++) { /* columns past the block's edge repeat its last */
+    x[a] = X + (size_t)(i0 + (a < ni ? a : ni - 1)) * n;
+    y[a] = Y + (size_t)(j0 + (a < nj ? a : nj - 1)) * n;
+  }
+  for (; r + 4 <= r1; r += 4) {
+    v4d xv[GRAM_TILE], yv[GRAM_TILE];
+    for (int a = 0; a < GRAM_TILE; a++) {
+      xv[a] = __builtin_convertvector(*(const v4f_a4 *)(const void *)(x[a] + r), v4d);
+      yv[a] = __builtin_convertvector(*(const v4f_a4 *)(const void *)(y[a] + r), v4d);
+    }
+    for (int a = 0; a < GRAM_TILE; a++)
+      for (int c = 0; c < GRAM_TILE; c++)
+        s[a][c] += xv[a] * yv[c];
+  }
+  for (int a = 0; a < GRAM_TILE; a++)
+    for (int c = 0; c < GRAM_TILE; c++)
+      t[a][c] = (s[a][c][0] + s[a][c][1]) + (s[a][c][2] + s[a][c][3]);
+  for (; r < r1; r++)
+    for (int a = 0; a < GRAM_TILE; a++)
+      for (int c = 0; c < GRAM_TILE; c++)
+        t[a][c] += (double)x[a][r] * (double)y[c][r];
+  for (int c = 0; c < nj; c++)
+    for (int a = 0; a < ni; a++)
+      p[(size_t)(i0 + a) + (size_t)(j0 + c) * (size_t)b] += t[a][c];
 }
 
 int spmv_cpu_block_gram(spmv_block *k, int x, int y, double *G)
@@ -282,9 +316,9 @@ int spmv_cpu_block_gram(spmv_block *k, int x, int y, double *G)
     memset(p, 0, bb * sizeof(double));
     for (int s0 = r0; s0 < r1; s0 += GRAM_SUBROWS) {
       const int s1 = s0 + GRAM_SUBROWS < r1 ? s0 + GRAM_SUBROWS : r1;
-      for (int j = 0; j < b; j++)
-        for (int i = 0; i < (sym ? j + 1 : b); i++)
-          p[i + (size_t)j * b] += dot_rows(col(k, x, i), col(k, y, j), s0, s1);
+      for (int j0 = 0; j0 < b; j0 += GRAM_TILE)
+        for (int i0 = 0; i0 < (sym ? j0 + 1 : b); i0 += GRAM_TILE)
+          gram_tile(col(k, x, 0), col(k, y, 0), (size_t)n, b, i0, j0, s0, s1, p);
     }
   }
   for (size_t e = 0; e < bb; e++) {
@@ -302,20 +336,36 @@ int spmv_cpu_block_gram(spmv_block *k, int x, int y, double *G)
 }
 
 /* Rows r0 .. r1 - 1 of X := X M into t (b columns of BLOCK_ROWS doubles), the sum over i added
- * in the order i = 0 .. b - 1. */
+ * in the order i = 0 .. b - 1: four rows of TRANSFORM_COLS output columns at a time, the sums in
+ * registers, each X vector loaded once for all of them. */
+#define TRANSFORM_COLS 8
+
 SPMV_CLONES static void transform_rows(const float *X, size_t n, int b, const double *M, int r0,
                                        int r1, double *t)
 {
-  memset(t, 0, (size_t)b * BLOCK_ROWS * sizeof(double));
-  for (int j = 0; j < b; j++)
-    for (int i = 0; i < b; i++) {
-      const double m = M[i + (size_t)j * b];
-      const float *xi = X + (size_t)i * n;
-      double *tj = t + (size_t)j * BLOCK_ROWS - r0;
-      if (m != 0.0)
-        for (int r = r0; r < r1; r++)
-          tj[r] += (double)xi[r] * m;
+  const int full = r0 + (r1 - r0) / 4 * 4;
+  for (int j0 = 0; j0 < b; j0 += TRANSFORM_COLS) {
+    const int nj = b - j0 < TRANSFORM_COLS ? b - j0 : TRANSFORM_COLS;
+    for (int r = r0; r < full; r += 4) {
+      v4d s[TRANSFORM_COLS] = {{0}};
+      for (int i = 0; i < b; i++) {
+        const v4d xv = __builtin_convertvector(
+            *(const v4f_a4 *)(const void *)(X + (size_t)i * n + (size_t)r), v4d);
+        const double *m = M + i + (size_t)j0 * (size_t)b;
+        for (int c = 0; c < TRANSFORM_COLS; c++)
+          s[c] += xv * m[(size_t)(c < nj ? c : nj - 1) * (size_t)b];
+      }
+      for (int c = 0; c < nj; c++)
+        *(v4d_a8 *)(void *)(t + (size_t)(j0 + c) * BLOCK_ROWS + (size_t)(r - r0)) = s[c];
     }
+    for (int r = full; r < r1; r++)
+      for (int c = 0; c < nj; c++) {
+        double acc = 0.0;
+        for (int i = 0; i < b; i++)
+          acc += (double)X[(size_t)i * n + (size_t)r] * M[i + (size_t)(j0 + c) * (size_t)b];
+        t[(size_t)(j0 + c) * BLOCK_ROWS + (size_t)(r - r0)] = acc;
+      }
+  }
 }
 
 int spmv_cpu_block_transform(spmv_block *k, int s, const double *M)
