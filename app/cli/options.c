@@ -130,7 +130,8 @@ static const opt_def options[] = {
      "lanczos (default: diaseg's own, device-resident on OpenCL), chfsi (diaseg's block "
      "solver: each product reads the matrix once for a block of vectors) or arpack"},
     {"no-coarse-start", 0, NULL, OPT_NO_COARSE_START, (SOLVE_CMDS | BENCH_CMD),
-     "chfsi: start from the random block, not from the image shrunk 5x solved first"},
+     "chfsi on the C path: start from the random block, not from the image shrunk 5x solved "
+     "first"},
     {"cl-device", 0, "DEV", OPT_CL_DEVICE, (SOLVE_CMDS | BENCH_CMD | DEVICES_CMD | CONTOURS_CMD),
      "OpenCL device: index or name substring (see 'diaseg devices'; $DIASEG_CL_DEVICE)"},
     {"kernel", 0, "NAME", OPT_KERNEL, (SOLVE_CMDS | BENCH_CMD),

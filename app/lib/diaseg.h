@@ -132,10 +132,11 @@ typedef struct dsg_options {
   double tol;   /* |N u - lambda u| <= tol |lambda|; DSG_MIN_TOL <= tol < 1; 0: DSG_TOL_AUTO */
   int max_iter; /* restart limit */
   const char *solver; /* "lanczos" (default), "chfsi" or "arpack" (eig_solver_find) */
-  /* chfsi: 1 (default) starts the solve from the block of the same problem solved on the image
-   * shrunk 4x each way, brought back (fewer products; docs/PIPELINE.md, "Coarse-to-fine starts"),
-   * where that image is at least 16 pixels each way; 0: from the random block. The other solvers
-   * do not read it. */
+  /* chfsi on the C path: 1 (default) starts the solve from the block of the same problem solved on
+   * the image shrunk 5x each way, brought back (fewer products; docs/PIPELINE.md, "Coarse-to-fine
+   * starts"), where that image is at least 16 pixels each way; 0: from the random block. The other
+   * solvers, and chfsi on OpenCL (whose products are cheap beside the coarse problem), do not read
+   * it. */
   int coarse_start;
   /* backend */
   const char *matvec;     /* "auto": the first OpenCL GPU, else the C path; "cpu"; "opencl" */

@@ -635,8 +635,11 @@ static int solve(dsg_problem *p, const dsg_options *opt, const eig_solver *solve
   int status = DSG_OK, carved = 0;
   double t0 = dsg_seconds();
   int cw, ch;
-  /* chfsi from the coarse problem's block: its time is part of the solve's */
+  /* chfsi on the C path from the coarse problem's block: its time is part of the solve's. On
+   * OpenCL the products are cheap beside making the coarse problem (H200, docs/PERFORMANCE.md:
+   * 0.070 against 0.024 s at 481x321, 0.83 against 0.48 s at 3840x2160), so none there. */
   if (p->coarse.pixels && strcmp(solver->name, "chfsi") == 0 &&
+      strcmp(spmv_matvec_backend(mv), "cpu") == 0 &&
       app_coarse_size(opt, p->width, p->height, &cw, &ch) && cw == p->coarse.width &&
       ch == p->coarse.height) {
     status = app_coarse_start(&p->coarse, opt, p, &r->coarse);

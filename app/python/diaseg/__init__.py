@@ -486,8 +486,8 @@ def segment(image, k=None, **options):
     **options
         Any option by its dsg_options name (see :func:`defaults` for all of them and their
         defaults): nev, ncv, tol, max_iter, radius, sigma_i, sigma_x, affinity, keep_specks,
-        seed, restarts, solver, coarse_start (chfsi: start from the image shrunk 5x, default
-        True), matvec ('auto', 'cpu', 'opencl'), cl_device, kernel,
+        seed, restarts, solver, coarse_start (chfsi on the C path: start from the image shrunk
+        5x, default True), matvec ('auto', 'cpu', 'opencl'), cl_device, kernel,
         local_size, kernel_dir, cl_max_alloc, work_pixels. None means the default.
         work_pixels (default 160000): an image of more pixels is segmented at the largest size
         of its aspect within it, and ``labels`` and ``contours`` come back at the image's size
