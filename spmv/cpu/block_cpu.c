@@ -97,18 +97,21 @@ int spmv_cpu_block_fill_random(spmv_block *k, int s, unsigned long long seed)
   return DSG_OK;
 }
 
-/* Rows r0 .. r1 - 1 of the block product: acc[v * BLOCK_ROWS + r - r0] = (A X)[r, v], float
- * accumulation in diagonal order (spmv_dia_mul's order). Rows go R at a time (R = the vector's
- * floats) with eight columns' sums in registers: a diagonal's R values are loaded once for eight
- * columns (1.1 loads per multiply-add instead of 3 and a store). A group of rows near the first or
- * last rows, where some diagonal's columns leave the matrix, takes those columns as zeros (the
- * entries there are zero: spmv.h); the last r1 - r0 mod R rows go one at a time. R is 16 on a CPU
- * with AVX-512 (product_rows16), 8 elsewhere. */
+/* Rows r0 .. r1 - 1 of the block product Y := alpha A X + beta X + gamma P (P may be NULL): (A X)
+ * in float, accumulated in diagonal order (spmv_dia_mul's order), the three terms added in double
+ * and rounded once. Rows go R at a time (R = the vector's floats) with eight columns' sums in
+ * registers: a diagonal's R values are loaded once for eight columns (1.1 loads per multiply-add
+ * instead of 3 and a store), and each sum goes to Y from its register. A group of rows near the
+ * first or last rows, where some diagonal's columns leave the matrix, takes those columns as zeros
+ * (the entries there are zero: spmv.h); the last r1 - r0 mod R rows go one at a time. R is 16 on a
+ * CPU with AVX-512 (product_rows16), 8 elsewhere. */
 typedef float v8f __attribute__((vector_size(32)));
 typedef float v16f __attribute__((vector_size(64)));
 /* R floats at any float's address (unaligned, and allowed to alias float data) */
 typedef float v8f_at __attribute__((vector_size(32), aligned(4), may_alias));
 typedef float v16f_at __attribute__((vector_size(64), aligned(4), may_alias));
+typedef double v8d __attribute__((vector_size(64)));
+typedef double v16d __attribute__((vector_size(128)));
 
 /* Software prefetch distances in floats, ahead of the rows being read: the product reads 81
  * diagonals and 8 x 11 runs of X at once, more streams than the hardware prefetchers follow
@@ -116,7 +119,7 @@ typedef float v16f_at __attribute__((vector_size(64), aligned(4), may_alias));
 #define PREFETCH_A 64
 #define PREFETCH_X 128
 
-#define PRODUCT_ROWS_BODY(VEC, VEC_AT, R)                                                          \
+#define PRODUCT_ROWS_BODY(VEC, VEC_AT, VECD, R)                                                    \
   const int nd = A->ndiag, *off = A->offsets, rows = A->rows;                                      \
   const size_t p = A->pitch;                                                                       \
   const int full = r0 + (r1 - r0) / (R) * (R);                                                     \
@@ -155,8 +158,14 @@ typedef float v16f_at __attribute__((vector_size(64), aligned(4), may_alias));
           }                                                                                        \
         }                                                                                          \
       }                                                                                            \
-      for (int v = 0; v < nv; v++)                                                                 \
-        *(VEC_AT *)(void *)(acc + (size_t)(v0 + v) * BLOCK_ROWS + (size_t)(r - r0)) = s[v];        \
+      for (int v = 0; v < nv; v++) {                                                               \
+        const size_t o = (size_t)(v0 + v) * n + (size_t)r;                                         \
+        VECD y = __builtin_convertvector(s[v], VECD) * alpha +                                     \
+                 __builtin_convertvector(*(const VEC_AT *)(const void *)(X + o), VECD) * beta;     \
+        if (P)                                                                                     \
+          y += __builtin_convertvector(*(const VEC_AT *)(const void *)(P + o), VECD) * gamma;      \
+        *(VEC_AT *)(void *)(Y + o) = __builtin_convertvector(y, VEC);                              \
+      }                                                                                            \
     }                                                                                              \
   }                                                                                                \
   for (int r = full; r < r1; r++) /* the rest one row at a time, bounds-checked */                 \
@@ -168,37 +177,22 @@ typedef float v16f_at __attribute__((vector_size(64), aligned(4), may_alias));
         if (c >= 0 && c < rows)                                                                    \
           t += A->values[(size_t)d * p + (size_t)r] * x[c];                                        \
       }                                                                                            \
-      acc[(size_t)v * BLOCK_ROWS + (size_t)(r - r0)] = t;                                          \
+      const size_t o = (size_t)v * n + (size_t)r;                                                  \
+      Y[o] = (float)(alpha * (double)t + beta * (double)X[o] + (P ? gamma * (double)P[o] : 0.0));  \
     }
 
-SPMV_CLONES static void product_rows(const spmv_dia *A, const float *X, size_t n, int b, int r0,
-                                     int r1, float *acc){PRODUCT_ROWS_BODY(v8f, v8f_at, 8)}
+SPMV_CLONES static void product_rows(const spmv_dia *A, const float *X, const float *P, float *Y,
+                                     size_t n, int b, int r0, int r1, double alpha, double beta,
+                                     double gamma){PRODUCT_ROWS_BODY(v8f, v8f_at, v8d, 8)}
 
 #ifdef SPMV_AVX512
-SPMV_AVX512 static void product_rows16(const spmv_dia *A, const float *X, size_t n, int b, int r0,
-                                       int r1, float *acc)
+SPMV_AVX512 static void product_rows16(const spmv_dia *A, const float *X, const float *P, float *Y,
+                                       size_t n, int b, int r0, int r1, double alpha, double beta,
+                                       double gamma)
 {
-  PRODUCT_ROWS_BODY(v16f, v16f_at, 16)
+  PRODUCT_ROWS_BODY(v16f, v16f_at, v16d, 16)
 }
 #endif
-
-/* Y := alpha acc + beta X + gamma P on rows r0 .. r1 - 1 (P may be NULL), in double. */
-SPMV_CLONES static void finish_rows(const float *acc, const float *X, const float *P, float *Y,
-                                    size_t n, int b, int r0, int r1, double alpha, double beta,
-                                    double gamma)
-{
-  for (int v = 0; v < b; v++) {
-    const size_t o = (size_t)v * n;
-    const float *a = acc + (size_t)v * BLOCK_ROWS - r0;
-    if (P)
-      for (int r = r0; r < r1; r++)
-        Y[o + (size_t)r] = (float)(alpha * (double)a[r] + beta * (double)X[o + (size_t)r] +
-                                   gamma * (double)P[o + (size_t)r]);
-    else
-      for (int r = r0; r < r1; r++)
-        Y[o + (size_t)r] = (float)(alpha * (double)a[r] + beta * (double)X[o + (size_t)r]);
-  }
-}
 
 int spmv_cpu_block_product(spmv_block *k, int dst, int src, int prev, double alpha, double beta,
                            double gamma)
@@ -209,34 +203,21 @@ int spmv_cpu_block_product(spmv_block *k, int dst, int src, int prev, double alp
   float *Y = col(k, dst, 0);
   const float *P = prev >= 0 ? col(k, prev, 0) : NULL;
   double t0 = dsg_seconds();
-  int failed = 0;
 #ifdef SPMV_AVX512
   const int wide = spmv_cpu_avx512();
 #endif
-#pragma omp parallel
-  {
-    float *acc = malloc((size_t)b * BLOCK_ROWS * sizeof(float));
-    if (!acc) {
-#pragma omp atomic write
-      failed = 1;
-    }
-#pragma omp for schedule(static)
-    for (int blk = 0; blk < nblocks; blk++) {
-      const int r0 = blk * BLOCK_ROWS, r1 = r0 + BLOCK_ROWS < n ? r0 + BLOCK_ROWS : n;
-      if (!acc)
-        continue;
+#pragma omp parallel for schedule(static)
+  for (int blk = 0; blk < nblocks; blk++) {
+    const int r0 = blk * BLOCK_ROWS, r1 = r0 + BLOCK_ROWS < n ? r0 + BLOCK_ROWS : n;
 #ifdef SPMV_AVX512
-      if (wide)
-        product_rows16(c->A, X, (size_t)n, b, r0, r1, acc);
-      else
+    if (wide)
+      product_rows16(c->A, X, P, Y, (size_t)n, b, r0, r1, alpha, beta, gamma);
+    else
 #endif
-        product_rows(c->A, X, (size_t)n, b, r0, r1, acc);
-      finish_rows(acc, X, P, Y, (size_t)n, b, r0, r1, alpha, beta, gamma);
-    }
-    free(acc);
+      product_rows(c->A, X, P, Y, (size_t)n, b, r0, r1, alpha, beta, gamma);
   }
   k->timing.matvec_s += dsg_seconds() - t0;
-  return failed ? dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the block product's rows") : DSG_OK;
+  return DSG_OK;
 }
 
 int spmv_cpu_block_axpby(spmv_block *k, int dst, double alpha, int x, double beta, int y)
@@ -271,7 +252,8 @@ typedef float v4f_a4 __attribute__((vector_size(16), aligned(4), may_alias));
 SPMV_CLONES static void gram_tile(const float *X, const float *Y, size_t n, int b, int i0, int j0,
                                   int r0, int r1, double *p)
 {
-  const int ni = b - i0 < GRAM_TILE ? b - i0 : GRAM_TILE, nj = b - j0 < GRAM_TILE ? b - j0 : GRAM_TILE;
+  const int ni = b - i0 < GRAM_TILE ? b - i0 : GRAM_TILE,
+            nj = b - j0 < GRAM_TILE ? b - j0 : GRAM_TILE;
   const float *x[GRAM_TILE], *y[GRAM_TILE];
   v4d s[GRAM_TILE][GRAM_TILE] = {{{0}}};
   double t[GRAM_TILE][GRAM_TILE] = {{0}};
