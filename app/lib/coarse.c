@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define APP_COARSE_FACTOR 5    /* the coarse image is the image shrunk this much each way */
-#define APP_COARSE_MIN_SIDE 16 /* ... and at least this many pixels each way */
-#define APP_COARSE_TOL_SCALE 3 /* the coarse solve's tolerance: this times the fine one's */
+#define APP_COARSE_FACTOR 5     /* the coarse image is the image shrunk this much each way */
+#define APP_COARSE_MIN_SIDE 16  /* ... and at least this many pixels each way */
+#define APP_COARSE_TOL_SCALE 10 /* the coarse solve's tolerance: this times the fine one's */
 
 int app_coarse_size(const dsg_options *opt, int width, int height, int *cw, int *ch)
 {
@@ -32,17 +32,23 @@ void app_coarse_free(app_coarse *c)
   memset(c, 0, sizeof(*c));
 }
 
-/* Column j of the coarse block in the fine grid: bilinear v = u / D_c^1/2, times D^1/2. */
-static void lift(const float *u, const double *sd_c, int cw, int ch, const double *sd, int w, int h,
-                 float *v_c, float *out)
+/* The coarse block (cols columns of cw x ch) in the fine grid of w x h: v = u / D_c^1/2 (into
+ * v_c), bilinear, times D^1/2 (into out). */
+static int lift(const float *u, int cols, const double *sd_c, int cw, int ch, const double *sd,
+                int w, int h, float *v_c, float *out)
 {
   const size_t nc = (size_t)cw * (size_t)ch, n = (size_t)w * (size_t)h;
-  for (size_t i = 0; i < nc; i++)
-    v_c[i] = sd_c[i] > 0.0 ? (float)(u[i] / sd_c[i]) : 0.0f;
-  app_upsample_field(v_c, cw, ch, w, h, out);
+  int status;
 #pragma omp parallel for schedule(static)
-  for (size_t i = 0; i < n; i++)
-    out[i] = (float)(out[i] * sd[i]);
+  for (size_t e = 0; e < (size_t)cols * nc; e++)
+    v_c[e] = sd_c[e % nc] > 0.0 ? (float)(u[e] / sd_c[e % nc]) : 0.0f;
+  status = app_upsample_fields(v_c, cols, cw, ch, w, h, out);
+  if (status != DSG_OK)
+    return status;
+#pragma omp parallel for schedule(static)
+  for (size_t e = 0; e < (size_t)cols * n; e++)
+    out[e] = (float)(out[e] * sd[e % n]);
+  return DSG_OK;
 }
 
 int app_coarse_start(const dsg_image *coarse, const dsg_options *opt, const dsg_problem *fine,
@@ -67,7 +73,6 @@ int app_coarse_start(const dsg_image *coarse, const dsg_options *opt, const dsg_
   copt.progress = NULL;
   copt.log = NULL;
   copt.coarse_start = 0;
-
   status = eig_solver_find("chfsi", &solver);
   if (status == DSG_OK)
     status = dsg_problem_create(coarse, &copt, &cp);
@@ -83,23 +88,22 @@ int app_coarse_start(const dsg_image *coarse, const dsg_options *opt, const dsg_
   if (!opt->keep_specks)
     app_components_to_options(app_problem_components(cp), &eo);
   status = solver->solve(mv, &eo, &eig);
-  status = DSG_OK;
+  if (status == DSG_ERR_NOCONV) /* a start need not have converged */
+    status = DSG_OK;
   if (status != DSG_OK || !eig.block)
     goto out;
   out->block = malloc((size_t)eig.block_cols * n * sizeof(*out->block));
-  v_c = malloc((size_t)coarse->width * (size_t)coarse->height * sizeof(*v_c));
+  v_c = malloc((size_t)eig.block_cols * (size_t)coarse->width * (size_t)coarse->height *
+               sizeof(*v_c));
   if (!out->block || !v_c) {
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a start block of %d x %zu floats",
                            eig.block_cols, n);
     goto out;
   }
-  {
-    const double *sd_c = app_problem_sqrt_degree(cp);
-    const size_t nc = (size_t)coarse->width * (size_t)coarse->height;
-    for (int j = 0; j < eig.block_cols; j++)
-      lift(eig.block + (size_t)j * nc, sd_c, coarse->width, coarse->height, sqrt_degree, width,
-           height, v_c, out->block + (size_t)j * n);
-  }
+  status = lift(eig.block, eig.block_cols, app_problem_sqrt_degree(cp), coarse->width,
+                coarse->height, sqrt_degree, width, height, v_c, out->block);
+  if (status != DSG_OK)
+    goto out;
   out->cols = eig.block_cols;
   out->width = coarse->width;
   out->height = coarse->height;

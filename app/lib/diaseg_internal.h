@@ -430,6 +430,9 @@ int app_upsample_labels(const dsg_image *full, const dsg_image *work, const int3
                         int32_t *out);
 /* A field of w x h brought to W x H, bilinear (centres onto centres). */
 void app_upsample_field(const float *src, int w, int h, int W, int H, float *dst);
+/* The same for `count` fields stacked (field k at src + k w h, into dst + k W H), in one pass.
+ * DSG_OK or DSG_ERR_NOMEM (the message set). */
+int app_upsample_fields(const float *src, int count, int w, int h, int W, int H, float *dst);
 /* A thinned contour map of w x h brought to W x H, lines kept one pixel wide. */
 int app_upsample_contours(const float *src, int w, int h, int W, int H, float *dst);
 

@@ -228,23 +228,42 @@ int app_upsample_labels(const dsg_image *full, const dsg_image *work, const int3
   return DSG_OK;
 }
 
-/* app_upsample_field with the columns worked out (col) */
+/* app_upsample_fields with the columns worked out (col) */
+static void upsample_fields_on(const float *src, int count, int w, int h, int W, int H,
+                               const work_columns *col, float *dst)
+{
+  const size_t in = (size_t)w * (size_t)h, out = (size_t)W * (size_t)H;
+#pragma omp parallel for schedule(static) collapse(2)
+  for (int k = 0; k < count; k++)
+    for (int Y = 0; Y < H; Y++) {
+      const float *s = src + (size_t)k * in;
+      int y0, y1;
+      const double fy = to_work(Y, H, h, &y0, &y1), ty = fy < 0.0 ? 0.0 : fy - floor(fy);
+      for (int X = 0; X < W; X++) {
+        const int x0 = col->lo[X], x1 = col->hi[X];
+        const double fx = col->f[X], tx = fx < 0.0 ? 0.0 : fx - floor(fx);
+        const double a = s[(size_t)y0 * w + x0], b = s[(size_t)y0 * w + x1],
+                     c = s[(size_t)y1 * w + x0], d = s[(size_t)y1 * w + x1];
+        dst[(size_t)k * out + (size_t)Y * W + X] =
+            (float)((a * (1 - tx) + b * tx) * (1 - ty) + (c * (1 - tx) + d * tx) * ty);
+      }
+    }
+}
+
 static void upsample_field_on(const float *src, int w, int h, int W, int H, const work_columns *col,
                               float *dst)
 {
-#pragma omp parallel for schedule(static)
-  for (int Y = 0; Y < H; Y++) {
-    int y0, y1;
-    const double fy = to_work(Y, H, h, &y0, &y1), ty = fy < 0.0 ? 0.0 : fy - floor(fy);
-    for (int X = 0; X < W; X++) {
-      const int x0 = col->lo[X], x1 = col->hi[X];
-      const double fx = col->f[X], tx = fx < 0.0 ? 0.0 : fx - floor(fx);
-      const double a = src[(size_t)y0 * w + x0], b = src[(size_t)y0 * w + x1],
-                   c = src[(size_t)y1 * w + x0], d = src[(size_t)y1 * w + x1];
-      dst[(size_t)Y * W + X] =
-          (float)((a * (1 - tx) + b * tx) * (1 - ty) + (c * (1 - tx) + d * tx) * ty);
-    }
-  }
+  upsample_fields_on(src, 1, w, h, W, H, col, dst);
+}
+
+int app_upsample_fields(const float *src, int count, int w, int h, int W, int H, float *dst)
+{
+  work_columns col;
+  if (columns_init(&col, W, w) != DSG_OK)
+    return DSG_ERR_NOMEM;
+  upsample_fields_on(src, count, w, h, W, H, &col, dst);
+  columns_free(&col);
+  return DSG_OK;
 }
 
 void app_upsample_field(const float *src, int w, int h, int W, int H, float *dst)
