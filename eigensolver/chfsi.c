@@ -27,8 +27,9 @@
 #include <string.h>
 
 #define CHFSI_DEGREE 32 /* the filter's degree: see docs/PERFORMANCE.md "The block solver" */
-/* From a start block (opt->start): the first round's degree, and the later rounds', which only
- * finish pairs that are nearly there (docs/PERFORMANCE.md, "Coarse-to-fine starts") */
+/* From a start block (opt->start): the first round's degree, and the second round's, which only
+ * finishes pairs that are nearly there, doubled for each round after it (polish_degree;
+ * docs/PERFORMANCE.md, "Coarse-to-fine starts") */
 #define CHFSI_DEGREE_WARM 24
 #define CHFSI_DEGREE_POLISH 6
 #define CHFSI_SVQB_FLOOR 1e-14 /* Gram eigenvalues below this times the largest are clamped */
@@ -47,6 +48,15 @@ int eig_chfsi_block_size(int nev, int n, int known)
   if (b > n - known)
     b = n - known;
   return b;
+}
+
+/* From a start, round iter > 1's degree: CHFSI_DEGREE_POLISH, doubled every round that did not
+ * finish, at most the first round's. */
+static int polish_degree(int iter, int degree)
+{
+  const int shift = iter - 2 < 8 ? iter - 2 : 8;
+  const int d = CHFSI_DEGREE_POLISH << shift;
+  return d < degree ? d : degree;
 }
 
 /* The first min(start_cols, b) columns of slot x := opt->start's (the rest stay random). */
@@ -288,6 +298,7 @@ int eig_chfsi_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
   spmv_timing before;
   double t0, radius = 0.0;
   const int warm = opt->start && opt->start_cols > 0;
+  int given_values = 0;
   const int degree = warm ? CHFSI_DEGREE_WARM : CHFSI_DEGREE;
 
   memset(res, 0, sizeof(*res));
@@ -340,6 +351,7 @@ int eig_chfsi_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
   status = spmv_block_create(&k, mv, b, SLOTS, opt->known_count > 0 ? &known : NULL);
   if (status != DSG_OK)
     goto out;
+  given_values = warm && opt->start_values && opt->start_cols >= b;
   /* the start block, made where the block lives: column 0 the documented start vector
    * (eig_start_vector), column v the same splitmix64 stream seeded EIG_START_SEED + v */
   if (warm && opt->start_cols >= b)
@@ -349,12 +361,19 @@ int eig_chfsi_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
   if (status == DSG_OK && warm && opt->start_cols < b)
     status = set_start(k, x, opt, n, b);
   /* X orthonormal (twice from the random block, which is far from it; once from a start block)
-   * and out of the known vectors' span, A X, the first Ritz values */
-  for (int pass = 0; pass < (warm ? 1 : 2) && status == DSG_OK; pass++)
+   * and out of the known vectors' span, A X, the first Ritz values. A start block with its Ritz
+   * values is only projected: they bound the first filter, which needs no orthonormal X (the
+   * filtered block is orthonormalised), and no pair of a start is converged before it. */
+  if (given_values) {
+    if (status == DSG_OK)
+      status = spmv_block_project(k, x);
+    memcpy(theta, opt->start_values, (size_t)b * sizeof(*theta));
+  }
+  for (int pass = 0; pass < (given_values ? 0 : warm ? 1 : 2) && status == DSG_OK; pass++)
     status = orthonormalise(k, f, x, theta, ws, work, lwork);
   if (status == DSG_OK)
     status = spmv_block_product(k, ax, x, -1, 1.0, 0.0, 0.0);
-  if (status == DSG_OK)
+  if (status == DSG_OK && !given_values)
     status = rayleigh_ritz(k, f, x, ax, theta, ws, work, lwork);
   if (status != DSG_OK)
     goto out;
@@ -363,17 +382,19 @@ int eig_chfsi_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
   for (iter = 1; iter <= opt->max_iter; iter++) {
     int nconv = 0, top = 1;
     double worst = 0.0;
-    status = spmv_block_residuals(k, ax, x, theta, resid);
-    if (status != DSG_OK)
-      goto out;
-    for (int i = 0; i < nev_a; i++) {
-      const double r = sqrt(resid[i]);
-      /* converged from the top down */
-      top = top && r <= opt->tol * fabs(theta[i]) + CHFSI_ROUNDING * FLT_EPSILON * radius;
-      nconv += top;
-      worst = fmax(worst, r / (opt->tol * fmax(fabs(theta[i]), EIG_EPS23)));
+    if (!(given_values && iter == 1)) { /* (a start with its values: straight to the filter) */
+      status = spmv_block_residuals(k, ax, x, theta, resid);
+      if (status != DSG_OK)
+        goto out;
+      for (int i = 0; i < nev_a; i++) {
+        const double r = sqrt(resid[i]);
+        /* converged from the top down */
+        top = top && r <= opt->tol * fabs(theta[i]) + CHFSI_ROUNDING * FLT_EPSILON * radius;
+        nconv += top;
+        worst = fmax(worst, r / (opt->tol * fmax(fabs(theta[i]), EIG_EPS23)));
+      }
+      eig_progress_restart(&progress, res->matvecs, nconv, worst);
     }
-    eig_progress_restart(&progress, res->matvecs, nconv, worst);
     status = eig_cancelled(opt, res->matvecs);
     if (status != DSG_OK)
       goto out;
@@ -395,6 +416,12 @@ int eig_chfsi_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
           status = dsg_error_set(DSG_ERR_NOMEM, "cannot keep a block of %d x %d floats", b, n);
           goto out;
         }
+        res->block_values = malloc((size_t)b * sizeof(*res->block_values));
+        if (!res->block_values) {
+          status = dsg_error_set(DSG_ERR_NOMEM, "cannot keep a block's %d values", b);
+          goto out;
+        }
+        memcpy(res->block_values, theta, (size_t)b * sizeof(*theta));
         status = spmv_block_get(k, x, b, res->block);
         res->block_cols = status == DSG_OK ? b : 0;
       }
@@ -414,7 +441,7 @@ int eig_chfsi_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
       const double cen = 0.5 * (c + lo), e = 0.5 * (c - lo), tt = (hi - cen) / e;
       double s_prev = 1.0 / tt, s;
       int cur = x == SLOT_Y ? SLOT_X : SLOT_Y, prev = x;
-      const int d = warm && iter > 1 ? CHFSI_DEGREE_POLISH : degree;
+      const int d = warm && iter > 1 ? polish_degree(iter, degree) : degree;
       status = spmv_block_axpby(k, cur, s_prev / e, ax, -s_prev * cen / e, x);
       for (int j = 1; j < d && status == DSG_OK; j++) {
         s = 1.0 / (2.0 * tt - s_prev);

@@ -30,6 +30,7 @@ void eig_result_free(eig_result *res)
   free(res->vectors);
   free(res->residuals);
   free(res->block);
+  free(res->block_values);
   memset(res, 0, sizeof(*res));
 }
 

@@ -75,9 +75,14 @@ typedef struct eig_options {
   /* eig_chfsi_solve (the other solvers ignore them): an optional start block of start_cols
    * columns of n floats (column j at start + j * n), e.g. a coarser problem's block brought to
    * this one (app/lib/coarse.c); it takes the place of the first min(start_cols, b) columns of the
-   * random start block and the filter's degree is CHFSI_DEGREE_WARM. keep_block: res->block gets
-   * the final block (every column, converged or not), for a finer problem to start from. */
+   * random start block and the filter's degree is CHFSI_DEGREE_WARM (docs/PIPELINE.md,
+   * "Coarse-to-fine starts"). start_values (optional, with start_cols >= b): the start block's Ritz
+   * values (a coarser problem's, descending), which bound the first filter in place of a
+   * Rayleigh-Ritz step on the start. keep_block: res->block and res->block_values get the final
+   * block (every column, converged or not) and its Ritz values, for a finer problem to start
+   * from. */
   const float *start;
+  const double *start_values;
   int start_cols;
   int keep_block;
 } eig_options;
@@ -105,6 +110,7 @@ typedef struct eig_result {
   spmv_basis_timing basis; /* eig_lanczos_solve: time per kind of basis operation */
   const char *solver;      /* "arpack" or "lanczos" */
   float *block;            /* eig_chfsi_solve with keep_block: block_cols columns of n, else NULL */
+  double *block_values;    /* ... and their Ritz values, descending */
   int block_cols;
 } eig_result;
 

@@ -29,6 +29,7 @@ int app_coarse_size(const dsg_options *opt, int width, int height, int *cw, int 
 void app_coarse_free(app_coarse *c)
 {
   free(c->block);
+  free(c->values);
   memset(c, 0, sizeof(*c));
 }
 
@@ -104,6 +105,8 @@ int app_coarse_start(const dsg_image *coarse, const dsg_options *opt, const dsg_
                 coarse->height, sqrt_degree, width, height, v_c, out->block);
   if (status != DSG_OK)
     goto out;
+  out->values = eig.block_values;
+  eig.block_values = NULL;
   out->cols = eig.block_cols;
   out->width = coarse->width;
   out->height = coarse->height;
@@ -112,7 +115,9 @@ out:
   out->seconds = dsg_seconds() - t0;
   if (status != DSG_OK) {
     free(out->block);
+    free(out->values);
     out->block = NULL;
+    out->values = NULL;
     out->cols = 0;
   }
   free(v_c);

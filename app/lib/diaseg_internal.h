@@ -363,6 +363,7 @@ const double *app_problem_sqrt_degree(const dsg_problem *p);
 /* ---- coarse-to-fine starts for chfsi (coarse.c) ---- */
 typedef struct app_coarse {
   float *block;      /* cols columns of the fine problem's n: the start block, or NULL */
+  double *values;    /* their Ritz values on the coarse problem, descending */
   int cols;          /* the coarse solve's block size */
   int width, height; /* the coarse image's */
   long products;     /* the coarse solve's vector products (of width * height rows) */

@@ -650,6 +650,7 @@ static int solve(dsg_problem *p, const dsg_options *opt, const eig_solver *solve
   for (int round = 0; round < APP_SPECK_ROUNDS; round++) {
     app_eig_options(opt, &eo);
     eo.start = r->coarse.block;
+    eo.start_values = r->coarse.values;
     eo.start_cols = r->coarse.cols;
     eo.cancel = opt->cancel;
     eo.progress = opt->progress ? progress_solve : NULL;
@@ -671,7 +672,9 @@ static int solve(dsg_problem *p, const dsg_options *opt, const eig_solver *solve
   r->timing.solve = dsg_seconds() - t0;
   r->eig.solve_s += r->coarse.seconds; /* the solver's clock, with what its start cost */
   free(r->coarse.block);
+  free(r->coarse.values);
   r->coarse.block = NULL;
+  r->coarse.values = NULL;
   if (status == DSG_ERR_INTERRUPTED && check_cancel(opt) != DSG_OK)
     return DSG_ERR_INTERRUPTED; /* the message says which signal */
   if (status == DSG_ERR_NOCONV) {

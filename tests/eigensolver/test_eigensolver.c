@@ -302,7 +302,7 @@ static void start_block(void)
   opt.max_iter = 5000;
   opt.keep_block = 1;
   status = eig_chfsi_solve(mv, &opt, &first);
-  CHECK(status == DSG_OK && first.block && first.block_cols == b,
+  CHECK(status == DSG_OK && first.block && first.block_values && first.block_cols == b,
         "chfsi keep_block: status %d, block %p of %d columns", status, (void *)first.block,
         first.block_cols);
   if (status == DSG_OK && first.block) {
@@ -328,6 +328,22 @@ static void start_block(void)
             "from its own block: lambda_%d %.12g against %.12g, residual %g", k, again.values[k],
             first.values[k], again.residuals[k]);
     eig_result_free(&again);
+    /* with its Ritz values: no Rayleigh-Ritz step on the start, one filter round of degree 24
+     * (CHFSI_DEGREE_WARM), then converged: b + 23 b + b products */
+    CHECK(first.block_values && first.block_values[0] >= first.block_values[b - 1],
+          "kept block values");
+    opt.start_values = first.block_values;
+    status = eig_chfsi_solve(mv, &opt, &again);
+    CHECK(status == DSG_OK && again.matvecs == 25L * b,
+          "from its block and values: status %d, %ld products (expected %d)", status, again.matvecs,
+          25 * b);
+    for (int k = 0; k < nev && status == DSG_OK; k++)
+      CHECK(CLOSE(again.values[k], first.values[k], 1e-7, 0) &&
+                again.residuals[k] <= opt.tol * fabs(again.values[k]) + 4e-6,
+            "from its block and values: lambda_%d %.12g against %.12g, residual %g", k,
+            again.values[k], first.values[k], again.residuals[k]);
+    eig_result_free(&again);
+    opt.start_values = NULL;
     opt.start_cols = 2; /* two columns given, ten at random */
     status = eig_chfsi_solve(mv, &opt, &part);
     CHECK(status == DSG_OK && part.converged, "from 2 of %d columns: status %d", b, status);
