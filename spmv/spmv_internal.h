@@ -12,7 +12,11 @@
 /* A loop written for 512-bit vectors (cpu/block_cpu.c's product) is compiled for AVX-512 as
  * well, and called where spmv_cpu_avx512() says the CPU has it. */
 #define SPMV_AVX512 __attribute__((target("arch=x86-64-v4")))
-static inline int spmv_cpu_avx512(void) { return __builtin_cpu_supports("x86-64-v4"); }
+static inline int spmv_cpu_avx512(void) /* x86-64-v4's AVX-512 subsets */
+{
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
+}
 #else
 #define SPMV_CLONES
 #endif
