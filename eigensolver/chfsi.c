@@ -352,8 +352,9 @@ int eig_chfsi_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
   if (status != DSG_OK)
     goto out;
   given_values = warm && opt->start_values && opt->start_cols >= b;
-  /* the start block, made where the block lives: column 0 the documented start vector
-   * (eig_start_vector), column v the same splitmix64 stream seeded EIG_START_SEED + v */
+  /* the start block: the caller's (opt->start), or made where the block lives: column 0 the
+   * documented start vector (eig_start_vector), column v the same splitmix64 stream seeded
+   * EIG_START_SEED + v (also behind a start of fewer than b columns) */
   if (warm && opt->start_cols >= b)
     status = spmv_block_set(k, x, opt->start);
   else
