@@ -7,8 +7,9 @@
  * the fine D^1/2. The fine solve starts from that block (eig_options.start). The result is the
  * fine problem's own: only the start differs. Tried and not kept: the fine problem's contours
  * shrunk (by maximum or mean) instead of the detector run on the coarse image, which saves the
- * detector's 1/16 but gave starts that needed one to three rounds more, and a start aggregated
- * from N itself (4 x 4 pixel blocks), which needed more products than the random block. */
+ * coarse detector's time but gave starts that needed one to three rounds more, and a start
+ * aggregated from N itself (4 x 4 pixel blocks), which needed more products than the random
+ * block (docs/PERFORMANCE.md, "Coarse-to-fine starts and the C block product"). */
 #include "diaseg_internal.h"
 
 #include <stdlib.h>

@@ -645,7 +645,9 @@ static int solve(dsg_problem *p, const dsg_options *opt, const eig_solver *solve
     status = app_coarse_start(&p->coarse, opt, p, &r->coarse);
     if (status == DSG_ERR_INTERRUPTED)
       return status;
-    status = DSG_OK; /* short of a start (memory, too few linked pixels): the random block */
+    if (status != DSG_OK) /* short of a start (memory, too few linked pixels): the random block */
+      dsg_error_clear();
+    status = DSG_OK;
   }
   for (int round = 0; round < APP_SPECK_ROUNDS; round++) {
     app_eig_options(opt, &eo);
