@@ -204,15 +204,18 @@ static int check_jpeg(const unsigned char *b, size_t len, const char *name, long
   return BAD("'%s' is a truncated JPEG: it ends before its end-of-image marker", name);
 }
 
-/* PNM header integer: whitespace and # comments before it; -1 if absent or over 2^24. */
+/* PNM header integer: whitespace and # comments before it; -1 if absent or over 2^24. The
+ * grammar is stb_image's (stbi__pnm_skip_whitespace), so that the integers checked here are
+ * those stb reads: whitespace is isspace's six, and a comment ends at '\n' or '\r' (ended at
+ * '\n' only, a comment could hide from this check a number stb reads and overflows on). */
 static long pnm_int(const unsigned char *b, size_t len, size_t *pos)
 {
   long v = -1;
   while (*pos < len) {
     if (b[*pos] == '#') {
-      while (*pos < len && b[*pos] != '\n')
+      while (*pos < len && b[*pos] != '\n' && b[*pos] != '\r')
         (*pos)++;
-    } else if (b[*pos] == ' ' || b[*pos] == '\t' || b[*pos] == '\r' || b[*pos] == '\n') {
+    } else if (b[*pos] == ' ' || (b[*pos] >= '\t' && b[*pos] <= '\r')) {
       (*pos)++;
     } else {
       break;
