@@ -88,7 +88,10 @@ for t in $TARGETS; do
 done
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:symbolize=1}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:symbolize=1}
+# the sanitizer run's suppressions (tests/sanitizers/ubsan.supp): stb's known benign shifts, F6
+# above all, which the fuzzer reaches again through any corrupt JPEG scan, are not new findings;
+# any other report still halts
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-suppressions=$HERE/../sanitizers/ubsan.supp:print_stacktrace=1:halt_on_error=1:symbolize=1}
 export DIASEG_FUZZ_SKIP_KNOWN=$SKIP_KNOWN
 
 STAMP=$(date +%Y%m%d-%H%M%S)
