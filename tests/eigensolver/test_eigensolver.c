@@ -46,6 +46,17 @@ static spmv_dia *grid_laplacian(int m1, int m2)
   return A;
 }
 
+/* The options of a solve of a grid Laplacian: nev pairs, basis or block ncv, tolerance tol, the
+ * iteration limit well out of the way. */
+static void laplacian_options(eig_options *opt, int nev, int ncv, double tol)
+{
+  eig_options_init(opt);
+  opt->nev = nev;
+  opt->ncv = ncv;
+  opt->tol = tol;
+  opt->max_iter = 5000;
+}
+
 static void known_spectrum(int m1, int m2, int nev, int ncv)
 {
   const int n = m1 * m2;
@@ -60,11 +71,7 @@ static void known_spectrum(int m1, int m2, int nev, int ncv)
   qsort(exact, (size_t)n, sizeof(*exact), cmp_desc);
 
   spmv_matvec_create_cpu(&mv, A);
-  eig_options_init(&opt);
-  opt.nev = nev;
-  opt.ncv = ncv;
-  opt.tol = 1e-9;
-  opt.max_iter = 5000;
+  laplacian_options(&opt, nev, ncv, 1e-9);
   int status = solve(mv, &opt, &res);
   CHECK(status == DSG_OK, "%s: %dx%d Laplacian: %s", solver_name, m1, m2, dsg_error_message());
   CHECK(res.nconv == nev && res.converged, "%dx%d: nconv %d", m1, m2, res.nconv);
@@ -295,11 +302,7 @@ static void start_block(void)
   eig_result first, again, part;
   int status;
   spmv_matvec_create_cpu(&mv, A);
-  eig_options_init(&opt);
-  opt.nev = nev;
-  opt.ncv = b;
-  opt.tol = 1e-8;
-  opt.max_iter = 5000;
+  laplacian_options(&opt, nev, b, 1e-8);
   opt.keep_block = 1;
   status = eig_chfsi_solve(mv, &opt, &first);
   CHECK(status == DSG_OK && first.block && first.block_values && first.block_cols == b,
