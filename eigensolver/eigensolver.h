@@ -91,6 +91,9 @@ typedef struct eig_options {
 void eig_options_init(eig_options *opt);
 /* The basis size ncv 0 stands for: min(n, max(2 nev + 1, 32)). */
 int eig_default_ncv(int nev, int n);
+/* The chfsi solver's default block size for nev wanted pairs of an operator of order n with
+ * `known` known vectors: nev + max(8, nev / 2), at most SPMV_BLOCK_MAX and n - known. */
+int eig_chfsi_block_size(int nev, int n, int known);
 
 typedef struct eig_result {
   int n;              /* order of the operator */

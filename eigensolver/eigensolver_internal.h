@@ -30,10 +30,6 @@ int eig_sort_pairs(eig_result *res);
  * converged: nev + min(nconv, (m - nev) / 2), at most m - 1 (ARPACK's rule). */
 void eig_lanczos_default_keep(int m, int nev, int nconv, int *keep);
 
-/* The chfsi solver's default block size for nev wanted pairs of an operator of order n with
- * `known` known vectors: nev + max(8, nev / 2), at most SPMV_BLOCK_MAX and n - known. */
-int eig_chfsi_block_size(int nev, int n, int known);
-
 /* ---- progress (common.c) ----------------------------------------------------------------
  * What the solvers share to report eig_progress: the monotone counts, the timing of the reports
  * and the model of the total products. */

@@ -54,6 +54,8 @@ enum opt_id {
   OPT_LOCAL_SIZE,
   OPT_KERNEL_DIR,
   OPT_CL_MAX_ALLOC,
+  OPT_CL_MAX_MEM,
+  OPT_MAX_MEMORY,
   OPT_KEEP_SPECKS,
   OPT_NO_COARSE_START,
   OPT_RESIZE,
@@ -142,6 +144,11 @@ static const opt_def options[] = {
      "load dia_spmv.cl from DIR instead of the built-in copy ($DIASEG_KERNEL_DIR)"},
     {"cl-max-alloc", 0, "BYTES", OPT_CL_MAX_ALLOC, (SOLVE_CMDS | BENCH_CMD),
      "pretend the device's largest allocation is BYTES ($DIASEG_CL_MAX_ALLOC)"},
+    {"cl-max-mem", 0, "BYTES", OPT_CL_MAX_MEM, SOLVE_CMDS,
+     "pretend the device's memory is BYTES ($DIASEG_CL_MAX_MEM)"},
+    {"max-memory", 0, "BYTES", OPT_MAX_MEMORY, SOLVE_CMDS,
+     "refuse runs needing more host memory than BYTES (default: what the machine has "
+     "available)"},
     {"grouping", 0, "HOW", OPT_GROUPING, CMD_BIT(APP_CMD_SEGMENT),
      "hierarchy (default: cuts of the region hierarchy) or kmeans (of the eigenvectors)"},
     {"spectral-weight", 0, "W", OPT_SPECTRAL_WEIGHT, CMD_BIT(APP_CMD_SEGMENT),
@@ -174,7 +181,7 @@ static const opt_def options[] = {
     {"json", 0, "FILE", OPT_JSON, (SOLVE_CMDS | BENCH_CMD | DEVICES_CMD),
      "also write the report to FILE ('-': standard output)"},
     {"max-pixels", 0, "N", OPT_MAX_PIXELS, (IMAGE_CMDS | BENCH_CMD | CONTOURS_CMD),
-     "refuse images with more pixels, 1 <= N <= 1073741823 (default 33554432)"},
+     "refuse images with more pixels, 1 <= N <= 1073741823 (default 134217728)"},
     {"quiet", 'q', NULL, OPT_QUIET, ~0u, "no progress or summary on standard error"},
     {"progress", 0, "HOW", OPT_PROGRESS, (SOLVE_CMDS | CONTOURS_CMD),
      "auto (default: a line on a terminal), bar (the line always), json (a line per report), "
@@ -550,6 +557,14 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
     status = parse_long(flag, v, 1, LLONG_MAX, &iv);
     cfg->opt.cl_max_alloc = (unsigned long long)iv;
     break;
+  case OPT_CL_MAX_MEM:
+    status = parse_long(flag, v, 1, LLONG_MAX, &iv);
+    cfg->opt.cl_max_mem = (unsigned long long)iv;
+    break;
+  case OPT_MAX_MEMORY:
+    status = parse_long(flag, v, 1, LLONG_MAX, &iv);
+    cfg->opt.max_memory = (unsigned long long)iv;
+    break;
   case OPT_SEED:
     status = parse_long(flag, v, 0, LLONG_MAX, &iv);
     cfg->opt.seed = (uint64_t)iv;
@@ -716,6 +731,12 @@ static int take_environment(app_config *cfg)
     if (status != DSG_OK)
       return status;
     cfg->opt.cl_max_alloc = (unsigned long long)iv;
+  }
+  if (!cfg->opt.cl_max_mem && (v = getenv("DIASEG_CL_MAX_MEM")) && *v) { /* --cl-max-mem */
+    status = parse_long("DIASEG_CL_MAX_MEM", v, 1, LLONG_MAX, &iv);
+    if (status != DSG_OK)
+      return status;
+    cfg->opt.cl_max_mem = (unsigned long long)iv;
   }
   if ((v = getenv("DIASEG_LANCZOS_GROUPS")) && *v) { /* for tuning: G,T, each in [1, 65536] */
     char g[32];

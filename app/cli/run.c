@@ -590,7 +590,7 @@ static int load(run *r)
   if (r->resize_w > 0) {
     dsg_image resized;
     if ((size_t)r->resize_w * (size_t)r->resize_h > cfg->max_pixels)
-      return dsg_error_set(DSG_ERR_LIMIT,
+      return dsg_error_set(DSG_ERR_INVALID,
                            "resizing to %dx%d gives %zu pixels, over the cap of %zu "
                            "(raise it with --max-pixels)",
                            r->resize_w, r->resize_h, (size_t)r->resize_w * (size_t)r->resize_h,

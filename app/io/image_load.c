@@ -199,8 +199,8 @@ static int decode_file(const unsigned char *file, size_t len, const char *name, 
                          "'%s' declares a %ld x %ld image: it needs at least one "
                          "pixel",
                          name, dw, dh);
-  if ((size_t)dw > max_pixels / (size_t)dh)
-    return dsg_error_set(DSG_ERR_LIMIT,
+  if ((size_t)dw > max_pixels / (size_t)dh) /* the caller's cap, an option: a usage error */
+    return dsg_error_set(DSG_ERR_INVALID,
                          "'%s' is %ld x %ld = %.0f pixels, over the cap of %zu "
                          "(raise it with --max-pixels)",
                          name, dw, dh, (double)dw * (double)dh, max_pixels);

@@ -21,7 +21,7 @@
 /* ---- images ------------------------------------------------------------------------------ */
 
 /* Default cap on width * height; --max-pixels raises it. */
-#define APP_DEFAULT_MAX_PIXELS ((size_t)1 << 25) /* 33,554,432 pixels, e.g. 8192 x 4096 */
+#define APP_DEFAULT_MAX_PIXELS ((size_t)1 << 27) /* 134,217,728 pixels, e.g. 16384 x 8192 */
 /* Largest file diaseg reads, in bytes. */
 #define APP_MAX_FILE_BYTES ((size_t)1 << 30)
 
@@ -35,8 +35,8 @@
  * library. JPEG goes to libjpeg-turbo where diaseg was built with it (DIASEG_HAVE_TURBOJPEG; CMYK
  * and YCCK to stb), else to stb. Returns DSG_OK, DSG_ERR_IO (missing, unreadable, a directory),
  * DSG_ERR_FORMAT (not an image, truncated or corrupt, empty standard input), DSG_ERR_INVALID ("-"
- * with standard input closed or a terminal), DSG_ERR_LIMIT or DSG_ERR_NOMEM. Free with
- * dsg_image_free. */
+ * with standard input closed or a terminal; more pixels than max_pixels, the caller's cap),
+ * DSG_ERR_LIMIT (over the file limit or a decoder's) or DSG_ERR_NOMEM. Free with dsg_image_free. */
 int app_image_load(const char *path, size_t max_pixels, dsg_image *img);
 /* The same checks and decoding on a file already in memory; `name` is used in messages and to
  * recognise TGA by its extension. The entry point of the image fuzzer. */

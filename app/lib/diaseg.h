@@ -144,7 +144,10 @@ typedef struct dsg_options {
   const char *kernel;     /* DIA kernel name; NULL or "auto": chosen for the device */
   size_t local_size;      /* OpenCL work-group size; 0: the kernel's default */
   const char *kernel_dir; /* read kernels/NAME.cl from here; NULL: the built-in copies */
-  unsigned long long cl_max_alloc;       /* cap on one device allocation; 0: the device's */
+  unsigned long long cl_max_alloc; /* cap on one device allocation; 0: the device's */
+  unsigned long long cl_max_mem;   /* cap on the device's memory; 0: the device's */
+  /* cap on the host memory a run may take (dsg_check_memory); 0: the machine's available memory */
+  unsigned long long max_memory;
   size_t basis_groups, basis_row_groups; /* OpenCL basis kernels' grid (tuning); 0: automatic */
   int lanczos_unfused;                   /* |w| in a pass of its own (for measuring the fusion) */
   /* callbacks (optional) */
@@ -289,9 +292,24 @@ int dsg_result_report(const dsg_result *r, const dsg_report_info *info, char **j
 /* The checks dsg_segment makes of an image's size against opt (at least 2 pixels, nev and ncv
  * below the pixel count), for callers that want them before other work. */
 int dsg_check_size(const dsg_options *opt, int width, int height);
-/* About how many bytes of memory a solve of a width x height image at its own size takes with
- * opt (the matrix's diagonals twice over while it is built, the eigensolver's basis, the
- * detector's histograms, the outputs): for saying what a run will cost before it starts. */
+/* What a segment of a width x height image takes in memory with opt, from the sizes alone
+ * (docs/PIPELINE.md, "Memory": a linear model of the image's and the working size's pixels, the
+ * disc and the solver's vectors; rounded up from measurements). */
+typedef struct dsg_memory {
+  long long work_pixels; /* the size the problem is solved at */
+  double host_cpu;       /* host bytes at the run's peak on the C path */
+  double host_opencl;    /* host bytes at the run's peak on the OpenCL path */
+  double device;         /* device bytes at the peak on the OpenCL path */
+  double device_buffer;  /* its largest single buffer (the matrix, or Lanczos' basis) */
+} dsg_memory;
+void dsg_memory_need(const dsg_options *opt, int width, int height, dsg_memory *m);
+/* dsg_memory_need against what there is: the host's available memory (or opt->max_memory) and,
+ * for matvec "opencl" or "auto" with a GPU, that device's memory and largest allocation (or
+ * cl_max_mem, cl_max_alloc). DSG_OK, or DSG_ERR_LIMIT saying what ran short and what image size
+ * would fit. "auto" with a device too small is DSG_OK where the C path fits: dsg_segment then
+ * takes it. dsg_segment checks this before any work; callers may ask first. */
+int dsg_check_memory(const dsg_options *opt, int width, int height);
+/* dsg_memory_need's host_cpu, for saying what a run will cost before it starts. */
 double dsg_estimate_bytes(const dsg_options *opt, int width, int height);
 
 /* ---- the recipe in two steps ----------------------------------------------------------------

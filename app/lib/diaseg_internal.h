@@ -7,6 +7,7 @@
  * cluster.c    spectral embedding and k-means++
  * picture.c    labels / overlay / eigenvector pictures (colour maps)
  * backend.c    choosing the backend (C path or an OpenCL device) for a problem
+ * memory.c     what a run needs in host and device memory, against what there is
  * segment.c    the recipe: problem -> solve (speck rounds) -> grouping; the public API
  * report.c     the report's JSON
  * devices.c    the OpenCL device list for callers
@@ -436,5 +437,16 @@ void app_upsample_field(const float *src, int w, int h, int W, int H, float *dst
 int app_upsample_fields(const float *src, int count, int w, int h, int W, int H, float *dst);
 /* A thinned contour map of w x h brought to W x H, lines kept one pixel wide. */
 int app_upsample_contours(const float *src, int w, int h, int W, int H, float *dst);
+
+/* ---- memory (memory.c) ---- */
+/* dsg_check_memory, and *use_cpu = 1 where matvec "auto" must take the C path because the device
+ * cannot hold the problem (logged as a warning). */
+int app_memory_plan(const dsg_options *opt, int width, int height, int *use_cpu);
+/* DSG_OK when the C path's host memory holds a segment of width x height, else DSG_ERR_LIMIT
+ * saying so and what would fit (for "auto" falling back from a device part-way). */
+int app_memory_host_fits(const dsg_options *opt, int width, int height);
+/* status, with the message of a device that ran out part-way (DSG_ERR_LIMIT on the OpenCL path)
+ * completed by the image size that would fit the whole device; other statuses unchanged. */
+int app_memory_explain(const dsg_options *opt, int width, int height, int status);
 
 #endif /* DIASEG_INTERNAL_H */

@@ -143,6 +143,14 @@ int dsg_result_report(const dsg_result *r, const dsg_report_info *info, char **j
     app_json_int(&j, "cl_max_alloc", (long long)opt->cl_max_alloc);
   else
     app_json_null(&j, "cl_max_alloc");
+  if (opt->cl_max_mem)
+    app_json_int(&j, "cl_max_mem", (long long)opt->cl_max_mem);
+  else
+    app_json_null(&j, "cl_max_mem");
+  if (opt->max_memory)
+    app_json_int(&j, "max_memory", (long long)opt->max_memory);
+  else
+    app_json_null(&j, "max_memory");
   app_json_end_object(&j);
   app_json_begin_object(&j, "matrix");
   app_json_string(&j, "format", "dia");

@@ -247,14 +247,6 @@ int dsg_check_size(const dsg_options *opt, int width, int height)
   return DSG_OK;
 }
 
-double dsg_estimate_bytes(const dsg_options *opt, int width, int height)
-{
-  const double n = (double)width * (double)height;
-  const int ndiag = app_disc_size(opt->radius);
-  const int ncv = opt->ncv > 0 ? opt->ncv : eig_default_ncv(opt->nev, INT_MAX);
-  return n * (ndiag * 4.0 * 2.0 + ncv * 4.0 + 40.0 * 4.0 + 64.0);
-}
-
 static int check_cancel(const dsg_options *opt)
 {
   if (opt->cancel && *opt->cancel)
@@ -1016,14 +1008,24 @@ static int to_full_size(dsg_result *r, const dsg_image *full, const dsg_image *w
   return status;
 }
 
-int dsg_segment(const dsg_image *img, const dsg_options *opt, dsg_result **out)
+int dsg_segment(const dsg_image *img, const dsg_options *opt_in, dsg_result **out)
 {
   dsg_problem *p = NULL;
   dsg_image small = {0, 0, 0, NULL};
   const dsg_image *work = img;
   double t0 = dsg_seconds(), t_resize = 0.0;
-  int w, h, status = check_image(img);
+  int w, h, use_cpu = 0, planned = 0, status = check_image(img);
+  dsg_options local = *opt_in;
+  const dsg_options *opt = &local;
   *out = NULL;
+  /* memory, before any work: a run that cannot fit stops here; "auto" may take the C path */
+  if (status == DSG_OK)
+    status = dsg_options_check(opt);
+  if (status == DSG_OK)
+    status = app_memory_plan(opt, img->width, img->height, &use_cpu);
+  if (use_cpu)
+    local.matvec = "cpu";
+  planned = status == DSG_OK;
   if (status == DSG_OK && app_work_size(img->width, img->height, opt->work_pixels, &w, &h)) {
     status = app_image_shrink(img, w, h, &small);
     work = &small;
@@ -1050,7 +1052,8 @@ int dsg_segment(const dsg_image *img, const dsg_options *opt, dsg_result **out)
   }
   dsg_problem_destroy(p);
   dsg_image_free(&small);
-  return status;
+  /* a device that ran out part-way: what would fit it */
+  return planned ? app_memory_explain(opt, img->width, img->height, status) : status;
 }
 
 int dsg_result_work_width(const dsg_result *r) { return r->work_width; }

@@ -330,6 +330,20 @@ def opencl_runs(tmp, data):
     code, _, err = run(["segment", image, "--matvec", "auto", "--cl-device", dev,
                         "--cl-max-alloc", "1000", "-o", out])
     check(code == 0 and "falling back to the C path" in err, f"auto + max-alloc: {code} {err!r}")
+    # memory, checked before any work: the device's (capped), the host's (capped); each refusal
+    # one line that says what would fit, exit 1, nothing written; auto takes the C path
+    shutil.rmtree(out, ignore_errors=True)
+    code, _, err = run(["segment", image, "--matvec", "opencl", "--cl-device", dev,
+                        "--cl-max-mem", "1000000", "-o", out])
+    check(code == 1 and one_error(err) and "device memory" in err and "fits" in err
+          and "--cl-max-mem" in err and not os.path.exists(out), f"--cl-max-mem: {code} {err!r}")
+    code, _, err = run(["segment", image, "--matvec", "auto", "--cl-device", dev,
+                        "--cl-max-mem", "1000000", "-o", out])
+    check(code == 0 and "falling back to the C path" in err, f"auto + max-mem: {code} {err!r}")
+    shutil.rmtree(out, ignore_errors=True)
+    code, _, err = run(["segment", image, "--matvec", "cpu", "--max-memory", "1000000", "-o", out])
+    check(code == 1 and one_error(err) and "host memory" in err and "--max-memory" in err
+          and "fits" in err and not os.path.exists(out), f"--max-memory: {code} {err!r}")
     # a kernel file that does not build: the build log, then the error (or the fallback)
     kdir = os.path.join(tmp, "badkernels")
     os.mkdir(kdir)
@@ -375,7 +389,7 @@ def opencl_runs(tmp, data):
     big = ["eigs", image, "--resize", "40x30", "--nev", "4", "--ncv", "400", "-q", "--cl-device",
            dev, "--cl-max-alloc", cap, "-o", out3]
     code, _, err = run(big + ["--matvec", "opencl"])
-    check(code == 1 and "Lanczos basis" in err and "does not fit" in err
+    check(code == 1 and "Lanczos basis" in err and "largest allocation" in err
           and not os.path.exists(out3), f"basis over --cl-max-alloc: {code} {err!r}")
     code, _, err = run(big + ["--matvec", "auto"])
     check(code == 0 and "falling back to the C path" in err, f"basis cap, auto: {code} {err!r}")
@@ -902,7 +916,7 @@ def contour_cases(tmp, data):
              ([], 2, "contours needs an IMAGE"),
              ([image, "--nev", "4"], 2, "unknown option '--nev' for contours"),
              ([image, "--resize", "0x3"], 2, "--resize"),
-             ([image, "--max-pixels", "100"], 1, "--max-pixels")]
+             ([image, "--max-pixels", "100"], 2, "--max-pixels")]
     for args, want, expect in cases:
         bad = os.path.join(tmp, "out_contours_bad")
         code, stdout, err = run(["contours"] + args + ["-o", bad])

@@ -201,9 +201,10 @@ static const char *fuzz_image_known_issue(const unsigned char *b, size_t len)
 
 static int fuzz_image_status_ok(int status)
 {
-  /* app.h: DSG_ERR_IO, DSG_ERR_FORMAT or DSG_ERR_LIMIT; DSG_ERR_NOMEM when an allocation fails */
-  return status == DSG_ERR_FORMAT || status == DSG_ERR_LIMIT || status == DSG_ERR_NOMEM ||
-         status == DSG_ERR_IO;
+  /* io.h: DSG_ERR_IO, DSG_ERR_FORMAT or DSG_ERR_LIMIT; DSG_ERR_INVALID over max_pixels (the
+   * caller's cap); DSG_ERR_NOMEM when an allocation fails */
+  return status == DSG_ERR_FORMAT || status == DSG_ERR_LIMIT || status == DSG_ERR_INVALID ||
+         status == DSG_ERR_NOMEM || status == DSG_ERR_IO;
 }
 
 /* One decode of the input and its contract; stb: every JPEG through stb_image

@@ -283,7 +283,8 @@ def test_defaults(diaseg_cli, tmp_path):
                       "affinity",
                       "keep_specks", "seed", "restarts", "solver", "coarse_start", "matvec",
                       "cl_device",
-                      "kernel", "local_size", "kernel_dir", "cl_max_alloc"}
+                      "kernel", "local_size", "kernel_dir", "cl_max_alloc", "cl_max_mem",
+                      "max_memory"}
     lib = diaseg._lib.lib
     cues = [diaseg._lib.decode(lib.dsg_cue_name(i)) for i in range(lib.dsg_cue_count())]
     assert cues == ["intensity", "color", "contour", "contour+color"]

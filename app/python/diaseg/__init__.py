@@ -26,7 +26,7 @@ devices()
 Options are keyword arguments named exactly as the fields of ``dsg_options`` (and as the command
 line's flags, with ``_`` for ``-``): k, nev, ncv, tol, max_iter, radius, sigma_i, sigma_x,
 affinity, keep_specks, seed, restarts, solver, coarse_start, matvec, cl_device, kernel,
-local_size, kernel_dir, cl_max_alloc. An unknown keyword is a TypeError.
+local_size, kernel_dir, cl_max_alloc, cl_max_mem, max_memory. An unknown keyword is a TypeError.
 
 Why ctypes
 ----------
@@ -85,7 +85,7 @@ _OPTIONS = {
     "keep_specks": "bool", "seed": "uint64", "restarts": "int", "solver": "str",
     "coarse_start": "bool",
     "matvec": "str", "cl_device": "str", "kernel": "str", "local_size": "size",
-    "kernel_dir": "path", "cl_max_alloc": "size",
+    "kernel_dir": "path", "cl_max_alloc": "size", "cl_max_mem": "size", "max_memory": "size",
 }
 
 _VALUE_ERRORS = (_lib.DSG_ERR_INVALID, _lib.DSG_ERR_FORMAT, _lib.DSG_ERR_LIMIT)
@@ -488,7 +488,8 @@ def segment(image, k=None, **options):
         defaults): nev, ncv, tol, max_iter, radius, sigma_i, sigma_x, affinity, keep_specks,
         seed, restarts, solver, coarse_start (chfsi on the C path: start from the image shrunk
         5x, default True), matvec ('auto', 'cpu', 'opencl'), cl_device, kernel,
-        local_size, kernel_dir, cl_max_alloc, work_pixels. None means the default.
+        local_size, kernel_dir, cl_max_alloc, cl_max_mem, max_memory (host bytes the run may
+        take; default what the machine has available), work_pixels. None means the default.
         work_pixels (default 160000): an image of more pixels is segmented at the largest size
         of its aspect within it, and ``labels`` and ``contours`` come back at the image's size
         (refined against its pixels); ``eigenvectors``, ``sqrt_degree`` and ``ucm`` stay at the

@@ -109,6 +109,8 @@ class DsgOptions(Structure):
         ("local_size", c_size_t),
         ("kernel_dir", c_char_p),
         ("cl_max_alloc", c_ulonglong),
+        ("cl_max_mem", c_ulonglong),
+        ("max_memory", c_ulonglong),
         ("basis_groups", c_size_t),
         ("basis_row_groups", c_size_t),
         ("lanczos_unfused", c_int),
