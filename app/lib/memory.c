@@ -334,10 +334,18 @@ int app_memory_host_fits(const dsg_options *opt, int width, int height)
 int app_memory_explain(const dsg_options *opt, int width, int height, int status)
 {
   spmv_cl_device dev;
-  char msg[1024], fit[200], have[32];
+  dsg_memory m;
+  char msg[1024], fit[200], have[32], need[32];
   if (status != DSG_ERR_LIMIT || !run_device(opt, &dev))
     return status;
   snprintf(msg, sizeof(msg), "%s", dsg_error_raw());
+  dsg_memory_need(opt, width, height, &m);
+  if (m.device <= (double)dev.global_mem && m.device_buffer <= (double)dev.max_alloc)
+    return dsg_error_set(DSG_ERR_LIMIT,
+                         "%s (the run needs about %s of %s's %s: other programs hold the rest; "
+                         "it fits once they release it)",
+                         msg, gib(m.device, need, sizeof(need)), dev.name,
+                         gib((double)dev.global_mem, have, sizeof(have)));
   say_fit(opt, width, height, need_device, (double)dev.global_mem, fit, sizeof(fit));
   return dsg_error_set(DSG_ERR_LIMIT, "%s (with all of %s's %s free, %s)", msg, dev.name,
                        gib((double)dev.global_mem, have, sizeof(have)), fit);

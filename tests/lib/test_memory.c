@@ -214,8 +214,17 @@ static void test_device(void)
   dsg_error_set(DSG_ERR_LIMIT, "allocating the matrix failed: CL_MEM_OBJECT_ALLOCATION_FAILURE");
   CHECK(app_memory_explain(&opt, 4000, 3000, DSG_ERR_LIMIT) == DSG_ERR_LIMIT &&
             strstr(dsg_error_message(), "CL_MEM_OBJECT_ALLOCATION_FAILURE") &&
-            strstr(dsg_error_message(), "with all of") && strstr(dsg_error_message(), "fits"),
-        "part-way: %s", dsg_error_message());
+            strstr(dsg_error_message(), "other programs hold the rest"),
+        "part-way, a run the device holds: %s", dsg_error_message());
+  dsg_memory_need(&opt, 4000, 3000, &m);
+  opt.cl_max_mem = (unsigned long long)(m.device / 2);
+  dsg_error_set(DSG_ERR_LIMIT, "allocating the matrix failed: CL_MEM_OBJECT_ALLOCATION_FAILURE");
+  CHECK(app_memory_explain(&opt, 4000, 3000, DSG_ERR_LIMIT) == DSG_ERR_LIMIT &&
+            strstr(dsg_error_message(), "CL_MEM_OBJECT_ALLOCATION_FAILURE") &&
+            strstr(dsg_error_message(), "with all of") && fit_of(dsg_error_message(), &w, &h) &&
+            w < 4000 && h < 3000,
+        "part-way, a run too large for the device: %s", dsg_error_message());
+  opt.cl_max_mem = 0;
   dsg_error_set(DSG_ERR_IO, "not a memory error");
   CHECK(app_memory_explain(&opt, 4000, 3000, DSG_ERR_IO) == DSG_ERR_IO &&
             strcmp(dsg_error_raw(), "not a memory error") == 0,
