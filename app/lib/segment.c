@@ -641,6 +641,8 @@ static int solve(dsg_problem *p, const dsg_options *opt, const eig_solver *solve
       dsg_error_clear();
     status = DSG_OK;
   }
+  eig_result before; /* the previous round's pairs, while a round after carving runs */
+  memset(&before, 0, sizeof(before));
   for (int round = 0; round < APP_SPECK_ROUNDS; round++) {
     app_eig_options(opt, &eo);
     eo.start = r->coarse.block;
@@ -652,10 +654,33 @@ static int solve(dsg_problem *p, const dsg_options *opt, const eig_solver *solve
     pr->products_before = r->matvecs_all;
     if (!opt->keep_specks)
       app_components_to_options(&p->comps, &eo);
-    eig_result_free(&r->eig);
+    eig_result_free(&before);
+    before = r->eig;
+    memset(&r->eig, 0, sizeof(r->eig));
+    /* a round after carving starts near the pairs before it: ten times their restarts (at least
+     * 100) bound it, so that one that stalls costs no more than that */
+    if (round > 0 && before.converged) {
+      const long cap = before.iterations > 10 ? 10L * before.iterations : 100L;
+      eo.max_iter = cap < eo.max_iter ? (int)cap : eo.max_iter;
+    }
     status = solver->solve(mv, &eo, &r->eig);
     r->solves++;
     r->matvecs_all += r->eig.matvecs;
+    if (status == DSG_ERR_NOCONV && round > 0 && r->eig.nconv < before.nconv) {
+      /* a round after carving that stalls (seen with chfsi on a 64 x 48 image: the carved
+       * speck's vector projected out, the block stagnates) keeps the converged pairs before it */
+      app_log(opt, DSG_LOG_WARNING,
+              "the solve after carving %d speck(s) stopped with %d of %d pairs (%s); the %d "
+              "converged pairs of the solve before it are kept",
+              r->carved, r->eig.nconv, opt->nev, dsg_error_raw(), before.nconv);
+      dsg_error_clear();
+      eig_result_free(&r->eig);
+      r->eig = before;
+      memset(&before, 0, sizeof(before));
+      r->carved -= carved; /* the pairs kept are from before that carving */
+      status = DSG_OK;
+      break;
+    }
     if (status != DSG_OK || opt->keep_specks || round + 1 == APP_SPECK_ROUNDS)
       break;
     status = carve_localised(p, &r->eig, &carved);
@@ -663,6 +688,7 @@ static int solve(dsg_problem *p, const dsg_options *opt, const eig_solver *solve
       break;
     r->carved += carved;
   }
+  eig_result_free(&before);
   r->timing.solve = dsg_seconds() - t0;
   r->eig.solve_s += r->coarse.seconds; /* the solver's clock, with what its start cost */
   free(r->coarse.block);

@@ -1291,6 +1291,18 @@ def issue16_cases(tmp, data):
     rep = json.load(open(os.path.join(out, "report.json"))) if code == 0 else {}
     check(code == 0 and rep["parameters"].get("cl_max_alloc") == 123456789,
           f"good DIASEG_ variables: {code} {stderr!r}")
+    # chfsi's round after carving a speck stalled on this image (exit 3, 1 of 8 pairs, 8 s of
+    # products): the round is bounded and the converged pairs before it are kept, said once
+    out = os.path.join(tmp, "out_i16_carve")
+    code, _, stderr = run(["segment", coffee, "--solver", "chfsi", "--nev", "8", "-k", "5",
+                           "--json", os.path.join(tmp, "carve.json"), "-o", out] + small)
+    rep = json.load(open(os.path.join(tmp, "carve.json"))) if code == 0 else {}
+    warnings = [ln for ln in stderr.splitlines() if ln.startswith("diaseg: warning:")]
+    check(code == 0 and rep.get("converged") is True and len(rep.get("eigenvalues", [])) == 8
+          and max(rep["residuals"]) <= 1e-3 * min(rep["eigenvalues"]) * 1.01
+          and len(warnings) == 1 and "pairs of the solve before it are kept" in warnings[0]
+          and rep.get("matvec_count_all_solves", 1e9) < 100000,
+          f"chfsi after carving: {code} {stderr!r} {rep.get('matvec_count_all_solves')}")
 
 
 # ---- input formats: TIFF, WebP, standard input (the loader's own tests: tests/io/test_image.c) --
