@@ -609,3 +609,28 @@ def test_working_resolution_and_auto():
     assert a.report["scale"]["auto"] and a.report["k"] == 2 + int(np.argmax(gaps))
     b = diaseg.segment(img, k=12, grouping="kmeans", matvec="cpu")
     assert b.report["nev"] == 12 and len(np.unique(b.labels)) == 12
+
+
+def test_memory():
+    """diaseg.memory: the library's model (docs/PIPELINE.md, "9. Memory") and check, and
+    segment refusing a run over max_memory before any work."""
+    m = diaseg.memory((321, 481), work_pixels=0, matvec="cpu")
+    n = 481 * 321
+    # the C path with Lanczos: 32 MiB + 1.1 (18 N + (4 x 81 + 4 x 33 + 200) n), N = n
+    assert m["work_pixels"] == n
+    assert m["host_cpu"] == pytest.approx(32 * 2**20 + 1.1 * (18 + 324 + 132 + 200) * n,
+                                          rel=1e-12)
+    assert m["device_buffer"] == pytest.approx(324 * n, rel=1e-12)
+    assert m["fits"] is True
+    big = diaseg.memory((3000, 4000, 3))
+    assert big["work_pixels"] <= 160000 and big["host_cpu"] > m["host_cpu"]
+    small = diaseg.memory((321, 481), work_pixels=0, matvec="cpu", max_memory=int(m["host_cpu"] / 2))
+    assert isinstance(small["fits"], str) and "max_memory" in small["fits"]
+    assert "fits" in small["fits"] and "--" not in small["fits"]  # Python's names, not flags
+    image = np.zeros((48, 64), np.uint8)
+    with pytest.raises(ValueError, match="host memory"):
+        diaseg.segment(image, max_memory=1000, matvec="cpu")
+    with pytest.raises(ValueError, match="shape"):
+        diaseg.memory((0, 5))
+    with pytest.raises(TypeError):
+        diaseg.memory((10, 10), bogus=1)

@@ -64,7 +64,7 @@ import numpy as np
 from . import _lib
 from ._lib import lib
 
-__all__ = ["segment", "contours", "affinity", "defaults", "devices", "Segmentation",
+__all__ = ["segment", "contours", "affinity", "defaults", "devices", "memory", "Segmentation",
            "__version__"]
 
 __version__ = _lib.decode(lib.dsg_version())
@@ -694,6 +694,42 @@ def contours(image, parts=False, **options):
         values = _adopt(p_ptr, P * w * h).reshape(P, h, w)
         named = {_lib.decode(lib.dsg_contour_part_name(i)): values[i] for i in range(P)}
     return (strength, named) if parts else strength
+
+
+def memory(shape, **options):
+    """What ``segment`` of an image of this shape takes in memory with these options, worked
+    out from the sizes alone, and whether it fits this machine (docs/PIPELINE.md, "9. Memory").
+    ``segment`` makes the same check before any work and raises ValueError when it fails.
+
+    Parameters
+    ----------
+    shape : tuple
+        (height, width) or (height, width, channels), as ``image.shape``.
+    **options
+        As for ``segment`` (work_pixels, solver, ncv, radius, matvec, max_memory, ...).
+
+    Returns
+    -------
+    dict
+        work_pixels (the size the problem is solved at); host_cpu and host_opencl (host bytes
+        at the run's peak on the C path and on the OpenCL path); device and device_buffer
+        (device bytes, and its largest single buffer, on the OpenCL path); fits (True, or the
+        message saying what ran short and what image size would fit).
+    """
+    if len(shape) not in (2, 3) or not all(isinstance(v, (int, np.integer)) for v in shape):
+        raise ValueError(f"shape {shape!r} is not (height, width) or (height, width, channels)")
+    height, width = int(shape[0]), int(shape[1])
+    if height < 1 or width < 1 or height > 2**31 - 1 or width > 2**31 - 1:
+        raise ValueError(f"shape {shape!r}: each side must be in [1, 2^31 - 1]")
+    opt, keep = _options(options, "memory")
+    need = _lib.DsgMemory()
+    lib.dsg_memory_need(ctypes.byref(opt), width, height, ctypes.byref(need))
+    status = lib.dsg_check_memory(ctypes.byref(opt), width, height)
+    fits = True if status == _lib.DSG_OK else _lib.error_message()
+    del keep
+    return {"work_pixels": int(need.work_pixels), "host_cpu": need.host_cpu,
+            "host_opencl": need.host_opencl, "device": need.device,
+            "device_buffer": need.device_buffer, "fits": fits}
 
 
 def devices():

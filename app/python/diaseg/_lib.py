@@ -123,6 +123,17 @@ class DsgOptions(Structure):
     ]
 
 
+class DsgMemory(Structure):
+    """struct dsg_memory."""
+    _fields_ = [
+        ("work_pixels", ctypes.c_longlong),
+        ("host_cpu", c_double),
+        ("host_opencl", c_double),
+        ("device", c_double),
+        ("device_buffer", c_double),
+    ]
+
+
 class DsgTiming(Structure):
     """struct dsg_timing (returned by value)."""
     _fields_ = [
@@ -206,6 +217,8 @@ _SIGNATURES = {
     "dsg_matrix_values": (POINTER(c_float), [_P]),
     "dsg_matrix_sqrt_degree": (POINTER(c_double), [_P]),
     "dsg_devices_json": (c_int, [c_char_p, POINTER(c_void_p), POINTER(c_size_t)]),
+    "dsg_memory_need": (None, [POINTER(DsgOptions), c_int, c_int, POINTER(DsgMemory)]),
+    "dsg_check_memory": (c_int, [POINTER(DsgOptions), c_int, c_int]),
     "dsg_free": (None, [c_void_p]),
 }
 
