@@ -445,6 +445,9 @@ int app_memory_plan(const dsg_options *opt, int width, int height, int *use_cpu)
 /* DSG_OK when the C path's host memory holds a segment of width x height, else DSG_ERR_LIMIT
  * saying so and what would fit (for "auto" falling back from a device part-way). */
 int app_memory_host_fits(const dsg_options *opt, int width, int height);
+/* DSG_OK when the host holds dsg_affinity of width x height (N at the image's own size), else
+ * DSG_ERR_LIMIT saying so and what size would fit. */
+int app_memory_check_affinity(const dsg_options *opt, int width, int height);
 /* status, with the message of a device that ran out part-way (DSG_ERR_LIMIT on the OpenCL path)
  * completed by the image size that would fit the whole device; other statuses unchanged. */
 int app_memory_explain(const dsg_options *opt, int width, int height, int status);

@@ -320,6 +320,34 @@ int app_memory_plan(const dsg_options *opt, int width, int height, int *use_cpu)
   return DSG_OK;
 }
 
+/* dsg_affinity's host bytes: the image, N and its degrees at the image's own size. */
+static double need_affinity(const dsg_options *opt, int w, int h)
+{
+  const double n = (double)w * (double)h;
+  const double ndiag = app_disc_size(opt->radius > 0 ? opt->radius : 5);
+  return MEM_HOST_BASE + MEM_MARGIN * (MEM_HOST_PER_INPUT + 4.0 * ndiag + MEM_HOST_PER_WORK) * n;
+}
+
+int app_memory_check_affinity(const dsg_options *opt, int width, int height)
+{
+  char need[32], have[32], fit[200];
+  const double avail = host_available(opt), bytes = need_affinity(opt, width, height);
+  if (avail <= 0.0 || bytes <= avail)
+    return DSG_OK;
+  const int side = fit_side(opt, width, height, need_affinity, avail);
+  const int longest = width > height ? width : height;
+  snprintf(fit, sizeof(fit), "at most about %d x %d fits (the image scaled down to it)",
+           (int)lround((double)width * side / longest),
+           (int)lround((double)height * side / longest));
+  return dsg_error_set(DSG_ERR_LIMIT,
+                       "the affinity of a %d x %d image needs about %s of host memory, over the "
+                       "%s%s: %s",
+                       width, height, gib(bytes, need, sizeof(need)),
+                       gib(avail, have, sizeof(have)),
+                       opt->max_memory ? " cap of " DSG_PARAM("max_memory") : " available",
+                       side < 2 ? "no image of this shape fits" : fit);
+}
+
 int dsg_check_memory(const dsg_options *opt, int width, int height)
 {
   int use_cpu;

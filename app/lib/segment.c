@@ -1159,6 +1159,8 @@ int dsg_affinity(const dsg_image *img, const dsg_options *opt, dsg_matrix **out)
   *out = NULL;
   if (status == DSG_OK)
     status = check_image(img);
+  if (status == DSG_OK) /* N at the image's own size: checked before it is built */
+    status = app_memory_check_affinity(opt, img->width, img->height);
   if (status != DSG_OK)
     return status;
   m = calloc(1, sizeof(*m));

@@ -344,6 +344,9 @@ def opencl_runs(tmp, data):
     code, _, err = run(["segment", image, "--matvec", "cpu", "--max-memory", "1000000", "-o", out])
     check(code == 1 and one_error(err) and "host memory" in err and "--max-memory" in err
           and "fits" in err and not os.path.exists(out), f"--max-memory: {code} {err!r}")
+    code, _, err = run(["affinity", image, "--max-memory", "1000000", "--export", out])
+    check(code == 1 and one_error(err) and "the affinity of a" in err and "fits" in err
+          and not os.path.exists(out), f"affinity --max-memory: {code} {err!r}")
     # a kernel file that does not build: the build log, then the error (or the fallback)
     kdir = os.path.join(tmp, "badkernels")
     os.mkdir(kdir)

@@ -131,6 +131,24 @@ static void test_host_cap(void)
             !strstr(dsg_error_message(), "work_pixels"),
         "16000 x 12000 over half its need: %s", dsg_error_message());
 
+  /* dsg_affinity: N at the image's own size, checked before it is built */
+  {
+    dsg_options_init(&opt);
+    dsg_image big = picture(200, 150);
+    dsg_matrix *N = NULL;
+    const double need = 32.0 * MIB + 1.10 * (18.0 + 324.0 + 200.0) * 200.0 * 150.0;
+    opt.max_memory = (unsigned long long)(need * 0.9);
+    CHECK(dsg_affinity(&big, &opt, &N) == DSG_ERR_LIMIT && !N &&
+              strstr(dsg_error_message(), "the affinity of a 200 x 150 image") &&
+              fit_of(dsg_error_message(), &w, &h) && w < 200 && w > 150,
+          "dsg_affinity over max_memory: %s", dsg_error_message());
+    opt.max_memory = (unsigned long long)(need * 1.01);
+    CHECK(dsg_affinity(&big, &opt, &N) == DSG_OK && N, "dsg_affinity within max_memory: %s",
+          dsg_error_message());
+    dsg_matrix_destroy(N);
+    dsg_image_free(&big);
+  }
+
   /* dsg_segment checks before any work */
   dsg_image img = picture(64, 48);
   dsg_result *r = NULL;
