@@ -301,6 +301,7 @@ typedef struct dsg_memory {
   double host_opencl;    /* host bytes at the run's peak on the OpenCL path */
   double device;         /* device bytes at the peak on the OpenCL path */
   double device_buffer;  /* its largest single buffer (the matrix, or Lanczos' basis) */
+  double affinity;       /* host bytes of dsg_affinity: N at the image's own size */
 } dsg_memory;
 void dsg_memory_need(const dsg_options *opt, int width, int height, dsg_memory *m);
 /* dsg_memory_need against what there is: the host's available memory (or opt->max_memory) and,

@@ -18,6 +18,7 @@
 #include "diaseg_internal.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +94,8 @@ void dsg_memory_need(const dsg_options *opt, int width, int height, dsg_memory *
   m->device = MEM_MARGIN *
               (matrix + (4.0 * (s->dev_per_col * cols + s->dev_extra) + MEM_DEVICE_PER_WORK) * n);
   m->device_buffer = matrix;
+  m->affinity =
+      MEM_HOST_BASE + MEM_MARGIN * (MEM_HOST_PER_INPUT + 4.0 * ndiag + MEM_HOST_PER_WORK) * input;
   if (strcmp(s->name, "lanczos") == 0 && 4.0 * (cols + 1 + MEM_DEVICE_DENSE_KNOWN) * n > matrix)
     m->device_buffer = 4.0 * (cols + 1 + MEM_DEVICE_DENSE_KNOWN) * n;
 }
@@ -136,38 +139,19 @@ static double host_available(const dsg_options *opt)
  * image's size at its aspect (what a smaller --max-side or --resize gives). full: the working
  * size follows the image (work_pixels 0, or the image within it); else the image shrinks and the
  * working size with it once it is under work_pixels. */
-typedef double (*need_fn)(const dsg_options *opt, int w, int h);
-
-static double need_host_cpu(const dsg_options *opt, int w, int h)
+/* One figure of dsg_memory_need's, by its offset in dsg_memory (offsetof(dsg_memory, device)). */
+static double need_of(const dsg_options *opt, int w, int h, size_t field)
 {
   dsg_memory m;
+  double v;
   dsg_memory_need(opt, w, h, &m);
-  return m.host_cpu;
+  memcpy(&v, (const char *)&m + field, sizeof(v));
+  return v;
 }
 
-static double need_host_opencl(const dsg_options *opt, int w, int h)
-{
-  dsg_memory m;
-  dsg_memory_need(opt, w, h, &m);
-  return m.host_opencl;
-}
-
-static double need_device(const dsg_options *opt, int w, int h)
-{
-  dsg_memory m;
-  dsg_memory_need(opt, w, h, &m);
-  return m.device;
-}
-
-static double need_buffer(const dsg_options *opt, int w, int h)
-{
-  dsg_memory m;
-  dsg_memory_need(opt, w, h, &m);
-  return m.device_buffer;
-}
-
-/* The longest side s (the image scaled to s on its longer side) with fn(...) <= cap; 0: none. */
-static int fit_side(const dsg_options *opt, int width, int height, need_fn fn, double cap)
+/* The longest side s (the image scaled to s on its longer side) whose figure `field` is <= cap;
+ * 0: none. */
+static int fit_side(const dsg_options *opt, int width, int height, size_t field, double cap)
 {
   const int longest = width > height ? width : height;
   int lo = 0, hi = longest;
@@ -177,7 +161,7 @@ static int fit_side(const dsg_options *opt, int width, int height, need_fn fn, d
     int w = (int)lround(width * f), h = (int)lround(height * f);
     w = w < 1 ? 1 : w;
     h = h < 1 ? 1 : h;
-    if (fn(opt, w, h) <= cap)
+    if (need_of(opt, w, h, field) <= cap)
       lo = mid;
     else
       hi = mid - 1;
@@ -196,10 +180,10 @@ static const char *gib(double bytes, char *buf, size_t cap)
 
 /* "at most about W x H fits", the image's largest size at its aspect with fn <= cap, and where the
  * working size is what does not fit, the working size that does. */
-static void say_fit(const dsg_options *opt, int width, int height, need_fn fn, double cap,
+static void say_fit(const dsg_options *opt, int width, int height, size_t field, double cap,
                     char *buf, size_t bufcap)
 {
-  const int side = fit_side(opt, width, height, fn, cap);
+  const int side = fit_side(opt, width, height, field, cap);
   const int longest = width > height ? width : height;
   if (side < 2) {
     snprintf(buf, bufcap, "no image of this shape fits");
@@ -251,7 +235,8 @@ static int check_device(const dsg_options *opt, int width, int height, const spm
   char need[32], have[32], fit[200];
   dsg_memory_need(opt, width, height, &m);
   if (m.device_buffer > (double)dev->max_alloc) {
-    say_fit(opt, width, height, need_buffer, (double)dev->max_alloc, fit, sizeof(fit));
+    say_fit(opt, width, height, offsetof(dsg_memory, device_buffer), (double)dev->max_alloc, fit,
+            sizeof(fit));
     return dsg_error_set(DSG_ERR_LIMIT,
                          "a %d x %d image (solved at %lld pixels) needs one device buffer of %s "
                          "for %s, over %s's largest allocation of %s%s: %s",
@@ -264,7 +249,8 @@ static int check_device(const dsg_options *opt, int width, int height, const spm
                          opt->cl_max_alloc ? " (the " DSG_PARAM("cl_max_alloc") " cap)" : "", fit);
   }
   if (m.device > (double)dev->global_mem) {
-    say_fit(opt, width, height, need_device, (double)dev->global_mem, fit, sizeof(fit));
+    say_fit(opt, width, height, offsetof(dsg_memory, device), (double)dev->global_mem, fit,
+            sizeof(fit));
     return dsg_error_set(DSG_ERR_LIMIT,
                          "a %d x %d image (solved at %lld pixels) needs about %s of device memory, "
                          "over %s's %s%s: %s",
@@ -285,7 +271,9 @@ static int check_host(const dsg_options *opt, int width, int height, int opencl)
   const double bytes = opencl ? m.host_opencl : m.host_cpu;
   if (avail <= 0.0 || bytes <= avail)
     return DSG_OK;
-  say_fit(opt, width, height, opencl ? need_host_opencl : need_host_cpu, avail, fit, sizeof(fit));
+  say_fit(opt, width, height,
+          opencl ? offsetof(dsg_memory, host_opencl) : offsetof(dsg_memory, host_cpu), avail, fit,
+          sizeof(fit));
   return dsg_error_set(DSG_ERR_LIMIT,
                        "a %d x %d image (solved at %lld pixels on the %s) needs about %s of host "
                        "memory, over the %s%s: %s",
@@ -320,21 +308,14 @@ int app_memory_plan(const dsg_options *opt, int width, int height, int *use_cpu)
   return DSG_OK;
 }
 
-/* dsg_affinity's host bytes: the image, N and its degrees at the image's own size. */
-static double need_affinity(const dsg_options *opt, int w, int h)
-{
-  const double n = (double)w * (double)h;
-  const double ndiag = app_disc_size(opt->radius > 0 ? opt->radius : 5);
-  return MEM_HOST_BASE + MEM_MARGIN * (MEM_HOST_PER_INPUT + 4.0 * ndiag + MEM_HOST_PER_WORK) * n;
-}
-
 int app_memory_check_affinity(const dsg_options *opt, int width, int height)
 {
   char need[32], have[32], fit[200];
-  const double avail = host_available(opt), bytes = need_affinity(opt, width, height);
+  const double avail = host_available(opt),
+               bytes = need_of(opt, width, height, offsetof(dsg_memory, affinity));
   if (avail <= 0.0 || bytes <= avail)
     return DSG_OK;
-  const int side = fit_side(opt, width, height, need_affinity, avail);
+  const int side = fit_side(opt, width, height, offsetof(dsg_memory, affinity), avail);
   const int longest = width > height ? width : height;
   snprintf(fit, sizeof(fit), "at most about %d x %d fits (the image scaled down to it)",
            (int)lround((double)width * side / longest),
@@ -374,7 +355,8 @@ int app_memory_explain(const dsg_options *opt, int width, int height, int status
                          "it fits once they release it)",
                          msg, gib(m.device, need, sizeof(need)), dev.name,
                          gib((double)dev.global_mem, have, sizeof(have)));
-  say_fit(opt, width, height, need_device, (double)dev.global_mem, fit, sizeof(fit));
+  say_fit(opt, width, height, offsetof(dsg_memory, device), (double)dev.global_mem, fit,
+          sizeof(fit));
   return dsg_error_set(DSG_ERR_LIMIT, "%s (with all of %s's %s free, %s)", msg, dev.name,
                        gib((double)dev.global_mem, have, sizeof(have)), fit);
 }

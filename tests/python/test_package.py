@@ -621,6 +621,7 @@ def test_memory():
     assert m["host_cpu"] == pytest.approx(32 * 2**20 + 1.1 * (18 + 324 + 132 + 200) * n,
                                           rel=1e-12)
     assert m["device_buffer"] == pytest.approx(324 * n, rel=1e-12)
+    assert m["affinity"] == pytest.approx(32 * 2**20 + 1.1 * (18 + 324 + 200) * n, rel=1e-12)
     assert m["fits"] is True
     big = diaseg.memory((3000, 4000, 3))
     assert big["work_pixels"] <= 160000 and big["host_cpu"] > m["host_cpu"]

@@ -713,7 +713,8 @@ def memory(shape, **options):
     dict
         work_pixels (the size the problem is solved at); host_cpu and host_opencl (host bytes
         at the run's peak on the C path and on the OpenCL path); device and device_buffer
-        (device bytes, and its largest single buffer, on the OpenCL path); fits (True, or the
+        (device bytes, and its largest single buffer, on the OpenCL path); affinity (host
+        bytes of ``affinity``: N at the image's own size); fits (True, or the
         message saying what ran short and what image size would fit).
     """
     if len(shape) not in (2, 3) or not all(isinstance(v, (int, np.integer)) for v in shape):
@@ -729,7 +730,7 @@ def memory(shape, **options):
     del keep
     return {"work_pixels": int(need.work_pixels), "host_cpu": need.host_cpu,
             "host_opencl": need.host_opencl, "device": need.device,
-            "device_buffer": need.device_buffer, "fits": fits}
+            "device_buffer": need.device_buffer, "affinity": need.affinity, "fits": fits}
 
 
 def devices():

@@ -131,6 +131,7 @@ class DsgMemory(Structure):
         ("host_opencl", c_double),
         ("device", c_double),
         ("device_buffer", c_double),
+        ("affinity", c_double),
     ]
 
 
