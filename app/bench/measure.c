@@ -354,7 +354,7 @@ static int input_load(const app_config *cfg, bench_input *in, const char *path, 
   if (status == DSG_OK && w > 0) {
     dsg_image resized = {0};
     if ((size_t)w * (size_t)h > cfg->max_pixels)
-      return dsg_error_set(DSG_ERR_LIMIT,
+      return dsg_error_set(DSG_ERR_INVALID,
                            "--size %dx%d is over the cap of %zu pixels (raise it "
                            "with --max-pixels)",
                            w, h, cfg->max_pixels);
@@ -374,7 +374,14 @@ static int input_load(const app_config *cfg, bench_input *in, const char *path, 
  * error. */
 static int input_problem(const dsg_options *opt, bench_input *in)
 {
-  int status = dsg_problem_create(&in->img, opt, &in->problem);
+  /* the problem at the image's own size on the host (every backend's starts from it): its
+   * memory checked first, so that a size the host cannot hold stops with what would fit */
+  dsg_options host = *opt;
+  host.work_pixels = -1; /* the size itself: no working size to offer (dsg_check_memory) */
+  host.matvec = "cpu";
+  int status = dsg_check_memory(&host, in->img.width, in->img.height);
+  if (status == DSG_OK)
+    status = dsg_problem_create(&in->img, opt, &in->problem);
   if (status != DSG_OK)
     return status;
   dsg_image_free(&in->img);

@@ -146,7 +146,7 @@ static const opt_def options[] = {
      "pretend the device's largest allocation is BYTES ($DIASEG_CL_MAX_ALLOC)"},
     {"cl-max-mem", 0, "BYTES", OPT_CL_MAX_MEM, SOLVE_CMDS,
      "pretend the device's memory is BYTES ($DIASEG_CL_MAX_MEM)"},
-    {"max-memory", 0, "BYTES", OPT_MAX_MEMORY, IMAGE_CMDS,
+    {"max-memory", 0, "BYTES", OPT_MAX_MEMORY, (IMAGE_CMDS | BENCH_CMD),
      "refuse runs needing more host memory than BYTES (default: what the machine has "
      "available)"},
     {"grouping", 0, "HOW", OPT_GROUPING, CMD_BIT(APP_CMD_SEGMENT),

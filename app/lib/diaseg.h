@@ -308,7 +308,9 @@ void dsg_memory_need(const dsg_options *opt, int width, int height, dsg_memory *
  * for matvec "opencl" or "auto" with a GPU, that device's memory and largest allocation (or
  * cl_max_mem, cl_max_alloc). DSG_OK, or DSG_ERR_LIMIT saying what ran short and what image size
  * would fit. "auto" with a device too small is DSG_OK where the C path fits: dsg_segment then
- * takes it. dsg_segment checks this before any work; callers may ask first. */
+ * takes it. dsg_segment checks this before any work; callers may ask first. work_pixels < 0
+ * (which no run takes) is full resolution with no working size offered in the message, for
+ * callers that have none (diaseg bench). */
 int dsg_check_memory(const dsg_options *opt, int width, int height);
 /* dsg_memory_need's host_cpu, for saying what a run will cost before it starts. */
 double dsg_estimate_bytes(const dsg_options *opt, int width, int height);

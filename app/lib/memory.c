@@ -191,7 +191,7 @@ static void say_fit(const dsg_options *opt, int width, int height, size_t field,
   }
   const double f = (double)side / longest;
   const int w = (int)lround(width * f), h = (int)lround(height * f);
-  if (opt->work_pixels <= 0 || (long long)w * h < opt->work_pixels)
+  if (opt->work_pixels == 0 || (long long)w * h < opt->work_pixels)
     snprintf(buf, bufcap,
              "at most about %d x %d fits (the image scaled down to it, or " DSG_PARAM(
                  "work_pixels") " %lld)",

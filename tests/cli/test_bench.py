@@ -160,6 +160,18 @@ def main():
         check(p.returncode == 1 and p.stderr.count("\n") == 1 and "error" in p.stderr and
               "bench: 64x48" not in p.stderr and not os.path.exists(j2),
               f"unwritable --csv: exit {p.returncode}, stderr {p.stderr!r}")
+        # a size the host cannot hold (here: under --max-memory) stops before it is built, with
+        # what would fit; a size over --max-pixels is a usage error
+        p = subprocess.run([a.diaseg, "bench", "--size", "640x480", "--matvec", "cpu", "-q",
+                            "--max-memory", "100000000"], capture_output=True, text=True,
+                           timeout=300)
+        check(p.returncode == 1 and p.stderr.count("\n") == 1 and "host memory" in p.stderr and
+              "at most about" in p.stderr and "--work-pixels" not in p.stderr and p.stdout == "",
+              f"bench over --max-memory: exit {p.returncode}, stderr {p.stderr!r}")
+        p = subprocess.run([a.diaseg, "bench", "--size", "640x480", "--max-pixels", "1000", "-q"],
+                           capture_output=True, text=True, timeout=300)
+        check(p.returncode == 2 and "--max-pixels" in p.stderr,
+              f"bench over --max-pixels: exit {p.returncode}, stderr {p.stderr!r}")
         # nothing measured (every kernel skipped): an error, not an empty result
         j3 = os.path.join(tmp, "b3.json")
         p = subprocess.run([a.diaseg, "bench", "--size", "13x7", "--matvec", "opencl",
