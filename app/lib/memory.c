@@ -287,8 +287,9 @@ int app_memory_plan(const dsg_options *opt, int width, int height, int *use_cpu)
   spmv_cl_device dev;
   int status;
   *use_cpu = 0;
-  if (!run_device(opt, &dev))
-    return check_host(opt, width, height, 0);
+  if (!run_device(opt, &dev)) /* the C path; "opencl" without its device: the run says so */
+    return opt->matvec && strcmp(opt->matvec, "opencl") == 0 ? DSG_OK
+                                                             : check_host(opt, width, height, 0);
   status = check_device(opt, width, height, &dev);
   if (status == DSG_OK)
     return check_host(opt, width, height, 1);
