@@ -169,12 +169,16 @@ static int fit_side(const dsg_options *opt, int width, int height, size_t field,
   return lo;
 }
 
-static const char *gib(double bytes, char *buf, size_t cap)
+static const char *size_text(double bytes, char *buf, size_t cap)
 {
   if (bytes >= 1024.0 * 1024.0 * 1024.0)
     snprintf(buf, cap, "%.1f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
-  else
+  else if (bytes >= 1024.0 * 1024.0)
     snprintf(buf, cap, "%.0f MiB", bytes / (1024.0 * 1024.0));
+  else if (bytes >= 1024.0)
+    snprintf(buf, cap, "%.0f KiB", bytes / 1024.0);
+  else
+    snprintf(buf, cap, "%.0f bytes", bytes);
   return buf;
 }
 
@@ -240,12 +244,13 @@ static int check_device(const dsg_options *opt, int width, int height, const spm
     return dsg_error_set(DSG_ERR_LIMIT,
                          "a %d x %d image (solved at %lld pixels) needs one device buffer of %s "
                          "for %s, over %s's largest allocation of %s%s: %s",
-                         width, height, m.work_pixels, gib(m.device_buffer, need, sizeof(need)),
+                         width, height, m.work_pixels,
+                         size_text(m.device_buffer, need, sizeof(need)),
                          m.device_buffer > 4.0 * app_disc_size(opt->radius > 0 ? opt->radius : 5) *
                                                (double)m.work_pixels
                              ? "the Lanczos basis"
                              : "the matrix",
-                         dev->name, gib((double)dev->max_alloc, have, sizeof(have)),
+                         dev->name, size_text((double)dev->max_alloc, have, sizeof(have)),
                          opt->cl_max_alloc ? " (the " DSG_PARAM("cl_max_alloc") " cap)" : "", fit);
   }
   if (m.device > (double)dev->global_mem) {
@@ -254,8 +259,8 @@ static int check_device(const dsg_options *opt, int width, int height, const spm
     return dsg_error_set(DSG_ERR_LIMIT,
                          "a %d x %d image (solved at %lld pixels) needs about %s of device memory, "
                          "over %s's %s%s: %s",
-                         width, height, m.work_pixels, gib(m.device, need, sizeof(need)), dev->name,
-                         gib((double)dev->global_mem, have, sizeof(have)),
+                         width, height, m.work_pixels, size_text(m.device, need, sizeof(need)),
+                         dev->name, size_text((double)dev->global_mem, have, sizeof(have)),
                          opt->cl_max_mem ? " (the " DSG_PARAM("cl_max_mem") " cap)" : "", fit);
   }
   return DSG_OK;
@@ -278,7 +283,7 @@ static int check_host(const dsg_options *opt, int width, int height, int opencl)
                        "a %d x %d image (solved at %lld pixels on the %s) needs about %s of host "
                        "memory, over the %s%s: %s",
                        width, height, m.work_pixels, opencl ? "OpenCL path" : "C path",
-                       gib(bytes, need, sizeof(need)), gib(avail, have, sizeof(have)),
+                       size_text(bytes, need, sizeof(need)), size_text(avail, have, sizeof(have)),
                        opt->max_memory ? " cap of " DSG_PARAM("max_memory") : " available", fit);
 }
 
@@ -324,8 +329,8 @@ int app_memory_check_affinity(const dsg_options *opt, int width, int height)
   return dsg_error_set(DSG_ERR_LIMIT,
                        "the affinity of a %d x %d image needs about %s of host memory, over the "
                        "%s%s: %s",
-                       width, height, gib(bytes, need, sizeof(need)),
-                       gib(avail, have, sizeof(have)),
+                       width, height, size_text(bytes, need, sizeof(need)),
+                       size_text(avail, have, sizeof(have)),
                        opt->max_memory ? " cap of " DSG_PARAM("max_memory") : " available",
                        side < 2 ? "no image of this shape fits" : fit);
 }
@@ -354,10 +359,10 @@ int app_memory_explain(const dsg_options *opt, int width, int height, int status
     return dsg_error_set(DSG_ERR_LIMIT,
                          "%s (the run needs about %s of %s's %s: other programs hold the rest; "
                          "it fits once they release it)",
-                         msg, gib(m.device, need, sizeof(need)), dev.name,
-                         gib((double)dev.global_mem, have, sizeof(have)));
+                         msg, size_text(m.device, need, sizeof(need)), dev.name,
+                         size_text((double)dev.global_mem, have, sizeof(have)));
   say_fit(opt, width, height, offsetof(dsg_memory, device), (double)dev.global_mem, fit,
           sizeof(fit));
   return dsg_error_set(DSG_ERR_LIMIT, "%s (with all of %s's %s free, %s)", msg, dev.name,
-                       gib((double)dev.global_mem, have, sizeof(have)), fit);
+                       size_text((double)dev.global_mem, have, sizeof(have)), fit);
 }
