@@ -445,6 +445,11 @@ int app_memory_plan(const dsg_options *opt, int width, int height, int *use_cpu)
 /* DSG_OK when the C path's host memory holds a segment of width x height, else DSG_ERR_LIMIT
  * saying so and what would fit (for "auto" falling back from a device part-way). */
 int app_memory_host_fits(const dsg_options *opt, int width, int height);
+/* The memory the process's cgroup still allows (a container's limit): the least limit - usage
+ * over its cgroup and their ancestors, cgroup v2 (memory.max, memory.current) or v1 (the memory
+ * controller's memory.limit_in_bytes, memory.usage_in_bytes), read from proc_cgroup
+ * (/proc/self/cgroup) and the tree at sys_root (/sys/fs/cgroup); 0: no limit found. */
+double app_memory_cgroup_room(const char *proc_cgroup, const char *sys_root);
 /* DSG_OK when the host holds dsg_affinity of width x height (N at the image's own size), else
  * DSG_ERR_LIMIT saying so and what size would fit. */
 int app_memory_check_affinity(const dsg_options *opt, int width, int height);

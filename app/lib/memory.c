@@ -107,8 +107,78 @@ double dsg_estimate_bytes(const dsg_options *opt, int width, int height)
   return m.host_cpu;
 }
 
+/* A file's first number; -1 when it cannot be read or holds none (cgroup v2's "max" included). */
+static double read_number(const char *dir, const char *name)
+{
+  char path[4096 + 64]; /* dir (at most 4095) and a file name */
+  unsigned long long v;
+  double out = -1.0;
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return -1.0;
+  if (fscanf(f, "%llu", &v) == 1)
+    out = (double)v;
+  fclose(f);
+  return out;
+}
+
+/* The least room (limit - usage) over the cgroup folder dir and its ancestors down to root. */
+static double least_room(const char *root, const char *cgroup, const char *limit_file,
+                         const char *usage_file)
+{
+  char dir[4096];
+  double least = 0.0;
+  snprintf(dir, sizeof(dir), "%s%s", root, cgroup);
+  for (;;) {
+    const double limit = read_number(dir, limit_file), usage = read_number(dir, usage_file);
+    /* v1 writes "no limit" as a page-rounded 2^63 - 1 */
+    if (limit > 0.0 && limit < 0x1p62 && usage >= 0.0) {
+      const double room = limit > usage ? limit - usage : 1.0;
+      least = least > 0.0 && least < room ? least : room;
+    }
+    char *slash = strrchr(dir, '/');
+    if (!slash || (size_t)(slash - dir) < strlen(root))
+      break;
+    *slash = '\0';
+  }
+  return least;
+}
+
+double app_memory_cgroup_room(const char *proc_cgroup, const char *sys_root)
+{
+  char line[4096], root[4096];
+  double room = 0.0;
+  FILE *f = fopen(proc_cgroup, "r");
+  if (!f)
+    return 0.0;
+  while (fgets(line, sizeof(line), f)) {
+    line[strcspn(line, "\n")] = '\0';
+    char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c2)
+      continue;
+    *c1 = '\0';
+    *c2 = '\0';
+    const char *controllers = c1 + 1, *path = c2 + 1;
+    double r = 0.0;
+    if (strcmp(line, "0") == 0 && !*controllers) { /* v2: one hierarchy */
+      snprintf(root, sizeof(root), "%s", sys_root);
+      r = least_room(root, strcmp(path, "/") == 0 ? "" : path, "memory.max", "memory.current");
+    } else if (strstr(controllers, "memory")) { /* v1: the memory controller's hierarchy */
+      snprintf(root, sizeof(root), "%s/memory", sys_root);
+      r = least_room(root, strcmp(path, "/") == 0 ? "" : path, "memory.limit_in_bytes",
+                     "memory.usage_in_bytes");
+    }
+    if (r > 0.0 && (room <= 0.0 || r < room))
+      room = r;
+  }
+  fclose(f);
+  return room;
+}
+
 /* The host's memory a run may take: MemAvailable (free memory plus what the kernel can reclaim),
- * else the free pages; opt->max_memory caps it. 0 when neither is known and there is no cap. */
+ * else the free pages; no more than the process's cgroup (a container's limit) leaves; opt->
+ * max_memory caps it. 0 when none is known and there is no cap. */
 static double host_available(const dsg_options *opt)
 {
   double avail = 0.0;
@@ -130,6 +200,9 @@ static double host_available(const dsg_options *opt)
       avail = (double)pages * (double)page;
   }
 #endif
+  const double room = app_memory_cgroup_room("/proc/self/cgroup", "/sys/fs/cgroup");
+  if (room > 0.0 && (avail <= 0.0 || room < avail))
+    avail = room;
   if (opt->max_memory > 0 && (avail <= 0.0 || (double)opt->max_memory < avail))
     avail = (double)opt->max_memory;
   return avail;
