@@ -256,8 +256,15 @@ static void test_device(void)
   free(list);
 }
 
-static void put(const char *path, const char *text)
+/* root/rel := text (a file), or root/rel a folder when text is NULL */
+static void put(const char *root, const char *rel, const char *text)
 {
+  char path[512];
+  snprintf(path, sizeof(path), "%s/%s", root, rel);
+  if (!text) {
+    mkdir(path, 0700);
+    return;
+  }
   FILE *f = fopen(path, "w");
   if (f) {
     fputs(text, f);
@@ -269,62 +276,44 @@ static void put(const char *path, const char *text)
  * memory controller's limit and usage, 2^63 - 1 rounded = none), the least over the ancestors. */
 static void test_cgroup(void)
 {
-  char tmpl[] = "/tmp/diaseg-cgroup-XXXXXX", path[512], proc[512];
+  char tmpl[] = "/tmp/diaseg-cgroup-XXXXXX", sys[512], proc[512];
   const char *root = mkdtemp(tmpl);
   CHECK(root != NULL, "mkdtemp");
   if (!root)
     return;
   snprintf(proc, sizeof(proc), "%s/cgroup", root);
+  snprintf(sys, sizeof(sys), "%s/sys", root);
   /* v2: /a/b with 3 GiB max and 1 GiB used under /a with 10 GiB max and 9.5 GiB used */
-  snprintf(path, sizeof(path), "%s/sys", root);
-  mkdir(path, 0700);
-  snprintf(path, sizeof(path), "%s/sys/a", root);
-  mkdir(path, 0700);
-  snprintf(path, sizeof(path), "%s/sys/a/b", root);
-  mkdir(path, 0700);
-  snprintf(path, sizeof(path), "%s/sys/a/b/memory.max", root);
-  put(path, "3221225472\n");
-  snprintf(path, sizeof(path), "%s/sys/a/b/memory.current", root);
-  put(path, "1073741824\n");
-  snprintf(path, sizeof(path), "%s/sys/a/memory.max", root);
-  put(path, "10737418240\n");
-  snprintf(path, sizeof(path), "%s/sys/a/memory.current", root);
-  put(path, "10200547328\n");
-  put(proc, "0::/a/b\n");
-  snprintf(path, sizeof(path), "%s/sys", root);
-  CHECK(app_memory_cgroup_room(proc, path) == 10737418240.0 - 10200547328.0,
-        "v2, the parent's room is the least: %.0f", app_memory_cgroup_room(proc, path));
-  snprintf(path, sizeof(path), "%s/sys/a/memory.max", root);
-  put(path, "max\n");
-  snprintf(path, sizeof(path), "%s/sys", root);
-  CHECK(app_memory_cgroup_room(proc, path) == 2147483648.0, "v2, the child's: %.0f",
-        app_memory_cgroup_room(proc, path));
-  snprintf(path, sizeof(path), "%s/sys/a/b/memory.max", root);
-  put(path, "max\n");
-  snprintf(path, sizeof(path), "%s/sys", root);
-  CHECK(app_memory_cgroup_room(proc, path) == 0.0, "v2, no limit: %.0f",
-        app_memory_cgroup_room(proc, path));
+  put(root, "sys", NULL);
+  put(root, "sys/a", NULL);
+  put(root, "sys/a/b", NULL);
+  put(root, "sys/a/b/memory.max", "3221225472\n");
+  put(root, "sys/a/b/memory.current", "1073741824\n");
+  put(root, "sys/a/memory.max", "10737418240\n");
+  put(root, "sys/a/memory.current", "10200547328\n");
+  put(root, "cgroup", "0::/a/b\n");
+  CHECK(app_memory_cgroup_room(proc, sys) == 10737418240.0 - 10200547328.0,
+        "v2, the parent's room is the least: %.0f", app_memory_cgroup_room(proc, sys));
+  put(root, "sys/a/memory.max", "max\n");
+  CHECK(app_memory_cgroup_room(proc, sys) == 2147483648.0, "v2, the child's: %.0f",
+        app_memory_cgroup_room(proc, sys));
+  put(root, "sys/a/b/memory.max", "max\n");
+  CHECK(app_memory_cgroup_room(proc, sys) == 0.0, "v2, no limit: %.0f",
+        app_memory_cgroup_room(proc, sys));
   /* v1: the memory controller at sys/memory/c, 512 MiB limit, 100 MiB used; "no limit" above */
-  snprintf(path, sizeof(path), "%s/sys/memory", root);
-  mkdir(path, 0700);
-  snprintf(path, sizeof(path), "%s/sys/memory/c", root);
-  mkdir(path, 0700);
-  snprintf(path, sizeof(path), "%s/sys/memory/c/memory.limit_in_bytes", root);
-  put(path, "536870912\n");
-  snprintf(path, sizeof(path), "%s/sys/memory/c/memory.usage_in_bytes", root);
-  put(path, "104857600\n");
-  snprintf(path, sizeof(path), "%s/sys/memory/memory.limit_in_bytes", root);
-  put(path, "9223372036854771712\n");
-  snprintf(path, sizeof(path), "%s/sys/memory/memory.usage_in_bytes", root);
-  put(path, "5000000000\n");
-  put(proc, "9:name=systemd:/\n4:memory:/c\n1:cpu:/\n");
-  snprintf(path, sizeof(path), "%s/sys", root);
-  CHECK(app_memory_cgroup_room(proc, path) == 536870912.0 - 104857600.0, "v1: %.0f",
-        app_memory_cgroup_room(proc, path));
-  put(proc, "garbage\n::\n");
-  CHECK(app_memory_cgroup_room(proc, path) == 0.0, "garbage: %.0f",
-        app_memory_cgroup_room(proc, path));
-  CHECK(app_memory_cgroup_room("/nonexistent/cgroup", path) == 0.0, "no file");
+  put(root, "sys/memory", NULL);
+  put(root, "sys/memory/c", NULL);
+  put(root, "sys/memory/c/memory.limit_in_bytes", "536870912\n");
+  put(root, "sys/memory/c/memory.usage_in_bytes", "104857600\n");
+  put(root, "sys/memory/memory.limit_in_bytes", "9223372036854771712\n");
+  put(root, "sys/memory/memory.usage_in_bytes", "5000000000\n");
+  put(root, "cgroup", "9:name=systemd:/\n4:memory:/c\n1:cpu:/\n");
+  CHECK(app_memory_cgroup_room(proc, sys) == 536870912.0 - 104857600.0, "v1: %.0f",
+        app_memory_cgroup_room(proc, sys));
+  put(root, "cgroup", "garbage\n::\n");
+  CHECK(app_memory_cgroup_room(proc, sys) == 0.0, "garbage: %.0f",
+        app_memory_cgroup_room(proc, sys));
+  CHECK(app_memory_cgroup_room("/nonexistent/cgroup", sys) == 0.0, "no file");
   char cmd[600];
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
   CHECK(system(cmd) == 0, "cleanup");
