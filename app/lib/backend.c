@@ -168,18 +168,10 @@ int app_matvec_create(const dsg_options *opt, const spmv_dia *N, const eig_solve
   status = create_opencl(opt, N, &cl, solver, mv, &bad_options);
   if (status != DSG_OK && bad_options)
     return status;
-  if (status != DSG_OK) {
-    /* the C path only where it holds the problem: else the device's error, and the host's */
-    char msg[1024];
-    snprintf(msg, sizeof(msg), "%s", dsg_error_raw());
+  if (status != DSG_OK) { /* the C path only where it holds the problem */
     const int w = N->width > 0 ? N->width : N->rows;
-    if (app_memory_host_fits(opt, w, N->rows / w) != DSG_OK) {
-      char host_msg[1024];
-      snprintf(host_msg, sizeof(host_msg), "%s", dsg_error_raw());
-      return dsg_error_set(status, "%s; nor does the C path: %s", msg, host_msg);
-    }
-    app_log(opt, DSG_LOG_WARNING, "the OpenCL path failed (%s); falling back to the C path", msg);
-    return spmv_matvec_create_cpu(mv, N);
+    status = app_memory_fallback(opt, w, N->rows / w, status, "the OpenCL path failed");
+    return status == DSG_OK ? spmv_matvec_create_cpu(mv, N) : status;
   }
   say_opencl(opt, *mv);
   return DSG_OK;

@@ -442,9 +442,12 @@ int app_upsample_contours(const float *src, int w, int h, int W, int H, float *d
 /* dsg_check_memory, and *use_cpu = 1 where matvec "auto" must take the C path because the device
  * cannot hold the problem (logged as a warning). */
 int app_memory_plan(const dsg_options *opt, int width, int height, int *use_cpu);
-/* DSG_OK when the C path's host memory holds a segment of width x height, else DSG_ERR_LIMIT
- * saying so and what would fit (for "auto" falling back from a device part-way). */
-int app_memory_host_fits(const dsg_options *opt, int width, int height);
+/* "auto" after the device failed with status (its message set): DSG_OK, with a warning that
+ * names `failed` (NULL: the message alone) and the device's message, when the C path's host
+ * memory holds a segment of width x height; else status, the device's message followed by the
+ * host's refusal ("; nor does the C path: ..."). */
+int app_memory_fallback(const dsg_options *opt, int width, int height, int status,
+                        const char *failed);
 /* The memory the process's cgroup still allows (a container's limit): the least limit - usage
  * over its cgroup and their ancestors, cgroup v2 (memory.max, memory.current) or v1 (the memory
  * controller's memory.limit_in_bytes, memory.usage_in_bytes), read from proc_cgroup

@@ -66,6 +66,20 @@ static int columns(const dsg_options *opt, const mem_solver *s, long long n)
   return opt->ncv > 0 ? opt->ncv : eig_default_ncv(opt->nev, cap);
 }
 
+/* The disc's offsets: the matrix's floats per pixel (radius 5 where opt has none yet). */
+static double disc_of(const dsg_options *opt)
+{
+  return app_disc_size(opt->radius > 0 ? opt->radius : 5);
+}
+
+/* The host's bytes for `input` image pixels and n working pixels whose solver keeps `floats`
+ * floats a pixel besides the matrix. */
+static double host_bytes(const dsg_options *opt, double input, double n, double floats)
+{
+  return MEM_HOST_BASE + MEM_MARGIN * (MEM_HOST_PER_INPUT * input +
+                                       (4.0 * disc_of(opt) + 4.0 * floats + MEM_HOST_PER_WORK) * n);
+}
+
 void dsg_memory_need(const dsg_options *opt, int width, int height, dsg_memory *m)
 {
   int w = width > 0 ? width : 0, h = height > 0 ? height : 0;
@@ -75,29 +89,18 @@ void dsg_memory_need(const dsg_options *opt, int width, int height, dsg_memory *
     app_work_size(w, h, opt->work_pixels, &w, &h);
   const double input = (double)(width > 0 ? width : 0) * (double)(height > 0 ? height : 0);
   const double n = (double)w * (double)h;
-  const double ndiag = app_disc_size(opt->radius > 0 ? opt->radius : 5);
   const double cols = columns(opt, s, (long long)n);
-  const double matrix = 4.0 * ndiag * n;
+  const double matrix = 4.0 * disc_of(opt) * n;
+  /* Lanczos' basis is one buffer of ncv + 1 columns and the dense known vectors */
+  const double basis =
+      strcmp(s->name, "lanczos") == 0 ? 4.0 * (cols + 1 + MEM_DEVICE_DENSE_KNOWN) * n : 0.0;
   m->work_pixels = (long long)n;
-  m->host_cpu =
-      MEM_HOST_BASE +
-      MEM_MARGIN *
-          (MEM_HOST_PER_INPUT * input +
-           (4.0 * ndiag + 4.0 * (s->host_c_per_col * cols + s->host_c_extra) + MEM_HOST_PER_WORK) *
-               n);
-  m->host_opencl =
-      MEM_HOST_BASE +
-      MEM_MARGIN * (MEM_HOST_PER_INPUT * input +
-                    (4.0 * ndiag + 4.0 * (s->host_cl_per_col * cols + s->host_cl_extra) +
-                     MEM_HOST_PER_WORK) *
-                        n);
+  m->host_cpu = host_bytes(opt, input, n, s->host_c_per_col * cols + s->host_c_extra);
+  m->host_opencl = host_bytes(opt, input, n, s->host_cl_per_col * cols + s->host_cl_extra);
   m->device = MEM_MARGIN *
               (matrix + (4.0 * (s->dev_per_col * cols + s->dev_extra) + MEM_DEVICE_PER_WORK) * n);
-  m->device_buffer = matrix;
-  m->affinity =
-      MEM_HOST_BASE + MEM_MARGIN * (MEM_HOST_PER_INPUT + 4.0 * ndiag + MEM_HOST_PER_WORK) * input;
-  if (strcmp(s->name, "lanczos") == 0 && 4.0 * (cols + 1 + MEM_DEVICE_DENSE_KNOWN) * n > matrix)
-    m->device_buffer = 4.0 * (cols + 1 + MEM_DEVICE_DENSE_KNOWN) * n;
+  m->device_buffer = basis > matrix ? basis : matrix;
+  m->affinity = host_bytes(opt, input, input, 0.0); /* N at the image's own size */
 }
 
 double dsg_estimate_bytes(const dsg_options *opt, int width, int height)
@@ -314,17 +317,15 @@ static int check_device(const dsg_options *opt, int width, int height, const spm
   if (m.device_buffer > (double)dev->max_alloc) {
     say_fit(opt, width, height, offsetof(dsg_memory, device_buffer), (double)dev->max_alloc, fit,
             sizeof(fit));
-    return dsg_error_set(DSG_ERR_LIMIT,
-                         "a %d x %d image (solved at %lld pixels) needs one device buffer of %s "
-                         "for %s, over %s's largest allocation of %s%s: %s",
-                         width, height, m.work_pixels,
-                         size_text(m.device_buffer, need, sizeof(need)),
-                         m.device_buffer > 4.0 * app_disc_size(opt->radius > 0 ? opt->radius : 5) *
-                                               (double)m.work_pixels
-                             ? "the Lanczos basis"
-                             : "the matrix",
-                         dev->name, size_text((double)dev->max_alloc, have, sizeof(have)),
-                         opt->cl_max_alloc ? " (the " DSG_PARAM("cl_max_alloc") " cap)" : "", fit);
+    return dsg_error_set(
+        DSG_ERR_LIMIT,
+        "a %d x %d image (solved at %lld pixels) needs one device buffer of %s "
+        "for %s, over %s's largest allocation of %s%s: %s",
+        width, height, m.work_pixels, size_text(m.device_buffer, need, sizeof(need)),
+        m.device_buffer > 4.0 * disc_of(opt) * (double)m.work_pixels ? "the Lanczos basis"
+                                                                     : "the matrix",
+        dev->name, size_text((double)dev->max_alloc, have, sizeof(have)),
+        opt->cl_max_alloc ? " (the " DSG_PARAM("cl_max_alloc") " cap)" : "", fit);
   }
   if (m.device > (double)dev->global_mem) {
     say_fit(opt, width, height, offsetof(dsg_memory, device), (double)dev->global_mem, fit,
@@ -373,17 +374,26 @@ int app_memory_plan(const dsg_options *opt, int width, int height, int *use_cpu)
     return check_host(opt, width, height, 1);
   if (strcmp(opt->matvec, "auto") != 0)
     return status;
-  /* auto: the C path, where it holds the problem */
+  status = app_memory_fallback(opt, width, height, status, NULL); /* auto: the C path, if it fits */
+  *use_cpu = status == DSG_OK;
+  return status;
+}
+
+int app_memory_fallback(const dsg_options *opt, int width, int height, int status,
+                        const char *failed)
+{
   char device_msg[1024];
   snprintf(device_msg, sizeof(device_msg), "%s", dsg_error_raw());
   if (check_host(opt, width, height, 0) != DSG_OK) {
     char host_msg[1024];
     snprintf(host_msg, sizeof(host_msg), "%s", dsg_error_raw());
-    return dsg_error_set(DSG_ERR_LIMIT, "%s; nor does the C path: %s", device_msg, host_msg);
+    return dsg_error_set(status, "%s; nor does the C path: %s", device_msg, host_msg);
   }
-  app_log(opt, DSG_LOG_WARNING, "%s; falling back to the C path", device_msg);
+  if (failed)
+    app_log(opt, DSG_LOG_WARNING, "%s (%s); falling back to the C path", failed, device_msg);
+  else
+    app_log(opt, DSG_LOG_WARNING, "%s; falling back to the C path", device_msg);
   dsg_error_clear();
-  *use_cpu = 1;
   return DSG_OK;
 }
 
@@ -412,11 +422,6 @@ int dsg_check_memory(const dsg_options *opt, int width, int height)
 {
   int use_cpu;
   return app_memory_plan(opt, width, height, &use_cpu);
-}
-
-int app_memory_host_fits(const dsg_options *opt, int width, int height)
-{
-  return check_host(opt, width, height, 0);
 }
 
 int app_memory_explain(const dsg_options *opt, int width, int height, int status)

@@ -937,15 +937,8 @@ int dsg_problem_solve(dsg_problem *p, const dsg_options *opt, dsg_result **out)
       strcmp(opt->matvec, "auto") == 0) {
     /* auto, a device that ran out during the solve (drivers allocate at first use): the C path,
      * where it holds the problem */
-    char msg[1024];
-    snprintf(msg, sizeof(msg), "%s", dsg_error_raw());
-    if (app_memory_host_fits(opt, p->width, p->height) != DSG_OK) {
-      char host_msg[1024];
-      snprintf(host_msg, sizeof(host_msg), "%s", dsg_error_raw());
-      status = dsg_error_set(status, "%s; nor does the C path: %s", msg, host_msg);
-    } else {
-      app_log(opt, DSG_LOG_WARNING, "the solve failed on OpenCL (%s); falling back to the C path",
-              msg);
+    status = app_memory_fallback(opt, p->width, p->height, status, "the solve failed on OpenCL");
+    if (status == DSG_OK) {
       spmv_matvec_destroy(mv);
       mv = NULL;
       t0 = dsg_seconds();
