@@ -227,15 +227,25 @@ static int uf_find(int *parent, int a)
 
 /* Joins r and r + off (off > 0) where the entry (r, r + off) on diagonal a or its mirror (r + off,
  * r) on diagonal b is above threshold (either NULL: none): one edge of the graph read from both
- * sides, so the pair is looked up once. */
+ * sides, so the pair is looked up once. Every parent is at most its row (the smaller index is the
+ * root), and the parents are flat on entry (flatten), so most pairs of one component are seen
+ * equal at once, without a walk to the roots. */
 static void join_pair(int *parent, const float *a, const float *b, int off, int n, float threshold)
 {
   for (int r = 0; r < n - off; r++)
-    if ((a && fabsf(a[r]) > threshold) || (b && fabsf(b[r + off]) > threshold)) {
+    if (((a && fabsf(a[r]) > threshold) || (b && fabsf(b[r + off]) > threshold)) &&
+        parent[r] != parent[r + off]) {
       const int x = uf_find(parent, r), y = uf_find(parent, r + off);
       if (x != y)
-        parent[x > y ? x : y] = x < y ? x : y; /* the smaller index is the root */
+        parent[x > y ? x : y] = x < y ? x : y;
     }
+}
+
+/* Every row's parent becomes its root: one sweep in row order, as parent[i] <= i. */
+static void flatten(int *parent, int n)
+{
+  for (int i = 0; i < n; i++)
+    parent[i] = parent[parent[i]];
 }
 
 int spmv_dia_components(const spmv_dia *A, float threshold, int *label, int *ncomp)
@@ -260,6 +270,9 @@ int spmv_dia_components(const spmv_dia *A, float threshold, int *label, int *nco
       join_pair(parent, a, mirror, off, n, threshold);
     else if (!mirror) /* the pairs (r + off, r) below the main diagonal, read from below only */
       join_pair(parent, NULL, a, -off, n, threshold);
+    else
+      continue;
+    flatten(parent, n);
   }
   /* roots are the smallest index of their component: number them in row order */
   for (int i = 0; i < n; i++) {
