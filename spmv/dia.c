@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int spmv_dia_create(spmv_dia **out, int rows, int ndiag, const int *offsets)
+static int create(spmv_dia **out, int rows, int ndiag, const int *offsets, int zero)
 {
   spmv_dia *A = NULL;
   size_t pitch, count, bytes;
@@ -37,12 +37,14 @@ int spmv_dia_create(spmv_dia **out, int rows, int ndiag, const int *offsets)
   A->ndiag = ndiag;
   A->pitch = pitch;
   A->width = 0;
+  A->device = NULL;
   A->offsets = malloc((size_t)ndiag * sizeof(*A->offsets));
   A->values = aligned_alloc(SPMV_ALIGN_BYTES, bytes);
   if (!A->offsets || !A->values)
     goto out_nomem;
   memcpy(A->offsets, offsets, (size_t)ndiag * sizeof(*A->offsets));
-  memset(A->values, 0, bytes);
+  if (zero)
+    memset(A->values, 0, bytes);
   *out = A;
   return DSG_OK;
 
@@ -54,10 +56,29 @@ out_nomem:
                        ndiag, pitch, (double)bytes / 1048576.0);
 }
 
+int spmv_dia_create(spmv_dia **out, int rows, int ndiag, const int *offsets)
+{
+  return create(out, rows, ndiag, offsets, 1);
+}
+
+int spmv_dia_create_unset(spmv_dia **out, int rows, int ndiag, const int *offsets)
+{
+  return create(out, rows, ndiag, offsets, 0);
+}
+
+void spmv_dia_drop_device(spmv_dia *A)
+{
+  if (A && A->device) {
+    A->device->release(A->device);
+    A->device = NULL;
+  }
+}
+
 void spmv_dia_destroy(spmv_dia *A)
 {
   if (!A)
     return;
+  spmv_dia_drop_device(A);
   free(A->offsets);
   free(A->values);
   free(A);

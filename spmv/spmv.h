@@ -29,25 +29,40 @@
 #define SPMV_PITCH_ALIGN 32 /* floats: 128 bytes */
 #define SPMV_ALIGN_BYTES 128
 
+/* A copy of a matrix's values that a backend made on its device (the OpenCL affinity writes N
+ * there first): a product on the same device takes it instead of uploading values again. The
+ * backend extends it; release frees it. */
+typedef struct spmv_dia_device {
+  void (*release)(struct spmv_dia_device *self);
+} spmv_dia_device;
+
 typedef struct spmv_dia {
   int rows;      /* matrix order n */
   int ndiag;     /* number of stored diagonals */
   size_t pitch;  /* floats per stored diagonal, >= rows, multiple of SPMV_PITCH_ALIGN */
   int *offsets;  /* ndiag column offsets, strictly ascending */
-  float *values; /* ndiag * pitch floats, SPMV_ALIGN_BYTES-aligned, zero-initialised */
+  float *values; /* ndiag * pitch floats, SPMV_ALIGN_BYTES-aligned */
   /* 0, or the width W of the image whose pixels the rows are (row y * W + x) when A is a pixel
    * stencil: every offset is dy * W + dx with |dx| < W / 2, and every entry linking pixels across
    * the image's left and right edges (0 <= x + dx < W fails) is zero. A backend may then tile
    * the product in 2D. spmv_dia_create sets 0; spmv_dia_validate checks the promise. */
   int width;
+  /* NULL, or the values as they are on a backend's device (equal to values, owned by A): whoever
+   * changes values after it is set drops it first (spmv_dia_drop_device). */
+  spmv_dia_device *device;
 } spmv_dia;
 
 /* Allocates a zero-filled DIA matrix with the given offsets (copied; must be strictly ascending
  * and within (-rows, rows)). Checks ndiag * pitch for overflow before allocating.
  * Returns DSG_OK, DSG_ERR_INVALID or DSG_ERR_NOMEM. Free with spmv_dia_destroy. */
 int spmv_dia_create(spmv_dia **out, int rows, int ndiag, const int *offsets);
-/* Frees A (NULL is allowed). */
+/* The same with values left unset, for a caller that writes all ndiag * pitch of them (a copy
+ * from the device): the 4 * ndiag bytes a row are not written twice. */
+int spmv_dia_create_unset(spmv_dia **out, int rows, int ndiag, const int *offsets);
+/* Frees A and its device copy (NULL is allowed). */
 void spmv_dia_destroy(spmv_dia *A);
+/* Releases A's device copy, if any: for whoever changes A's values. */
+void spmv_dia_drop_device(spmv_dia *A);
 /* Bytes of the stored values (ndiag * pitch * sizeof(float)). */
 size_t spmv_dia_bytes(const spmv_dia *A);
 /* Checks the invariants above (ascending offsets, zeros outside the matrix and in the padding,
@@ -184,8 +199,9 @@ typedef struct spmv_cl_options {
 /* Zeroes opt: the defaults above. */
 void spmv_cl_options_init(spmv_cl_options *opt);
 
-/* Creates the OpenCL matvec for A on the chosen device (A is copied to the device; the host copy
- * may be freed afterwards). Checks every allocation against the device's limits first. Reads no
+/* Creates the OpenCL matvec for A on the chosen device (A is copied to the device, or, for a
+ * kernel of the pitched layout, takes A's device copy where it is on the same device (A->device);
+ * the host copy may be freed afterwards). Checks every allocation against the device's limits first. Reads no
  * environment: everything comes from opt. Returns DSG_OK, DSG_ERR_NODEVICE, DSG_ERR_LIMIT,
  * DSG_ERR_OPENCL, DSG_ERR_IO (kernel_dir) or DSG_ERR_INVALID, with a message; a failed program
  * build leaves its log in spmv_cl_build_log(). */

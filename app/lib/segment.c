@@ -545,7 +545,12 @@ int dsg_problem_matvec(dsg_problem *p, const dsg_options *opt, int solve, struct
 {
   const eig_solver *solver = NULL;
   int status = solve ? eig_solver_find(opt->solver, &solver) : DSG_OK;
-  return status == DSG_OK ? app_matvec_create(opt, p->N, solver, mv) : status;
+  if (status == DSG_OK)
+    status = app_matvec_create(opt, p->N, solver, mv);
+  /* N's device copy (the OpenCL affinity's) has served: the product holds its own reference, and
+   * the device is not kept busy with it after the product is gone */
+  spmv_dia_drop_device(p->N);
+  return status;
 }
 
 /* ---- results ---- */

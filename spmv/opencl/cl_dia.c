@@ -164,12 +164,49 @@ static int plan(const spmv_cl_runtime *rt, const spmv_dia *A, spmv_kernel reques
   return DSG_OK;
 }
 
-/* A on the device, into dia->A: pitched as on the host, or packed (diag * rows + row). */
+/* A's values on an OpenCL device (spmv_dia_device's extension). */
+typedef struct cl_dia_device {
+  spmv_dia_device base;
+  cl_context ctx;
+  cl_mem values;
+} cl_dia_device;
+
+static void release_device(spmv_dia_device *self)
+{
+  cl_dia_device *d = (cl_dia_device *)self;
+  clReleaseMemObject(d->values);
+  clReleaseContext(d->ctx);
+  free(d);
+}
+
+int spmv_cl_dia_keep_device(spmv_dia *A, cl_context ctx, cl_mem values)
+{
+  cl_dia_device *d = malloc(sizeof(*d));
+  if (!d)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the matrix's device copy");
+  d->base.release = release_device;
+  d->ctx = ctx;
+  d->values = values;
+  clRetainContext(ctx);
+  clRetainMemObject(values);
+  spmv_dia_drop_device(A);
+  A->device = &d->base;
+  return DSG_OK;
+}
+
+/* A on the device, into dia->A: pitched as on the host, or packed (diag * rows + row). A pitched
+ * copy already on rt's context is taken as it is. */
 static int upload_values(const spmv_cl_runtime *rt, spmv_cl_dia *dia, const spmv_dia *A)
 {
   const size_t packed_floats = (size_t)A->ndiag * (size_t)A->rows;
   float *packed = NULL;
   cl_int err;
+  if (!dia->kernel->packed && A->device && A->device->release == release_device &&
+      ((const cl_dia_device *)A->device)->ctx == rt->ctx) {
+    dia->A = ((const cl_dia_device *)A->device)->values;
+    clRetainMemObject(dia->A);
+    return DSG_OK;
+  }
   if (dia->kernel->packed) {
     packed = malloc(packed_floats * sizeof(float));
     if (!packed)

@@ -51,7 +51,12 @@ typedef struct spmv_cl_dia {
   size_t global, local; /* the launch: local work-group size, global = items rounded up */
 } spmv_cl_dia;
 
-/* Uploads A (which may be freed afterwards) for the DIA kernel `kernel` (SPMV_KERNEL_AUTO: the
+/* Gives A the device copy `values` (A's pitched values, made on ctx's device): retains values and
+ * ctx, which spmv_dia_destroy releases. Returns DSG_OK or DSG_ERR_NOMEM (A unchanged). */
+int spmv_cl_dia_keep_device(spmv_dia *A, cl_context ctx, cl_mem values);
+
+/* Uploads A (which may be freed afterwards; where A holds a pitched device copy on rt's context
+ * (spmv_cl_dia_keep_device) and the kernel reads the pitched layout, that copy is taken instead) for the DIA kernel `kernel` (SPMV_KERNEL_AUTO: the
  * image kernel where the device supports an image of x's size, else vector; why goes into note,
  * note_cap bytes) with work-groups of local_size (0: 128, capped by the device). Checks every
  * allocation against rt's device first, builds kernels/dia_spmv.cl. Returns DSG_OK,

@@ -4,6 +4,7 @@
  * kernels back to back and waits once, at its end (batch). */
 #include "spmv_image.h"
 
+#include "cl_dia.h"
 #include "cl_runtime.h"
 
 #include <float.h>
@@ -1068,6 +1069,10 @@ int spmv_cl_affinity(spmv_cl_image *im, const spmv_affinity_geometry *g, int wid
   finished = batch_finish(im, &b, "the affinity", &seconds);
   if (status == DSG_OK)
     status = finished;
+  if (status != DSG_OK)
+    goto out_release;
+  /* the matrix stays on the device for a product there (spmv_cl_dia_create) */
+  status = spmv_cl_dia_keep_device(N, im->rt.ctx, d_values);
   if (status != DSG_OK)
     goto out_release;
   if (sqrt_degree)

@@ -749,6 +749,64 @@ static void detector_cases(spmv_cl_image *im, const geometry *G, const binning *
 /* ---- the affinity ---- */
 
 /* The device's N against app_affinity_build's for one image and parameter set. */
+/* The product of a matvec made from N (kernel k) against want, the reference product of the
+ * values it should have read: the largest row error. */
+static double kept_product_error(const spmv_dia *N, spmv_kernel k, const float *x,
+                                 const float *want)
+{
+  spmv_cl_options o;
+  spmv_matvec *mv = NULL;
+  float *y = malloc((size_t)N->rows * sizeof(*y));
+  double err = HUGE_VAL;
+  spmv_cl_options_init(&o);
+  o.device = device_spec();
+  o.kernel = k;
+  if (y && spmv_matvec_create_opencl(&mv, N, &o) == DSG_OK && spmv_matvec_apply(mv, x, y) == DSG_OK)
+    err = spmv_dia_row_error(N, x, y, want);
+  else
+    printf("  the matvec failed: %s\n", dsg_error_message());
+  spmv_matvec_destroy(mv);
+  free(y);
+  return err;
+}
+
+/* The device affinity leaves N's values on the device, and a product there takes that copy
+ * instead of uploading the host's: shown by zeroing the host's values behind the copy's back (a
+ * pitched kernel still multiplies by the device's N; the packed naive kernel, which cannot take
+ * the copy, and any kernel once the copy is dropped, by the zeros). */
+static void check_kept_copy(spmv_dia *N, const char *what)
+{
+  const int n = N->rows;
+  float *x = malloc((size_t)n * sizeof(*x)), *want = malloc((size_t)n * sizeof(*want));
+  float *zero = calloc((size_t)n, sizeof(*zero));
+  float *saved = malloc(spmv_dia_bytes(N));
+  CHECK(N->device != NULL, "%s: the device affinity kept no device copy of N", what);
+  if (!x || !want || !zero || !saved || !N->device)
+    goto out;
+  for (int i = 0; i < n; i++)
+    x[i] = (float)(test_uniform() - 0.5);
+  spmv_dia_mul_ref(N, x, want);
+  memcpy(saved, N->values, spmv_dia_bytes(N));
+  memset(N->values, 0, spmv_dia_bytes(N)); /* the host's values only */
+  const spmv_kernel pitched[] = {SPMV_KERNEL_ALIGNED, SPMV_KERNEL_IMAGE};
+  for (int k = 0; k < 2; k++) {
+    const double e = kept_product_error(N, pitched[k], x, want);
+    CHECK(e <= 1e-5, "%s: %s from the device copy: row error %.3g", what,
+          spmv_kernel_name(pitched[k]), e);
+  }
+  CHECK(kept_product_error(N, SPMV_KERNEL_NAIVE, x, zero) == 0.0,
+        "%s: the packed kernel did not upload the host's values", what);
+  spmv_dia_drop_device(N);
+  CHECK(N->device == NULL && kept_product_error(N, SPMV_KERNEL_ALIGNED, x, zero) == 0.0,
+        "%s: the dropped copy was still used", what);
+  memcpy(N->values, saved, spmv_dia_bytes(N));
+out:
+  free(x);
+  free(want);
+  free(zero);
+  free(saved);
+}
+
 static void check_affinity(spmv_cl_image *im, int w, int h, const float *f, int nfeat,
                            const float *contours, int radius, double sigma_i, double sigma_x,
                            double sigma_c, const char *what)
@@ -817,6 +875,8 @@ static void check_affinity(spmv_cl_image *im, int w, int h, const float *f, int 
   printf("  %-34s N: %ld nonzeros in %d diagonals, max relative %.2e (entries >= 1e-7), %.2e "
          "(>= 1e-30); D^1/2 %.2e\n",
          what, nonzero, ref->ndiag, e_big, e_rel, e_sd);
+
+  check_kept_copy(N, what);
 
   if (contours) { /* sigma_c 1% larger: the comparison must see it */
     status = spmv_cl_affinity(im, &g, w, h, f, nfeat, contours, sigma_i, sigma_x, sigma_c * 1.01, N,
