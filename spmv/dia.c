@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int create(spmv_dia **out, int rows, int ndiag, const int *offsets, int zero)
+int spmv_dia_create(spmv_dia **out, int rows, int ndiag, const int *offsets)
 {
   spmv_dia *A = NULL;
   size_t pitch, count, bytes;
@@ -43,8 +43,7 @@ static int create(spmv_dia **out, int rows, int ndiag, const int *offsets, int z
   if (!A->offsets || !A->values)
     goto out_nomem;
   memcpy(A->offsets, offsets, (size_t)ndiag * sizeof(*A->offsets));
-  if (zero)
-    memset(A->values, 0, bytes);
+  memset(A->values, 0, bytes);
   *out = A;
   return DSG_OK;
 
@@ -54,16 +53,6 @@ out_nomem:
                        "cannot allocate a DIA matrix of %d diagonals x %zu floats "
                        "(%.1f MiB)",
                        ndiag, pitch, (double)bytes / 1048576.0);
-}
-
-int spmv_dia_create(spmv_dia **out, int rows, int ndiag, const int *offsets)
-{
-  return create(out, rows, ndiag, offsets, 1);
-}
-
-int spmv_dia_create_unset(spmv_dia **out, int rows, int ndiag, const int *offsets)
-{
-  return create(out, rows, ndiag, offsets, 0);
 }
 
 void spmv_dia_drop_device(spmv_dia *A)

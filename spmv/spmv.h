@@ -41,7 +41,7 @@ typedef struct spmv_dia {
   int ndiag;     /* number of stored diagonals */
   size_t pitch;  /* floats per stored diagonal, >= rows, multiple of SPMV_PITCH_ALIGN */
   int *offsets;  /* ndiag column offsets, strictly ascending */
-  float *values; /* ndiag * pitch floats, SPMV_ALIGN_BYTES-aligned */
+  float *values; /* ndiag * pitch floats, SPMV_ALIGN_BYTES-aligned, zero-initialised */
   /* 0, or the width W of the image whose pixels the rows are (row y * W + x) when A is a pixel
    * stencil: every offset is dy * W + dx with |dx| < W / 2, and every entry linking pixels across
    * the image's left and right edges (0 <= x + dx < W fails) is zero. A backend may then tile
@@ -56,9 +56,6 @@ typedef struct spmv_dia {
  * and within (-rows, rows)). Checks ndiag * pitch for overflow before allocating.
  * Returns DSG_OK, DSG_ERR_INVALID or DSG_ERR_NOMEM. Free with spmv_dia_destroy. */
 int spmv_dia_create(spmv_dia **out, int rows, int ndiag, const int *offsets);
-/* The same with values left unset, for a caller that writes all ndiag * pitch of them (a copy
- * from the device): the 4 * ndiag bytes a row are not written twice. */
-int spmv_dia_create_unset(spmv_dia **out, int rows, int ndiag, const int *offsets);
 /* Frees A and its device copy (NULL is allowed). */
 void spmv_dia_destroy(spmv_dia *A);
 /* Releases A's device copy, if any: for whoever changes A's values. */
