@@ -31,6 +31,7 @@ void eig_result_free(eig_result *res)
   free(res->residuals);
   free(res->block);
   free(res->block_values);
+  free(res->products);
   memset(res, 0, sizeof(*res));
 }
 
@@ -107,26 +108,34 @@ void eig_normalize_sign(float *u, int n)
     u[i] *= scale;
 }
 
-int eig_residuals(spmv_matvec *mv, eig_result *res)
+int eig_residuals(spmv_matvec *mv, int keep_products, eig_result *res)
 {
   const int n = res->n;
-  float *y = malloc((size_t)n * sizeof(*y));
+  const size_t cols = keep_products && res->nconv > 0 ? (size_t)res->nconv : 1;
+  float *y = malloc(cols * (size_t)n * sizeof(*y));
   int status = DSG_OK;
   if (!y)
-    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the residual vector (%d floats)", n);
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the residual vectors (%zu x %d floats)",
+                         cols, n);
+  free(res->products);
+  res->products = NULL;
   for (int k = 0; k < res->nconv; k++) {
     const float *u = res->vectors + (size_t)k * (size_t)n;
+    float *yk = keep_products ? y + (size_t)k * (size_t)n : y;
     double lambda = res->values[k], ss = 0.0;
-    status = spmv_matvec_apply(mv, u, y);
+    status = spmv_matvec_apply(mv, u, yk);
     if (status != DSG_OK)
       break;
     for (int i = 0; i < n; i++) {
-      double r = (double)y[i] - lambda * (double)u[i];
+      double r = (double)yk[i] - lambda * (double)u[i];
       ss += r * r;
     }
     res->residuals[k] = sqrt(ss);
   }
-  free(y);
+  if (status == DSG_OK && keep_products && res->nconv > 0)
+    res->products = y;
+  else
+    free(y);
   return status;
 }
 
@@ -243,7 +252,7 @@ int eig_finish(spmv_matvec *mv, const eig_options *opt, eig_result *res)
 {
   int status = eig_sort_pairs(res);
   if (status == DSG_OK)
-    status = eig_residuals(mv, res);
+    status = eig_residuals(mv, opt->keep_products, res);
   if (status == DSG_OK && !res->converged)
     status = dsg_error_set(DSG_ERR_NOCONV,
                            "the eigensolver stopped at its iteration limit (%d "

@@ -85,6 +85,9 @@ typedef struct eig_options {
   const double *start_values;
   int start_cols;
   int keep_block;
+  /* res->products gets A u of every returned pair: the products the residuals are measured with
+   * (for a caller that needs A u without the matrix; diaseg's spectral term) */
+  int keep_products;
 } eig_options;
 
 /* Fills *opt with the defaults (nev 8, ncv auto, tol 1e-5, max_iter 1000, no cancel/progress). */
@@ -115,6 +118,7 @@ typedef struct eig_result {
   float *block;            /* eig_chfsi_solve with keep_block: block_cols columns of n, else NULL */
   double *block_values;    /* ... and their Ritz values, descending */
   int block_cols;
+  float *products; /* keep_products: nconv vectors A u_i of n floats (the residuals'), else NULL */
 } eig_result;
 
 /* Computes the opt->nev largest (algebraic) eigenpairs of the symmetric operator mv.

@@ -12,8 +12,9 @@ int eig_check_options(const eig_options *opt, int n, int *ncv_out);
 void eig_start_vector(double *r, int n);
 /* Allocates values, residuals and vectors of res for nev pairs of length n. */
 int eig_result_alloc(eig_result *res, int n, int nev);
-/* Fills res->residuals[k] = |A u_k - lambda_k u_k|_2 for k < res->nconv (one product each). */
-int eig_residuals(spmv_matvec *mv, eig_result *res);
+/* Fills res->residuals[k] = |A u_k - lambda_k u_k|_2 for k < res->nconv (one product each);
+ * keep_products: res->products keeps the products A u_k. */
+int eig_residuals(spmv_matvec *mv, int keep_products, eig_result *res);
 
 /* x -= sum_c (v_c . x) v_c over the known vectors of opt (work: known_count doubles). */
 void eig_project_known(const eig_options *opt, int n, double *x, double *work);

@@ -175,9 +175,10 @@ int app_hierarchy_cut(const app_hierarchy *H, int k, double threshold, int32_t *
 void app_hierarchy_ucm(const app_hierarchy *H, float *ucm);
 void app_hierarchy_free(app_hierarchy *H);
 /* The spectral boundary term from eigenpairs (see hierarchy.c): norient * width * height floats,
- * orientation-major, or with norient 0 the unoriented gradient, width * height floats. */
-int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, const spmv_dia *N,
-                          int width, int height, int norient, float *out);
+ * orientation-major, or with norient 0 the unoriented gradient, width * height floats. The
+ * pixels a contour nearly isolates take their values from res->products where it has them. */
+int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, int width,
+                          int height, int norient, float *out);
 
 /* ---- affinity ---------------------------------------------------------------------------- */
 

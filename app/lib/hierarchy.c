@@ -464,13 +464,14 @@ out:
  * A pixel that the contour cue nearly cuts off (degree below APP_SPECTRAL_ISOLATED of the mean:
  * the pixels on a strong contour) has u_i ~ sqrt(d_i) times its neighbours' v, far below the
  * solver's absolute error, so D^-1/2 u is noise there (0 where the solver left it 0, which moved
- * the spectral crest a pixel off the contour, onto the side of the vector's support). With N
- * (optional) its v comes from one product instead, as the generalised eigenproblem has it:
+ * the spectral crest a pixel off the contour, onto the side of the vector's support). With the
+ * products N u (res->products, optional: the residuals' products, so the matrix is not needed
+ * here) its v comes from the product instead, as the generalised eigenproblem has it:
  * v_i = (N u)_i / (mu sqrt(d_i)) = sum_j (W_ij / d_i) v_j / mu, a weighted mean of its
  * neighbours' values. */
 #define APP_SPECTRAL_ISOLATED 1e-2
-int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, const spmv_dia *N,
-                          int w, int h, int norient, float *out)
+int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, int w, int h,
+                          int norient, float *out)
 {
   const size_t n = (size_t)w * h;
   double mean_degree = 0.0;
@@ -500,12 +501,13 @@ int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, cons
     if (!(lam > 1e-6))
       continue; /* another component's indicator: no gradient inside it */
     const float *u = res->vectors + (size_t)j * n;
+    const float *Nu = res->products ? res->products + (size_t)j * n : NULL;
     float lo = HUGE_VALF, hi = -HUGE_VALF;
 #pragma omp parallel for reduction(min : lo) reduction(max : hi) schedule(static)
     for (size_t i = 0; i < n; i++) {
       double vi = u[i] / sqrt_degree[i];
-      if (N && sqrt_degree[i] * sqrt_degree[i] < APP_SPECTRAL_ISOLATED * mean_degree)
-        vi = spmv_dia_row_mul(N, (int)i, u) / (mu * sqrt_degree[i]);
+      if (Nu && sqrt_degree[i] * sqrt_degree[i] < APP_SPECTRAL_ISOLATED * mean_degree)
+        vi = Nu[i] / (mu * sqrt_degree[i]);
       v[i] = (float)vi;
       lo = v[i] < lo ? v[i] : lo;
       hi = v[i] > hi ? v[i] : hi;

@@ -654,6 +654,8 @@ static int solve(dsg_problem *p, const dsg_options *opt, const eig_solver *solve
     eo.start_values = r->coarse.values;
     eo.start_cols = r->coarse.cols;
     eo.cancel = opt->cancel;
+    /* N u for the hierarchy's spectral term, which has no N */
+    eo.keep_products = app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY;
     eo.progress = opt->progress ? progress_solve : NULL;
     eo.progress_data = pr;
     pr->products_before = r->matvecs_all;
@@ -768,7 +770,7 @@ static int build_hierarchy(dsg_problem *p, const dsg_options *opt, dsg_result *r
       status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the spectral term of %zu pixels", n);
       goto out;
     }
-    status = app_spectral_gradient(&r->eig, p->sqrt_degree, p->N, w, h, norient, spec);
+    status = app_spectral_gradient(&r->eig, p->sqrt_degree, w, h, norient, spec);
     if (status != DSG_OK)
       goto out;
     if (norient) {

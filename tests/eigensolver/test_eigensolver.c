@@ -72,9 +72,29 @@ static void known_spectrum(int m1, int m2, int nev, int ncv)
 
   spmv_matvec_create_cpu(&mv, A);
   laplacian_options(&opt, nev, ncv, 1e-9);
+  opt.keep_products = m2 > 1; /* the grids keep A u; the path does not */
   int status = solve(mv, &opt, &res);
   CHECK(status == DSG_OK, "%s: %dx%d Laplacian: %s", solver_name, m1, m2, dsg_error_message());
   CHECK(res.nconv == nev && res.converged, "%dx%d: nconv %d", m1, m2, res.nconv);
+  CHECK((res.products != NULL) == opt.keep_products, "%s: %dx%d: products %s", solver_name, m1, m2,
+        res.products ? "kept unasked" : "not kept");
+  if (res.products) { /* A u of every pair, the one its residual was measured with */
+    float *y = malloc((size_t)n * sizeof(*y));
+    double worst = 0.0;
+    for (int k = 0; k < res.nconv; k++) {
+      const float *u = res.vectors + (size_t)k * n, *p = res.products + (size_t)k * n;
+      double ss = 0.0;
+      spmv_dia_mul_ref(A, u, y);
+      for (int i = 0; i < n; i++) {
+        worst = fmax(worst, fabs((double)p[i] - y[i]));
+        ss += ((double)p[i] - res.values[k] * u[i]) * ((double)p[i] - res.values[k] * u[i]);
+      }
+      CHECK(CLOSE(sqrt(ss), res.residuals[k], 1e-6, 1e-12), "%s: residual_%d %g from the product, %g",
+            solver_name, k, sqrt(ss), res.residuals[k]);
+    }
+    CHECK(worst <= 1e-5, "%s: %dx%d: kept products off A u by %g", solver_name, m1, m2, worst);
+    free(y);
+  }
   for (int k = 0; k < res.nconv; k++) {
     CHECK(CLOSE(res.values[k], exact[k], 1e-6, 0),
           "%s: %dx%d Laplacian: lambda_%d = %.12g, exact "

@@ -308,9 +308,9 @@ static void test_spectral(void)
   res.values = values;
   res.vectors = vec;
   values[3] = 1.0; /* another component's indicator: no gradient from it */
-  CHECK(app_spectral_gradient(&res, sd, NULL, w, h, NO, spec) == DSG_OK, "spectral: %s",
+  CHECK(app_spectral_gradient(&res, sd, w, h, NO, spec) == DSG_OK, "spectral: %s",
         dsg_error_message());
-  CHECK(app_spectral_gradient(&res, sd, NULL, w, h, 0, mag) == DSG_OK, "spectral: %s",
+  CHECK(app_spectral_gradient(&res, sd, w, h, 0, mag) == DSG_OK, "spectral: %s",
         dsg_error_message());
   /* the ramp alone, away from the step (within 3 pixels of it the step adds) and the borders
    * (the reflection flattens the ramp there): v scaled to [0, 1] has slope 1 / (w - 1) along x,
@@ -392,8 +392,8 @@ static void test_spectral(void)
   free(sd);
 }
 
-/* The spectral term's pixels that the contour cue nearly cuts off: with N their v is the
- * generalised eigenvector's, (N u)_i / (mu sqrt(d_i)), whatever u_i the solver left there; the
+/* The spectral term's pixels that the contour cue nearly cuts off: with the products N u their v
+ * is the generalised eigenvector's, (N u)_i / (mu sqrt(d_i)), whatever u_i the solver left there; the
  * term equals the one of a vector that carries that value, and differs from the raw u's. */
 static void test_spectral_isolated(void)
 {
@@ -421,15 +421,20 @@ static void test_spectral_isolated(void)
   u0[n + iso] = 0.0f; /* what the solver leaves on an isolated pixel */
   memcpy(u1, u0, 2 * (size_t)n * sizeof(float));
   u1[n + iso] = (float)(spmv_dia_row_mul(N, iso, u0 + n) / 0.9);
+  float *Nu = malloc(2 * (size_t)n * sizeof(float)); /* the residuals' products N u */
+  spmv_dia_mul_ref(N, u0, Nu);
+  spmv_dia_mul_ref(N, u0 + n, Nu + n);
   eig_result r0 = {0}, r1 = {0};
   r0.n = r1.n = n;
   r0.nconv = r1.nconv = 2;
   r0.values = r1.values = values;
   r0.vectors = u0;
   r1.vectors = u1;
-  CHECK(app_spectral_gradient(&r0, sd, N, w, h, 8, a) == DSG_OK, "with N");
-  CHECK(app_spectral_gradient(&r1, sd, NULL, w, h, 8, b) == DSG_OK, "the vector that carries it");
-  CHECK(app_spectral_gradient(&r0, sd, NULL, w, h, 8, c) == DSG_OK, "raw");
+  r0.products = Nu;
+  CHECK(app_spectral_gradient(&r0, sd, w, h, 8, a) == DSG_OK, "with N u");
+  CHECK(app_spectral_gradient(&r1, sd, w, h, 8, b) == DSG_OK, "the vector that carries it");
+  r0.products = NULL;
+  CHECK(app_spectral_gradient(&r0, sd, w, h, 8, c) == DSG_OK, "raw");
   double same = 0.0, moved = 0.0;
   for (size_t k = 0; k < 8 * (size_t)n; k++) {
     same = fmax(same, fabs(a[k] - b[k]));
@@ -440,6 +445,7 @@ static void test_spectral_isolated(void)
         "(want 0), %g from the raw vector's (want > 0.1)",
         same, moved);
   spmv_dia_destroy(N);
+  free(Nu);
   free(sd);
   free(u0);
   free(u1);
