@@ -226,6 +226,85 @@ void spmv_dia_mul(const spmv_dia *A, const float *x, float *y)
   }
 }
 
+/* The pairs of diagonals: for each offset o > 0, o and the diagonal of -o (or -1); then each
+ * offset o < 0 without a mirror above, as -o with no diagonal above. */
+static int pair_diagonals(const spmv_dia *A, int *offsets, int *upper, int *lower)
+{
+  int count = 0;
+  for (int d = 0; d < A->ndiag; d++) {
+    const int off = A->offsets[d];
+    int mirror = -1;
+    if (off == 0)
+      continue;
+    for (int e = 0; e < A->ndiag; e++)
+      if (A->offsets[e] == -off)
+        mirror = e;
+    if (off > 0) {
+      offsets[count] = off;
+      upper[count] = d;
+      lower[count++] = mirror;
+    } else if (mirror < 0) {
+      offsets[count] = -off;
+      upper[count] = -1;
+      lower[count++] = d;
+    }
+  }
+  return count;
+}
+
+int spmv_links_create(spmv_links *L, const spmv_dia *A)
+{
+  memset(L, 0, sizeof(*L));
+  L->rows = A->rows;
+  L->words = ((size_t)A->rows + 31) / 32;
+  L->offsets = malloc((size_t)A->ndiag * sizeof(*L->offsets));
+  L->upper = malloc((size_t)A->ndiag * sizeof(*L->upper));
+  L->lower = malloc((size_t)A->ndiag * sizeof(*L->lower));
+  if (!L->offsets || !L->upper || !L->lower)
+    goto nomem;
+  L->count = pair_diagonals(A, L->offsets, L->upper, L->lower);
+  L->bits = calloc((L->count > 0 ? (size_t)L->count : 1) * L->words, sizeof(*L->bits));
+  if (!L->bits)
+    goto nomem;
+  return DSG_OK;
+nomem:
+  spmv_links_free(L);
+  return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the links of %d rows", A->rows);
+}
+
+void spmv_links_free(spmv_links *L)
+{
+  free(L->offsets);
+  free(L->upper);
+  free(L->lower);
+  free(L->bits);
+  memset(L, 0, sizeof(*L));
+}
+
+int spmv_dia_links(const spmv_dia *A, float threshold, spmv_links *L)
+{
+  int status = spmv_links_create(L, A);
+  if (status != DSG_OK)
+    return status;
+  for (int k = 0; k < L->count; k++) {
+    const int off = L->offsets[k], n = A->rows;
+    const float *a = L->upper[k] >= 0 ? A->values + (size_t)L->upper[k] * A->pitch : NULL;
+    const float *b = L->lower[k] >= 0 ? A->values + (size_t)L->lower[k] * A->pitch : NULL;
+    uint32_t *bits = L->bits + (size_t)k * L->words;
+#pragma omp parallel for schedule(static)
+    for (size_t w = 0; w < L->words; w++) {
+      uint32_t word = 0;
+      for (int t = 0; t < 32; t++) {
+        const long long r = (long long)w * 32 + t;
+        if (r < n - off && ((a && fabsf(a[r]) > threshold) || (b && fabsf(b[r + off]) > threshold)))
+          word |= 1u << t;
+      }
+      bits[w] = word;
+    }
+  }
+  return DSG_OK;
+}
+
 static int uf_find(int *parent, int a)
 {
   while (parent[a] != a) {
@@ -235,22 +314,6 @@ static int uf_find(int *parent, int a)
   return a;
 }
 
-/* Joins r and r + off (off > 0) where the entry (r, r + off) on diagonal a or its mirror (r + off,
- * r) on diagonal b is above threshold (either NULL: none): one edge of the graph read from both
- * sides, so the pair is looked up once. Every parent is at most its row (the smaller index is the
- * root), and the parents are flat on entry (flatten), so most pairs of one component are seen
- * equal at once, without a walk to the roots. */
-static void join_pair(int *parent, const float *a, const float *b, int off, int n, float threshold)
-{
-  for (int r = 0; r < n - off; r++)
-    if (((a && fabsf(a[r]) > threshold) || (b && fabsf(b[r + off]) > threshold)) &&
-        parent[r] != parent[r + off]) {
-      const int x = uf_find(parent, r), y = uf_find(parent, r + off);
-      if (x != y)
-        parent[x > y ? x : y] = x < y ? x : y;
-    }
-}
-
 /* Every row's parent becomes its root: one sweep in row order, as parent[i] <= i. */
 static void flatten(int *parent, int n)
 {
@@ -258,38 +321,73 @@ static void flatten(int *parent, int n)
     parent[i] = parent[parent[i]];
 }
 
-int spmv_dia_components(const spmv_dia *A, float threshold, int *label, int *ncomp)
+/* Joins the rows L links into parent, skipping the pairs `except` links (NULL: none; the same
+ * pairs as L). Every parent is at most its row (the smaller index is the root), and the parents
+ * are flattened after each offset, so most linked pairs of one component are seen equal at once,
+ * without a walk to the roots. */
+static void join_links(int *parent, const spmv_links *L, const spmv_links *except)
 {
-  const int n = A->rows;
-  int *parent = malloc((size_t)n * sizeof(*parent)), count = 0;
+  for (int k = 0; k < L->count; k++) {
+    const int off = L->offsets[k];
+    const uint32_t *bits = L->bits + (size_t)k * L->words;
+    const uint32_t *skip = except ? except->bits + (size_t)k * L->words : NULL;
+    for (size_t w = 0; w < L->words; w++)
+      for (uint32_t word = skip ? bits[w] & ~skip[w] : bits[w]; word; word &= word - 1) {
+        const int r = (int)(w * 32) + __builtin_ctz(word);
+        if (parent[r] != parent[r + off]) {
+          const int x = uf_find(parent, r), y = uf_find(parent, r + off);
+          if (x != y)
+            parent[x > y ? x : y] = x < y ? x : y;
+        }
+      }
+    flatten(parent, L->rows);
+  }
+}
+
+/* Roots are the smallest index of their component (parent flat): numbered in row order. */
+static int number(const int *parent, int n, int *label)
+{
+  int count = 0;
+  for (int i = 0; i < n; i++)
+    label[i] = parent[i] == i ? count++ : label[parent[i]];
+  return count;
+}
+
+int spmv_links_components(const spmv_links *L, int *label, int *ncomp)
+{
+  return spmv_links_components_nested(L, NULL, label, ncomp, NULL, NULL);
+}
+
+int spmv_links_components_nested(const spmv_links *inner, const spmv_links *outer,
+                                 int *inner_label, int *ninner, int *outer_label, int *nouter)
+{
+  const int n = inner->rows;
+  int *parent;
+  if (outer && (outer->rows != n || outer->count != inner->count ||
+                memcmp(outer->offsets, inner->offsets, (size_t)inner->count *
+                                                           sizeof(*inner->offsets)) != 0))
+    return dsg_error_set(DSG_ERR_INVALID, "nested links of different matrices");
+  parent = malloc((size_t)n * sizeof(*parent));
   if (!parent)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %d union-find entries", n);
   for (int i = 0; i < n; i++)
     parent[i] = i;
-  /* every diagonal above the main one with its mirror below (an affinity has both): each pair of
-   * pixels once; a diagonal below without a mirror above on its own */
-  for (int d = 0; d < A->ndiag; d++) {
-    const int off = A->offsets[d];
-    const float *a = A->values + (size_t)d * A->pitch, *mirror = NULL;
-    if (off == 0 || off >= n || off <= -n)
-      continue;
-    for (int e = 0; e < A->ndiag; e++)
-      if (A->offsets[e] == -off)
-        mirror = A->values + (size_t)e * A->pitch;
-    if (off > 0)
-      join_pair(parent, a, mirror, off, n, threshold);
-    else if (!mirror) /* the pairs (r + off, r) below the main diagonal, read from below only */
-      join_pair(parent, NULL, a, -off, n, threshold);
-    else
-      continue;
-    flatten(parent, n);
+  join_links(parent, inner, NULL);
+  *ninner = number(parent, n, inner_label);
+  if (outer) { /* the outer components join inner ones: only the pairs inner lacks are new */
+    join_links(parent, outer, inner);
+    *nouter = number(parent, n, outer_label);
   }
-  /* roots are the smallest index of their component: number them in row order */
-  for (int i = 0; i < n; i++) {
-    int root = uf_find(parent, i);
-    label[i] = root == i ? count++ : label[root];
-  }
-  *ncomp = count;
   free(parent);
   return DSG_OK;
+}
+
+int spmv_dia_components(const spmv_dia *A, float threshold, int *label, int *ncomp)
+{
+  spmv_links L;
+  int status = spmv_dia_links(A, threshold, &L);
+  if (status == DSG_OK)
+    status = spmv_links_components(&L, label, ncomp);
+  spmv_links_free(&L);
+  return status;
 }

@@ -15,6 +15,7 @@
 #define DIASEG_SPMV_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "dsg_base.h"
 
@@ -83,6 +84,35 @@ void spmv_dia_mul(const spmv_dia *A, const float *x, float *y);
  * pair i, j is looked up once, from a diagonal above the main one and its mirror below.
  * Returns DSG_OK or DSG_ERR_NOMEM. */
 int spmv_dia_components(const spmv_dia *A, float threshold, int *label, int *ncomp);
+
+/* Which rows of a DIA matrix an entry above a threshold links, one bit a pair of rows: the
+ * components' input, 1/32 of a float a pair where the matrix has two. Pair k joins rows r and
+ * r + offsets[k] (offsets[k] > 0), read from the diagonal `upper[k]` (entry (r, r + o)) and its
+ * mirror `lower[k]` (entry (r + o, r)), either -1 where A stores none: bit r of mask k (word
+ * r / 32 of bits + k * words, bit r % 32) is set when |a| > threshold on either side. */
+typedef struct spmv_links {
+  int rows, count;          /* rows of A; pairs of diagonals */
+  int *offsets;             /* count offsets > 0 */
+  int *upper, *lower;       /* count diagonal indices of A each, or -1 */
+  size_t words;             /* 32-bit words a mask: ceil(rows / 32) */
+  uint32_t *bits;           /* count masks of `words` words each */
+} spmv_links;
+
+/* The pairs of A's diagonals into L, every bit clear (a device fills them). Returns DSG_OK or
+ * DSG_ERR_NOMEM. Free with spmv_links_free. */
+int spmv_links_create(spmv_links *L, const spmv_dia *A);
+/* The C reference: L = A's links above threshold (spmv_links_create, then every bit). */
+int spmv_dia_links(const spmv_dia *A, float threshold, spmv_links *L);
+/* Connected components of the rows that L links, numbered as spmv_dia_components's. Returns
+ * DSG_OK or DSG_ERR_NOMEM. */
+int spmv_links_components(const spmv_links *L, int *label, int *ncomp);
+/* The components of inner and of outer (optional), links of one matrix at two thresholds, outer's
+ * the lower (every pair inner links, outer links too): outer's start from inner's, so only the
+ * pairs between the thresholds are visited again. Returns DSG_OK, DSG_ERR_INVALID (links of
+ * different matrices) or DSG_ERR_NOMEM. */
+int spmv_links_components_nested(const spmv_links *inner, const spmv_links *outer,
+                                 int *inner_label, int *ninner, int *outer_label, int *nouter);
+void spmv_links_free(spmv_links *L);
 
 /* ---------------------------------------------------------------------------------------------
  * The matvec interface: y = A x for one fixed matrix, on some backend.

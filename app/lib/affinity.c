@@ -425,7 +425,24 @@ static int cmp_group(const void *a, const void *b)
 
 int app_components_find(const spmv_dia *N, const double *sqrt_degree, app_components *c)
 {
-  const int n = N->rows, min_size = (int)app_min_support((size_t)n);
+  spmv_links fine, coarse;
+  int status = spmv_dia_links(N, APP_SPECK_THRESHOLD, &fine);
+  memset(&coarse, 0, sizeof(coarse));
+  if (status == DSG_OK)
+    status = spmv_dia_links(N, APP_COMPONENT_THRESHOLD, &coarse);
+  if (status == DSG_OK)
+    status = app_components_from_links(&fine, &coarse, sqrt_degree, c);
+  else
+    memset(c, 0, sizeof(*c));
+  spmv_links_free(&fine);
+  spmv_links_free(&coarse);
+  return status;
+}
+
+int app_components_from_links(const spmv_links *fine_links, const spmv_links *coarse_links,
+                              const double *sqrt_degree, app_components *c)
+{
+  const int n = fine_links->rows, min_size = (int)app_min_support((size_t)n);
   int *fine = NULL, *fine_size = NULL, *coarse_size = NULL, *group_of = NULL, *rank = NULL;
   int *coarse = NULL;
   int nfine = 0, ncoarse = 0, ngroups = 0, status;
@@ -441,10 +458,8 @@ int app_components_find(const spmv_dia *N, const double *sqrt_degree, app_compon
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate component labels for %d pixels", n);
     goto out;
   }
-  /* coarse: true components; fine: what the speck threshold separates */
-  status = spmv_dia_components(N, APP_COMPONENT_THRESHOLD, coarse, &ncoarse);
-  if (status == DSG_OK)
-    status = spmv_dia_components(N, APP_SPECK_THRESHOLD, fine, &nfine);
+  /* coarse: true components; fine: what the speck threshold separates (inside them) */
+  status = spmv_links_components_nested(fine_links, coarse_links, fine, &nfine, coarse, &ncoarse);
   if (status != DSG_OK)
     goto out;
   fine_size = calloc((size_t)nfine, sizeof(*fine_size));

@@ -251,6 +251,10 @@ typedef struct app_components {
 } app_components;
 
 int app_components_find(const spmv_dia *N, const double *sqrt_degree, app_components *c);
+/* The same from N's links above APP_SPECK_THRESHOLD (fine) and APP_COMPONENT_THRESHOLD (coarse),
+ * e.g. made where N is (spmv_cl_links): N itself is not read. */
+int app_components_from_links(const spmv_links *fine, const spmv_links *coarse,
+                              const double *sqrt_degree, app_components *c);
 void app_components_free(app_components *c);
 /* Hands c to the eigensolver as its known vectors: opt's known_* fields point into c. */
 void app_components_to_options(const app_components *c, eig_options *opt);

@@ -63,6 +63,26 @@ static void test_components(void)
         wrong += got[i] != want[i];
       CHECK(ngot == nwant && wrong == 0, "n %d, %d diagonals: %d components (want %d), %d rows off",
             n, ndiags[q], ngot, nwant, wrong);
+      /* nested: the components at 0.9 and, built on them, at 0.5, against the reference's */
+      spmv_links inner, outer;
+      int *in_got = malloc((size_t)n * sizeof(*in_got)), *want_outer = malloc((size_t)n * sizeof(int));
+      int nin = -1, nout = -1, wrong_in = 0, wrong_out = 0;
+      CHECK(spmv_dia_links(A, 0.9f, &inner) == DSG_OK && spmv_dia_links(A, 0.5f, &outer) == DSG_OK &&
+                spmv_links_components_nested(&inner, &outer, in_got, &nin, got, &nout) == DSG_OK,
+            "nested components: %s", dsg_error_message());
+      const int nwant_outer = components_reference(A, 0.5f, want_outer);
+      for (int i = 0; i < n; i++) {
+        wrong_in += in_got[i] != want[i];
+        wrong_out += got[i] != want_outer[i];
+      }
+      CHECK(nin == nwant && wrong_in == 0 && nout == nwant_outer && wrong_out == 0,
+            "n %d, %d diagonals, nested: %d (want %d) and %d (want %d) components, %d and %d rows "
+            "off",
+            n, ndiags[q], nin, nwant, nout, nwant_outer, wrong_in, wrong_out);
+      spmv_links_free(&inner);
+      spmv_links_free(&outer);
+      free(in_got);
+      free(want_outer);
       free(got);
       free(want);
       spmv_dia_destroy(A);
