@@ -100,3 +100,28 @@ __kernel void affinity_normalise(const int n, const int ndiag, __global const in
   if (get_local_id(0) == 0 && any)
     atomic_or(linked, 1);
 }
+
+/* affinity_links: the link masks of N above `threshold` (spmv_links; C reference spmv_dia_links in
+ * spmv/dia.c): one work-item per 32-row word of one pair of mirrored diagonals (upper[k]: entry
+ * (r, r + offsets[k]), lower[k]: entry (r + offsets[k], r); -1: not stored), bit t of the word
+ * set when either entry of row r = 32 word + t is above threshold in magnitude. */
+__kernel void affinity_links(const int rows, const int count, __global const int *offsets,
+                             __global const int *upper, __global const int *lower,
+                             __global const float *values, const int pitch, const float threshold,
+                             const int words, __global uint *bits)
+{
+  const int g = get_global_id(0);
+  if (g >= count * words)
+    return;
+  const int k = g / words, w = g % words, off = offsets[k], up = upper[k], lo = lower[k];
+  uint word = 0;
+  for (int t = 0; t < 32; t++) {
+    const int r = w * 32 + t;
+    if (r >= rows - off)
+      break;
+    const int set = (up >= 0 && fabs(values[(size_t)up * pitch + r]) > threshold) ||
+                    (lo >= 0 && fabs(values[(size_t)lo * pitch + r + off]) > threshold);
+    word |= (uint)set << t;
+  }
+  bits[g] = word;
+}

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int spmv_dia_create(spmv_dia **out, int rows, int ndiag, const int *offsets)
+static int create(spmv_dia **out, int rows, int ndiag, const int *offsets, int host)
 {
   spmv_dia *A = NULL;
   size_t pitch, count, bytes;
@@ -39,11 +39,12 @@ int spmv_dia_create(spmv_dia **out, int rows, int ndiag, const int *offsets)
   A->width = 0;
   A->device = NULL;
   A->offsets = malloc((size_t)ndiag * sizeof(*A->offsets));
-  A->values = aligned_alloc(SPMV_ALIGN_BYTES, bytes);
-  if (!A->offsets || !A->values)
+  A->values = host ? aligned_alloc(SPMV_ALIGN_BYTES, bytes) : NULL;
+  if (!A->offsets || (host && !A->values))
     goto out_nomem;
   memcpy(A->offsets, offsets, (size_t)ndiag * sizeof(*A->offsets));
-  memset(A->values, 0, bytes);
+  if (host)
+    memset(A->values, 0, bytes);
   *out = A;
   return DSG_OK;
 
@@ -55,19 +56,59 @@ out_nomem:
                        ndiag, pitch, (double)bytes / 1048576.0);
 }
 
-void spmv_dia_drop_device(spmv_dia *A)
+int spmv_dia_create(spmv_dia **out, int rows, int ndiag, const int *offsets)
 {
-  if (A && A->device) {
+  return create(out, rows, ndiag, offsets, 1);
+}
+
+int spmv_dia_create_shape(spmv_dia **out, int rows, int ndiag, const int *offsets)
+{
+  return create(out, rows, ndiag, offsets, 0);
+}
+
+int spmv_dia_host(spmv_dia *A)
+{
+  const size_t bytes = spmv_dia_bytes(A);
+  float *values;
+  int status;
+  if (A->values)
+    return DSG_OK;
+  if (!A->device)
+    return dsg_error_set(DSG_ERR_INVALID, "a DIA matrix with values neither on the host nor on a "
+                                          "device");
+  values = aligned_alloc(SPMV_ALIGN_BYTES, bytes);
+  if (!values)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the host's copy of a DIA matrix (%.1f MiB)",
+                         (double)bytes / 1048576.0);
+  memset(values, 0, bytes); /* the pages faulted in here, not inside the backend's copy */
+  status = A->device->read(A->device, values, bytes);
+  if (status != DSG_OK) {
+    free(values);
+    return status;
+  }
+  A->values = values;
+  return DSG_OK;
+}
+
+static void release_device(spmv_dia *A)
+{
+  if (A->device) {
     A->device->release(A->device);
     A->device = NULL;
   }
+}
+
+void spmv_dia_drop_device(spmv_dia *A)
+{
+  if (A && A->values) /* without host values the device's is the only copy */
+    release_device(A);
 }
 
 void spmv_dia_destroy(spmv_dia *A)
 {
   if (!A)
     return;
-  spmv_dia_drop_device(A);
+  release_device(A);
   free(A->offsets);
   free(A->values);
   free(A);

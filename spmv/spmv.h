@@ -32,9 +32,10 @@
 
 /* A copy of a matrix's values that a backend made on its device (the OpenCL affinity writes N
  * there first): a product on the same device takes it instead of uploading values again. The
- * backend extends it; release frees it. */
+ * backend extends it; release frees it, read copies it to the host (bytes: spmv_dia_bytes). */
 typedef struct spmv_dia_device {
   void (*release)(struct spmv_dia_device *self);
+  int (*read)(struct spmv_dia_device *self, float *values, size_t bytes);
 } spmv_dia_device;
 
 typedef struct spmv_dia {
@@ -42,7 +43,9 @@ typedef struct spmv_dia {
   int ndiag;     /* number of stored diagonals */
   size_t pitch;  /* floats per stored diagonal, >= rows, multiple of SPMV_PITCH_ALIGN */
   int *offsets;  /* ndiag column offsets, strictly ascending */
-  float *values; /* ndiag * pitch floats, SPMV_ALIGN_BYTES-aligned, zero-initialised */
+  /* ndiag * pitch floats, SPMV_ALIGN_BYTES-aligned, zero-initialised; NULL in a matrix made with
+   * spmv_dia_create_shape until spmv_dia_host gives it the device's */
+  float *values;
   /* 0, or the width W of the image whose pixels the rows are (row y * W + x) when A is a pixel
    * stencil: every offset is dy * W + dx with |dx| < W / 2, and every entry linking pixels across
    * the image's left and right edges (0 <= x + dx < W fails) is zero. A backend may then tile
@@ -57,9 +60,17 @@ typedef struct spmv_dia {
  * and within (-rows, rows)). Checks ndiag * pitch for overflow before allocating.
  * Returns DSG_OK, DSG_ERR_INVALID or DSG_ERR_NOMEM. Free with spmv_dia_destroy. */
 int spmv_dia_create(spmv_dia **out, int rows, int ndiag, const int *offsets);
+/* The same matrix without host values (values NULL): for a backend that fills a device copy
+ * (A->device) and a host that may never need them. Every function that reads values wants them
+ * first (spmv_dia_host). */
+int spmv_dia_create_shape(spmv_dia **out, int rows, int ndiag, const int *offsets);
+/* Gives A host values where it has none, read from its device copy. Returns DSG_OK (also when A
+ * had them), DSG_ERR_NOMEM, DSG_ERR_INVALID (no device copy either) or the backend's error. */
+int spmv_dia_host(spmv_dia *A);
 /* Frees A and its device copy (NULL is allowed). */
 void spmv_dia_destroy(spmv_dia *A);
-/* Releases A's device copy, if any: for whoever changes A's values. */
+/* Releases A's device copy, if any, where A has host values (else it is the only copy): for
+ * whoever changes A's values, or no longer needs the copy. */
 void spmv_dia_drop_device(spmv_dia *A);
 /* Bytes of the stored values (ndiag * pitch * sizeof(float)). */
 size_t spmv_dia_bytes(const spmv_dia *A);

@@ -184,7 +184,8 @@ typedef struct spmv_affinity_geometry {
 } spmv_affinity_geometry;
 
 /* Fills N (created by the caller with spmv_dia_create: n = width * height rows and the diagonals
- * that g->diag_of names; its values are overwritten) with D^-1/2 W D^-1/2 of a width x height
+ * that g->diag_of names; its values are overwritten; or with spmv_dia_create_shape: the values
+ * stay on the device alone) with D^-1/2 W D^-1/2 of a width x height
  * image: features (nfeat floats per pixel; nfeat 0 and features NULL for the contour and spatial
  * terms alone), contours (n floats, or NULL: no contour term; then g's lines are not read).
  * sqrt_degree (optional, n doubles) receives D^1/2; linked (optional) 1 when some off-diagonal
@@ -198,5 +199,10 @@ int spmv_cl_affinity(spmv_cl_image *im, const spmv_affinity_geometry *g, int wid
                      const float *features, int nfeat, const float *contours, double sigma_i,
                      double sigma_x, double sigma_c, spmv_dia *N, double *sqrt_degree, int *linked,
                      double *kernel_seconds);
+/* N's links above threshold (spmv_links; the C reference is spmv_dia_links) from N's copy on
+ * im's device (spmv_cl_affinity's): the components' input, read back instead of N. L is the
+ * caller's to free (spmv_links_free). Returns DSG_OK, DSG_ERR_INVALID (N has no copy there),
+ * DSG_ERR_LIMIT, DSG_ERR_NOMEM or DSG_ERR_OPENCL. */
+int spmv_cl_links(spmv_cl_image *im, const spmv_dia *N, float threshold, spmv_links *L);
 
 #endif /* DIASEG_SPMV_IMAGE_H */

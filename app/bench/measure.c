@@ -385,7 +385,9 @@ static int input_problem(const dsg_options *opt, bench_input *in)
   if (status != DSG_OK)
     return status;
   dsg_image_free(&in->img);
-  in->N = dsg_problem_dia(in->problem);
+  status = dsg_problem_dia(in->problem, &in->N);
+  if (status != DSG_OK)
+    return status;
   const size_t n = (size_t)in->N->rows;
   in->x = malloc(n * sizeof(float));
   in->y = malloc(n * sizeof(float));

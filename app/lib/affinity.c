@@ -268,9 +268,10 @@ int app_affinity_build_cancel(int width, int height, const float *features, int 
     const int *hit = bsearch(&o, offsets, (size_t)ndiag, sizeof(*offsets), cmp_int);
     diag_of[k] = abs(dx[k]) < width && abs(dy[k]) < height && hit ? (int)(hit - offsets) : -1;
   }
-  /* zeroed even where the device writes every value back: the memset faults the pages in, which
-   * inside NVIDIA's read-back took 75 ms instead of 5 at 481x321 (H200) */
-  status = spmv_dia_create(&A, n, ndiag, offsets);
+  /* made on the device, N's values stay there: the host reads them back only where it needs them
+   * (spmv_dia_host) */
+  status = p->device ? spmv_dia_create_shape(&A, n, ndiag, offsets)
+                     : spmv_dia_create(&A, n, ndiag, offsets);
   if (status != DSG_OK)
     goto out_free;
   if (width > 2 * p->radius + 1) /* every disc offset distinct, |dx| < width / 2: a stencil */

@@ -66,11 +66,14 @@ static void log_build(const dsg_options *opt)
  * its basis checked now, so that a device that cannot run it is found before the solve, and
  * with "auto" the C path takes over). *bad_options: the solver's options themselves are wrong,
  * which no other backend mends. */
-static int create_opencl(const dsg_options *opt, const spmv_dia *N, const spmv_cl_options *cl,
+static int create_opencl(const dsg_options *opt, spmv_dia *N, const spmv_cl_options *cl,
                          const eig_solver *solver, spmv_matvec **mv, int *bad_options)
 {
-  int status = spmv_matvec_create_opencl(mv, N, cl);
+  /* the packed kernel uploads the host's values: read back where they stayed on the device */
+  int status = cl->kernel == SPMV_KERNEL_NAIVE ? spmv_dia_host(N) : DSG_OK;
   *bad_options = 0;
+  if (status == DSG_OK)
+    status = spmv_matvec_create_opencl(mv, N, cl);
   if (status == DSG_OK && solver && solver->prepare) {
     eig_options eo;
     app_eig_options(opt, &eo);
@@ -131,7 +134,14 @@ int app_image_device(const dsg_options *opt, spmv_cl_image **im)
   return DSG_OK;
 }
 
-int app_matvec_create(const dsg_options *opt, const spmv_dia *N, const eig_solver *solver,
+/* The C path's matvec: N's values on the host first (read back where they stayed on the device). */
+static int create_cpu(spmv_dia *N, spmv_matvec **mv)
+{
+  const int status = spmv_dia_host(N);
+  return status == DSG_OK ? spmv_matvec_create_cpu(mv, N) : status;
+}
+
+int app_matvec_create(const dsg_options *opt, spmv_dia *N, const eig_solver *solver,
                       spmv_matvec **mv)
 {
   spmv_cl_options cl;
@@ -144,7 +154,7 @@ int app_matvec_create(const dsg_options *opt, const spmv_dia *N, const eig_solve
   if (status != DSG_OK)
     return status;
   if (strcmp(opt->matvec, "cpu") == 0)
-    return spmv_matvec_create_cpu(mv, N);
+    return create_cpu(N, mv);
   status = app_cl_options(opt, &cl);
   if (status != DSG_OK)
     return status;
@@ -161,7 +171,7 @@ int app_matvec_create(const dsg_options *opt, const spmv_dia *N, const eig_solve
   free(list);
   if (status != DSG_OK) {
     app_log(opt, DSG_LOG_INFO, "matvec: the C path (%s)", dsg_error_raw());
-    return spmv_matvec_create_cpu(mv, N);
+    return create_cpu(N, mv);
   }
   snprintf(spec, sizeof(spec), "%d", index);
   cl.device = spec;
@@ -171,7 +181,7 @@ int app_matvec_create(const dsg_options *opt, const spmv_dia *N, const eig_solve
   if (status != DSG_OK) { /* the C path only where it holds the problem */
     const int w = N->width > 0 ? N->width : N->rows;
     status = app_memory_fallback(opt, w, N->rows / w, status, "the OpenCL path failed");
-    return status == DSG_OK ? spmv_matvec_create_cpu(mv, N) : status;
+    return status == DSG_OK ? create_cpu(N, mv) : status;
   }
   say_opencl(opt, *mv);
   return DSG_OK;

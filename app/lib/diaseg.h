@@ -329,12 +329,14 @@ void dsg_problem_destroy(dsg_problem *p);
  * Same returns as dsg_segment. */
 int dsg_problem_solve(dsg_problem *p, const dsg_options *opt, dsg_result **out);
 
-/* For measuring the backend itself (diaseg bench), with spmv.h: the problem's matrix N, a matvec
+/* For measuring the backend itself (diaseg bench), with spmv.h: the problem's matrix N with its
+ * values on the host (read back where the problem left them on the device; the status of that),
+ * a matvec
  * on the backend opt asks for (made ready for opt's solver when `solve`), and the solve of
  * dsg_problem_solve on that matvec (the caller destroys it). */
 struct spmv_dia;
 struct spmv_matvec;
-const struct spmv_dia *dsg_problem_dia(const dsg_problem *p);
+int dsg_problem_dia(const dsg_problem *p, const struct spmv_dia **N);
 int dsg_problem_matvec(dsg_problem *p, const dsg_options *opt, int solve, struct spmv_matvec **mv);
 int dsg_problem_solve_on(dsg_problem *p, const dsg_options *opt, struct spmv_matvec *mv,
                          dsg_result **out);

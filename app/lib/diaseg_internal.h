@@ -190,7 +190,9 @@ typedef struct app_affinity_params {
    * the maximum over the 4-connected straight line from i to j, both ends included */
   const float *contours;
   double sigma_c;        /* contour scale, > 0 when contours are given */
-  spmv_cl_image *device; /* NULL: the C path; else W, D and N on this OpenCL device */
+  /* NULL: the C path; else W, D and N on this OpenCL device, where N's values stay (its host has
+   * none until spmv_dia_host reads them back) */
+  spmv_cl_image *device;
 } app_affinity_params;
 
 #define APP_MAX_RADIUS DSG_MAX_RADIUS
@@ -334,7 +336,7 @@ int app_image_device(const dsg_options *opt, spmv_cl_image **im);
  * path; if the OpenCL path fails it falls back to the C path. With a solver, the OpenCL path is
  * made ready for it (solver->prepare). Notes which it took through opt->log. N must outlive the
  * matvec. */
-int app_matvec_create(const dsg_options *opt, const spmv_dia *N, const eig_solver *solver,
+int app_matvec_create(const dsg_options *opt, spmv_dia *N, const eig_solver *solver,
                       spmv_matvec **mv);
 
 /* ---- results -------------------------------------------------------------------------- */

@@ -352,14 +352,28 @@ static int uses_gpb(const dsg_options *opt, const app_cue *cue)
          app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY;
 }
 
+/* The link masks the components are found from (app_components_from_links): where N was made
+ * on the device, its links are made there too and N's values stay there (links[0] above
+ * APP_SPECK_THRESHOLD, links[1] above APP_COMPONENT_THRESHOLD). */
+static int device_links(spmv_cl_image *im, spmv_dia *N, spmv_links links[2])
+{
+  int status = spmv_cl_links(im, N, APP_SPECK_THRESHOLD, &links[0]);
+  if (status == DSG_OK)
+    status = spmv_cl_links(im, N, APP_COMPONENT_THRESHOLD, &links[1]);
+  return status;
+}
+
 /* Features, the contours if the cue takes them, and N of img (the affinity alone: no
  * components). *contours (optional) receives the detector's strength map (n floats, NULL for a
  * cue without contours), *soft and *oriented (optional) the same before thinning and at every
  * orientation, and *t_contours its seconds. The detector combines its parts with gPb's local
- * weights where the spectral term joins it (uses_gpb), else with its own (mPb, as dsg_contours). */
+ * weights where the spectral term joins it (uses_gpb), else with its own (mPb, as dsg_contours).
+ * links (optional): where N is made on a device, its values stay there, and links gets the
+ * masks of its components (device_links); else they stay empty (count 0) and N is on the host. */
 static int build_affinity(const dsg_image *img, const dsg_options *opt, const app_cue *cue,
                           spmv_dia **N, double **sqrt_degree, float **contours, float **soft,
-                          float **oriented, double *t_contours, app_progress *pr)
+                          float **oriented, double *t_contours, spmv_links links[2],
+                          app_progress *pr)
 {
   float *soft_map = NULL, *oriented_map = NULL;
   app_affinity_params ap = {opt->radius, opt->sigma_i, opt->sigma_x, NULL, opt->sigma_c, NULL};
@@ -408,6 +422,19 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
   if (status == DSG_OK)
     status = app_affinity_build_cancel(img->width, img->height, features, nfeat, &ap, opt->cancel,
                                        N, sqrt_degree);
+  if (status == DSG_OK && !(*N)->values && !links)
+    status = spmv_dia_host(*N); /* the caller wants N itself */
+  if (status == DSG_OK && !(*N)->values) {
+    status = device_links(im, *N, links);
+    if (status != DSG_OK && status != DSG_ERR_INTERRUPTED && fallback) {
+      /* auto: the components from the host's copy instead */
+      app_log(opt, DSG_LOG_WARNING, "the components' links failed on OpenCL (%s); N is read back",
+              dsg_error_raw());
+      spmv_links_free(&links[0]);
+      spmv_links_free(&links[1]);
+      status = spmv_dia_host(*N);
+    }
+  }
   if (im && status != DSG_OK && status != DSG_ERR_INTERRUPTED && status != DSG_ERR_NOMEM &&
       status != DSG_ERR_INVALID && fallback) {
     app_log(opt, DSG_LOG_WARNING, "the affinity failed on OpenCL (%s); taking the C path",
@@ -457,9 +484,11 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
   dsg_problem *p = NULL;
   double t0 = dsg_seconds();
   app_progress pr;
+  spmv_links links[2]; /* N's links, where N stays on the device */
   int status;
 
   *out = NULL;
+  memset(links, 0, sizeof(links));
   status = dsg_options_check(opt);
   if (status == DSG_OK)
     status = check_image(img);
@@ -478,13 +507,17 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
   /* the spectral term joins the detector's oriented combination (gPb) for the hierarchy */
   const int gpb = uses_gpb(opt, p->cue);
   status = build_affinity(img, opt, p->cue, &p->N, &p->sqrt_degree, &p->contours, &p->soft,
-                          gpb ? &p->oriented : NULL, &p->t_contours, &pr);
+                          gpb ? &p->oriented : NULL, &p->t_contours, links, &pr);
   if (status != DSG_OK)
     goto fail;
   p->t_affinity = dsg_seconds() - t0;
   t0 = dsg_seconds();
   progress_stage(&pr, STAGE_SETUP);
-  status = app_components_find(p->N, p->sqrt_degree, &p->comps);
+  /* N on the host, or its links from the device where N stays */
+  status = p->N->values ? app_components_find(p->N, p->sqrt_degree, &p->comps)
+                        : app_components_from_links(&links[0], &links[1], p->sqrt_degree, &p->comps);
+  spmv_links_free(&links[0]);
+  spmv_links_free(&links[1]);
   if (status == DSG_OK)
     status = check_cancel(opt);
   if (status == DSG_OK && !opt->keep_specks) {
@@ -535,11 +568,18 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
   *out = p;
   return DSG_OK;
 fail:
+  spmv_links_free(&links[0]);
+  spmv_links_free(&links[1]);
   dsg_problem_destroy(p);
   return status;
 }
 
-const struct spmv_dia *dsg_problem_dia(const dsg_problem *p) { return p->N; }
+int dsg_problem_dia(const dsg_problem *p, const struct spmv_dia **N)
+{
+  const int status = spmv_dia_host(p->N); /* read back where it stayed on the device */
+  *N = status == DSG_OK ? p->N : NULL;
+  return status;
+}
 
 int dsg_problem_matvec(dsg_problem *p, const dsg_options *opt, int solve, struct spmv_matvec **mv)
 {
@@ -949,7 +989,9 @@ int dsg_problem_solve(dsg_problem *p, const dsg_options *opt, dsg_result **out)
       spmv_matvec_destroy(mv);
       mv = NULL;
       t0 = dsg_seconds();
-      status = spmv_matvec_create_cpu(&mv, p->N);
+      status = spmv_dia_host(p->N); /* the device's copy, where the host had none */
+      if (status == DSG_OK)
+        status = spmv_matvec_create_cpu(&mv, p->N);
       setup += dsg_seconds() - t0;
       if (status == DSG_OK)
         status = dsg_problem_solve_on(p, opt, mv, out);
@@ -1166,7 +1208,8 @@ int dsg_affinity(const dsg_image *img, const dsg_options *opt, dsg_matrix **out)
   m = calloc(1, sizeof(*m));
   if (!m)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a matrix");
-  status = build_affinity(img, opt, cue, &m->N, &m->sqrt_degree, NULL, NULL, NULL, NULL, NULL);
+  status =
+      build_affinity(img, opt, cue, &m->N, &m->sqrt_degree, NULL, NULL, NULL, NULL, NULL, NULL);
   if (status != DSG_OK) {
     dsg_matrix_destroy(m);
     return status;

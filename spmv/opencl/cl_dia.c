@@ -168,30 +168,51 @@ static int plan(const spmv_cl_runtime *rt, const spmv_dia *A, spmv_kernel reques
 typedef struct cl_dia_device {
   spmv_dia_device base;
   cl_context ctx;
+  cl_command_queue queue;
   cl_mem values;
+  char name[96]; /* the device's, for messages */
 } cl_dia_device;
 
 static void release_device(spmv_dia_device *self)
 {
   cl_dia_device *d = (cl_dia_device *)self;
   clReleaseMemObject(d->values);
+  clReleaseCommandQueue(d->queue);
   clReleaseContext(d->ctx);
   free(d);
 }
 
-int spmv_cl_dia_keep_device(spmv_dia *A, cl_context ctx, cl_mem values)
+static int read_device(spmv_dia_device *self, float *values, size_t bytes)
+{
+  cl_dia_device *d = (cl_dia_device *)self;
+  cl_int err = clEnqueueReadBuffer(d->queue, d->values, CL_TRUE, 0, bytes, values, 0, NULL, NULL);
+  return err == CL_SUCCESS ? DSG_OK : spmv_cl_fail(err, "reading the matrix back", d->name);
+}
+
+int spmv_cl_dia_keep_device(spmv_dia *A, const spmv_cl_runtime *rt, cl_mem values)
 {
   cl_dia_device *d = malloc(sizeof(*d));
   if (!d)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the matrix's device copy");
   d->base.release = release_device;
-  d->ctx = ctx;
+  d->base.read = read_device;
+  d->ctx = rt->ctx;
+  d->queue = rt->queue;
   d->values = values;
-  clRetainContext(ctx);
+  snprintf(d->name, sizeof(d->name), "%s", rt->dev.name);
+  clRetainContext(d->ctx);
+  clRetainCommandQueue(d->queue);
   clRetainMemObject(values);
-  spmv_dia_drop_device(A);
+  if (A->device) /* the copy it replaces */
+    A->device->release(A->device);
   A->device = &d->base;
   return DSG_OK;
+}
+
+cl_mem spmv_cl_dia_device_values(const spmv_dia *A, cl_context ctx)
+{
+  const cl_dia_device *d = (const cl_dia_device *)A->device;
+  return A->device && A->device->release == release_device && d->ctx == ctx ? d->values : NULL;
 }
 
 /* A on the device, into dia->A: pitched as on the host, or packed (diag * rows + row). A pitched
@@ -201,12 +222,16 @@ static int upload_values(const spmv_cl_runtime *rt, spmv_cl_dia *dia, const spmv
   const size_t packed_floats = (size_t)A->ndiag * (size_t)A->rows;
   float *packed = NULL;
   cl_int err;
-  if (!dia->kernel->packed && A->device && A->device->release == release_device &&
-      ((const cl_dia_device *)A->device)->ctx == rt->ctx) {
-    dia->A = ((const cl_dia_device *)A->device)->values;
+  if (!dia->kernel->packed && spmv_cl_dia_device_values(A, rt->ctx)) {
+    dia->A = spmv_cl_dia_device_values(A, rt->ctx);
     clRetainMemObject(dia->A);
     return DSG_OK;
   }
+  if (!A->values)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "the %s kernel needs the matrix on the host, which holds none (read it "
+                         "back with spmv_dia_host first)",
+                         dia->kernel->name);
   if (dia->kernel->packed) {
     packed = malloc(packed_floats * sizeof(float));
     if (!packed)

@@ -51,9 +51,12 @@ typedef struct spmv_cl_dia {
   size_t global, local; /* the launch: local work-group size, global = items rounded up */
 } spmv_cl_dia;
 
-/* Gives A the device copy `values` (A's pitched values, made on ctx's device): retains values and
- * ctx, which spmv_dia_destroy releases. Returns DSG_OK or DSG_ERR_NOMEM (A unchanged). */
-int spmv_cl_dia_keep_device(spmv_dia *A, cl_context ctx, cl_mem values);
+/* Gives A the device copy `values` (A's pitched values, made on rt's device): retains values,
+ * rt's context and queue, which spmv_dia_destroy releases; spmv_dia_host reads it back through
+ * the queue. Returns DSG_OK or DSG_ERR_NOMEM (A unchanged). */
+int spmv_cl_dia_keep_device(spmv_dia *A, const spmv_cl_runtime *rt, cl_mem values);
+/* A's device copy if it is an OpenCL one on ctx, else NULL (A keeps its reference). */
+cl_mem spmv_cl_dia_device_values(const spmv_dia *A, cl_context ctx);
 
 /* Uploads A (which may be freed afterwards; where A holds a pitched device copy on rt's context
  * (spmv_cl_dia_keep_device) and the kernel reads the pitched layout, that copy is taken instead) for the DIA kernel `kernel` (SPMV_KERNEL_AUTO: the

@@ -1072,7 +1072,7 @@ int spmv_cl_affinity(spmv_cl_image *im, const spmv_affinity_geometry *g, int wid
   if (status != DSG_OK)
     goto out_release;
   /* the matrix stays on the device for a product there (spmv_cl_dia_create) */
-  status = spmv_cl_dia_keep_device(N, im->rt.ctx, d_values);
+  status = spmv_cl_dia_keep_device(N, &im->rt, d_values);
   if (status != DSG_OK)
     goto out_release;
   if (sqrt_degree)
@@ -1099,5 +1099,60 @@ out_release:
   free(sdeg);
   if (kernel_seconds)
     *kernel_seconds = seconds;
+  return status;
+}
+
+/* ---- the link masks ---- */
+
+int spmv_cl_links(spmv_cl_image *im, const spmv_dia *N, float threshold, spmv_links *L)
+{
+  cl_mem values = spmv_cl_dia_device_values(N, im->rt.ctx);
+  cl_mem d_offsets = NULL, d_upper = NULL, d_lower = NULL, d_bits = NULL;
+  cl_kernel k = NULL;
+  batch b = {0, 0, {NULL}, {NULL}};
+  double seconds = 0.0;
+  int status, finished;
+
+  memset(L, 0, sizeof(*L));
+  if (!values)
+    return dsg_error_set(DSG_ERR_INVALID, "the matrix has no copy on %s to find its links in",
+                         im->rt.dev.name);
+  if (!im->affinity) {
+    status = spmv_cl_build(&im->rt, "affinity", "-cl-std=CL1.2", &im->affinity);
+    if (status != DSG_OK) {
+      im->affinity = NULL;
+      return status;
+    }
+  }
+  status = spmv_links_create(L, N);
+  if (status != DSG_OK || L->count == 0)
+    return status;
+  const unsigned long long bits = (unsigned long long)L->count * L->words * sizeof(*L->bits);
+  const size_t table = (size_t)L->count * sizeof(int);
+  d_offsets = buffer(im, CL_MEM_READ_ONLY, table, L->offsets, "the link offsets", &status);
+  d_upper = buffer(im, CL_MEM_READ_ONLY, table, L->upper, "the link diagonals", &status);
+  d_lower = buffer(im, CL_MEM_READ_ONLY, table, L->lower, "the link diagonals", &status);
+  d_bits = buffer(im, CL_MEM_WRITE_ONLY, bits, NULL, "the links", &status);
+  const int rows = N->rows, count = L->count, pitch = (int)N->pitch, words = (int)L->words;
+  if (status == DSG_OK)
+    status = kernel(im, im->affinity, "affinity_links", &k, 10, sizeof(int), &rows, sizeof(int),
+                    &count, sizeof(cl_mem), &d_offsets, sizeof(cl_mem), &d_upper, sizeof(cl_mem),
+                    &d_lower, sizeof(cl_mem), &values, sizeof(int), &pitch, sizeof(float),
+                    &threshold, sizeof(int), &words, sizeof(cl_mem), &d_bits);
+  if (status == DSG_OK)
+    status = launch(im, k, "affinity_links", (size_t)count * L->words, 0, 1, &b);
+  if (status == DSG_OK)
+    status = read_back(im, d_bits, (size_t)bits, L->bits, "the links");
+  finished = batch_finish(im, &b, "the links", &seconds);
+  if (status == DSG_OK)
+    status = finished;
+  if (k)
+    clReleaseKernel(k);
+  release(&d_offsets);
+  release(&d_upper);
+  release(&d_lower);
+  release(&d_bits);
+  if (status != DSG_OK)
+    spmv_links_free(L);
   return status;
 }

@@ -749,6 +749,50 @@ static void detector_cases(spmv_cl_image *im, const geometry *G, const binning *
 /* ---- the affinity ---- */
 
 /* The device's N against app_affinity_build's for one image and parameter set. */
+/* N made with its values on the device alone (spmv_dia_create_shape): the host gets none; the
+ * link masks made there equal spmv_dia_links's on the values read back (bit for bit: the same
+ * floats, the same comparisons), and spmv_dia_host reads back exactly the values of the run
+ * that read them back at once (N). */
+static void check_device_only(spmv_cl_image *im, const spmv_affinity_geometry *g, int w, int h,
+                              const float *f, int nfeat, const float *contours, double sigma_i,
+                              double sigma_x, double sigma_c, const spmv_dia *N, const char *what)
+{
+  static const float thresholds[] = {1e-4f, 1e-7f, 0.05f};
+  spmv_dia *S = NULL;
+  int status = spmv_dia_create_shape(&S, N->rows, N->ndiag, N->offsets);
+  CHECK(status == DSG_OK && S && !S->values, "%s: a matrix without host values", what);
+  if (status != DSG_OK)
+    return;
+  status = spmv_cl_affinity(im, g, w, h, f, nfeat, contours, sigma_i, sigma_x, sigma_c, S, NULL,
+                            NULL, NULL);
+  CHECK(status == DSG_OK && !S->values && S->device, "%s: device-only affinity: %s", what,
+        dsg_error_message());
+  for (int t = 0; t < 3 && status == DSG_OK; t++) {
+    spmv_links got, want;
+    long differ = 0, set = 0;
+    int ok = spmv_cl_links(im, S, thresholds[t], &got) == DSG_OK;
+    ok = ok && spmv_dia_links(N, thresholds[t], &want) == DSG_OK;
+    ok = ok && got.count == want.count && got.words == want.words;
+    for (size_t b = 0; ok && b < (size_t)want.count * want.words; b++) {
+      differ += got.bits[b] != want.bits[b];
+      set += __builtin_popcount(want.bits[b]);
+    }
+    CHECK(ok && differ == 0, "%s: the device's links above %g: %ld of %zu words differ (%s)", what,
+          (double)thresholds[t], differ, (size_t)want.count * want.words, dsg_error_message());
+    CHECK(t < 2 || set > 0, "%s: no link above %g: the comparison is empty", what,
+          (double)thresholds[t]);
+    spmv_links_free(&got);
+    spmv_links_free(&want);
+  }
+  spmv_dia_drop_device(S); /* no host values: the device's copy is the only one, and stays */
+  CHECK(S->device != NULL, "%s: the only copy was dropped", what);
+  status = spmv_dia_host(S);
+  CHECK(status == DSG_OK && S->values && memcmp(S->values, N->values, spmv_dia_bytes(N)) == 0,
+        "%s: the values read back differ from the affinity's own read-back (%s)", what,
+        dsg_error_message());
+  spmv_dia_destroy(S);
+}
+
 /* The product of a matvec made from N (kernel k) against want, the reference product of the
  * values it should have read: the largest row error. */
 static double kept_product_error(const spmv_dia *N, spmv_kernel k, const float *x,
@@ -877,6 +921,7 @@ static void check_affinity(spmv_cl_image *im, int w, int h, const float *f, int 
          what, nonzero, ref->ndiag, e_big, e_rel, e_sd);
 
   check_kept_copy(N, what);
+  check_device_only(im, &g, w, h, f, nfeat, contours, sigma_i, sigma_x, sigma_c, N, what);
 
   if (contours) { /* sigma_c 1% larger: the comparison must see it */
     status = spmv_cl_affinity(im, &g, w, h, f, nfeat, contours, sigma_i, sigma_x, sigma_c * 1.01, N,
