@@ -514,8 +514,9 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
   t0 = dsg_seconds();
   progress_stage(&pr, STAGE_SETUP);
   /* N on the host, or its links from the device where N stays */
-  status = p->N->values ? app_components_find(p->N, p->sqrt_degree, &p->comps)
-                        : app_components_from_links(&links[0], &links[1], p->sqrt_degree, &p->comps);
+  status = p->N->values
+               ? app_components_find(p->N, p->sqrt_degree, &p->comps)
+               : app_components_from_links(&links[0], &links[1], p->sqrt_degree, &p->comps);
   spmv_links_free(&links[0]);
   spmv_links_free(&links[1]);
   if (status == DSG_OK)
@@ -526,34 +527,13 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
     const int n = p->N->rows,
               from_groups = p->comps.significant < opt->nev ? p->comps.significant : opt->nev;
     if (n - p->comps.count < opt->nev - from_groups)
-      status = dsg_error_set(
-          DSG_ERR_INVALID,
-          "the affinity links too few pixels for " DSG_PARAM(
-              "nev") " %d: %zu of the %d "
-                     "pixels are specks (joined to the rest only by edges N_ij <= 1e-4 "
-                     "with " DSG_PARAM("sigma_i") " %g " DSG_PARAM(
-                         "sigma_x") " %g); "
-                                    "raise " DSG_PARAM(
-                                        "s"
-                                        "i"
-                                        "g"
-                                        "m"
-                                        "a"
-                                        "_"
-                                        "x") " or " DSG_PARAM("sigma_i") ", or "
-                                                                         "add"
-                                                                         " " DSG_PARAM("k"
-                                                                                       "e"
-                                                                                       "e"
-                                                                                       "p"
-                                                                                       "_"
-                                                                                       "s"
-                                                                                       "p"
-                                                                                       "e"
-                                                                                       "c"
-                                                                                       "k"
-                                                                                       "s"),
-          opt->nev, p->comps.speck_pixels, n, opt->sigma_i, opt->sigma_x);
+      status = dsg_error_set(DSG_ERR_INVALID,
+                             "the affinity links too few pixels for %s %d: %zu of the %d pixels "
+                             "are specks (joined to the rest only by edges N_ij <= 1e-4 with %s "
+                             "%g %s %g); raise %s or %s, or add %s",
+                             DSG_PARAM("nev"), opt->nev, p->comps.speck_pixels, n,
+                             DSG_PARAM("sigma_i"), opt->sigma_i, DSG_PARAM("sigma_x"), opt->sigma_x,
+                             DSG_PARAM("sigma_x"), DSG_PARAM("sigma_i"), DSG_PARAM("keep_specks"));
   }
   if (status != DSG_OK)
     goto fail;

@@ -520,7 +520,9 @@ def audit_cases(tmp, data):
         (["segment", image, "--sigma-i", "1e-200", "--keep-specks"], "sigma_i^2"),
         (["eigs", ramp, "--sigma-i", "1e-4", "--affinity", "intensity"],
          "no pixel has a neighbour"),
-        (["segment", image, "--sigma-x", "0.3", "--affinity", "intensity"], "specks"),
+        (["segment", image, "--sigma-x", "0.3", "--affinity", "intensity"],
+         "specks (joined to the rest only by edges N_ij <= 1e-4 with --sigma-i 0.1 --sigma-x 0.3); "
+         "raise --sigma-x or --sigma-i, or add --keep-specks"),
         (["segment", corrupt], "corrupt PNG"),
         (["segment", one], "at least 2 pixels"),
     ]
