@@ -21,7 +21,8 @@ typedef struct edge {
   int a, b;         /* the regions it joins (current representatives), a < b */
   double sum;       /* crack strengths */
   long count;       /* cracks */
-  int head, tail;   /* the cracks, linked through next_crack (-1: none) */
+  int into;         /* the edge it joined when its two regions' boundaries became one, else -1 */
+  float level;      /* the level at which its two regions merged (alive ones: 0) */
   unsigned version; /* bumped at each change: heap entries with an older one are stale */
   int alive;
 } edge;
@@ -35,7 +36,7 @@ typedef struct heap_item {
 typedef struct hier_state {
   edge *edges;
   int nedges, cap_edges;
-  int *next_crack;
+  int *crack_edge; /* 2 n: each crack's first edge (-1: inside a region) */
   /* hash of (a, b) -> edge, open addressing */
   int64_t *keys;
   int *vals;
@@ -280,13 +281,15 @@ int app_hierarchy_build(const float *E, int w, int h, int min_area, app_hierarch
   H->height = h;
   H->region = malloc(n * sizeof(*H->region));
   H->crack_level = malloc(ncrack * sizeof(*H->crack_level));
-  s.next_crack = malloc(ncrack * sizeof(*s.next_crack));
-  if (!H->region || !H->crack_level || !s.next_crack) {
+  s.crack_edge = malloc(ncrack * sizeof(*s.crack_edge));
+  if (!H->region || !H->crack_level || !s.crack_edge) {
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the hierarchy of %zu pixels", n);
     goto out;
   }
-  for (size_t c = 0; c < ncrack; c++)
+  for (size_t c = 0; c < ncrack; c++) {
     H->crack_level[c] = 0.0f;
+    s.crack_edge[c] = -1;
+  }
   status = watershed(E, w, h, H->region, &R);
   if (status != DSG_OK)
     goto out;
@@ -346,7 +349,7 @@ int app_hierarchy_build(const float *E, int w, int h, int min_area, app_hierarch
         s.edges = e;
         s.cap_edges = cap;
       }
-      s.edges[s.nedges] = (edge){a, b, 0.0, 0, -1, -1, 0, 1};
+      s.edges[s.nedges] = (edge){a, b, 0.0, 0, -1, 0.0f, 0, 1};
       *slot = s.nedges++;
       if (adj_add(&s, a, *slot) || adj_add(&s, b, *slot))
         goto nomem;
@@ -354,12 +357,7 @@ int app_hierarchy_build(const float *E, int w, int h, int min_area, app_hierarch
     edge *e = &s.edges[*slot];
     e->sum += 0.5 * ((double)E[p] + (double)E[q]);
     e->count++;
-    s.next_crack[c] = -1;
-    if (e->tail >= 0)
-      s.next_crack[e->tail] = (int)c;
-    else
-      e->head = (int)c;
-    e->tail = (int)c;
+    s.crack_edge[c] = *slot;
   }
   for (int e = 0; e < s.nedges; e++)
     if (heap_push(&s, edge_key(&s, &s.edges[e]), e))
@@ -377,8 +375,7 @@ int app_hierarchy_build(const float *E, int w, int h, int min_area, app_hierarch
      * at the current level (0 before any real merge), so its boundary leaves the UCM */
     if (it.key > -1e8)
       level = mean > level ? mean : level;
-    for (int c = e->head; c >= 0; c = s.next_crack[c])
-      H->crack_level[c] = level;
+    e->level = level; /* its cracks' level, set at the end (crack_edge, into) */
     int keep = e->a, gone = e->b;
     if (s.nadj[keep] < s.nadj[gone]) {
       keep = e->b;
@@ -404,10 +401,9 @@ int app_hierarchy_build(const float *E, int w, int h, int min_area, app_hierarch
         edge *g = &s.edges[*slot];
         g->sum += f->sum;
         g->count += f->count;
-        s.next_crack[g->tail] = f->head;
-        g->tail = f->tail;
         g->version++;
         f->alive = 0;
+        f->into = *slot; /* f's cracks are g's now */
         if (heap_push(&s, edge_key(&s, g), *slot))
           goto nomem;
       } else {
@@ -433,6 +429,22 @@ int app_hierarchy_build(const float *E, int w, int h, int min_area, app_hierarch
     s.adj[gone] = NULL;
     s.nadj[gone] = s.cap_adj[gone] = 0;
   }
+  /* each crack's level: that of the edge its first edge became part of (into, followed to its
+   * end and then pointed there directly), the level at which that boundary disappeared */
+  for (size_t c = 0; c < ncrack; c++) {
+    int e = s.crack_edge[c];
+    if (e < 0)
+      continue;
+    int last = e;
+    while (s.edges[last].into >= 0)
+      last = s.edges[last].into;
+    while (s.edges[e].into >= 0) {
+      const int next = s.edges[e].into;
+      s.edges[e].into = last;
+      e = next;
+    }
+    H->crack_level[c] = s.edges[last].level;
+  }
   goto out;
 nomem:
   status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the hierarchy of %zu pixels", n);
@@ -448,7 +460,7 @@ out:
   free(s.keys);
   free(s.vals);
   free(s.heap);
-  free(s.next_crack);
+  free(s.crack_edge);
   if (status != DSG_OK)
     app_hierarchy_free(H);
   return status;
