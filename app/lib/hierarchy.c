@@ -114,6 +114,13 @@ static void hash_forget(hier_state *s, int a, int b)
     *v = -1;
 }
 
+/* The heap's order: the key, then the edge (so that the order of equal keys does not depend on
+ * the heap's history). */
+static int heap_before(const heap_item *x, const heap_item *y)
+{
+  return x->key < y->key || (x->key == y->key && x->e < y->e);
+}
+
 static int heap_push(hier_state *s, double key, int e)
 {
   if (s->nheap == s->cap_heap) {
@@ -126,7 +133,7 @@ static int heap_push(hier_state *s, double key, int e)
   }
   size_t i = s->nheap++;
   heap_item it = {key, e, s->edges[e].version};
-  while (i > 0 && s->heap[(i - 1) / 2].key > key) {
+  while (i > 0 && heap_before(&it, &s->heap[(i - 1) / 2])) {
     s->heap[i] = s->heap[(i - 1) / 2];
     i = (i - 1) / 2;
   }
@@ -142,9 +149,9 @@ static heap_item heap_pop(hier_state *s)
     size_t c = 2 * i + 1;
     if (c >= s->nheap)
       break;
-    if (c + 1 < s->nheap && s->heap[c + 1].key < s->heap[c].key)
+    if (c + 1 < s->nheap && heap_before(&s->heap[c + 1], &s->heap[c]))
       c++;
-    if (s->heap[c].key >= last.key)
+    if (!heap_before(&s->heap[c], &last))
       break;
     s->heap[i] = s->heap[c];
     i = c;
@@ -415,8 +422,8 @@ int app_hierarchy_build(const float *E, int w, int h, int min_area, app_hierarch
           goto nomem;
       }
     }
-    /* keep's own edges changed key when its area did: queue them again */
-    if (s.area[keep] - s.area[gone] < s.min_area)
+    /* keep's own edges changed key when its area reached min_area: queue them again */
+    if (s.area[keep] - s.area[gone] < s.min_area && s.area[keep] >= s.min_area)
       for (int t = 0; t < s.nadj[keep]; t++) {
         edge *f = &s.edges[s.adj[keep][t]];
         if (f->alive) {
