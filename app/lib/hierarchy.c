@@ -20,6 +20,7 @@
 typedef struct edge {
   int a, b;         /* the regions it joins (current representatives), a < b */
   double sum;       /* crack strengths */
+  double key;       /* the key of its live heap entry */
   long count;       /* cracks */
   int into;         /* the edge it joined when its two regions' boundaries became one, else -1 */
   float level;      /* the level at which its two regions merged (alive ones: 0) */
@@ -133,12 +134,30 @@ static int heap_push(hier_state *s, double key, int e)
   }
   size_t i = s->nheap++;
   heap_item it = {key, e, s->edges[e].version};
+  s->edges[e].key = key;
   while (i > 0 && heap_before(&it, &s->heap[(i - 1) / 2])) {
     s->heap[i] = s->heap[(i - 1) / 2];
     i = (i - 1) / 2;
   }
   s->heap[i] = it;
   return 0;
+}
+
+static double edge_key(const hier_state *s, const edge *e)
+{
+  const double mean = e->sum / (double)e->count;
+  return s->area[e->a] < s->min_area || s->area[e->b] < s->min_area ? mean - 1e9 : mean;
+}
+
+/* Queues edge e again where its key changed (a merge changed its mean, or a region at one side
+ * reached min_area): the entry queued before becomes stale. An unchanged key keeps its entry. */
+static int requeue(hier_state *s, int e)
+{
+  const double key = edge_key(s, &s->edges[e]);
+  if (key == s->edges[e].key)
+    return 0;
+  s->edges[e].version++;
+  return heap_push(s, key, e);
 }
 
 static heap_item heap_pop(hier_state *s)
@@ -176,11 +195,6 @@ static int adj_add(hier_state *s, int r, int e)
 }
 
 /* the merge order: the weakest mean boundary first, boundaries of small regions before all */
-static double edge_key(const hier_state *s, const edge *e)
-{
-  const double mean = e->sum / (double)e->count;
-  return s->area[e->a] < s->min_area || s->area[e->b] < s->min_area ? mean - 1e9 : mean;
-}
 
 /* the watershed of E: pixels in ascending order, each joining the region of its lowest
  * already-labelled 4-neighbour, or starting a new one */
@@ -356,7 +370,7 @@ int app_hierarchy_build(const float *E, int w, int h, int min_area, app_hierarch
         s.edges = e;
         s.cap_edges = cap;
       }
-      s.edges[s.nedges] = (edge){a, b, 0.0, 0, -1, 0.0f, 0, 1};
+      s.edges[s.nedges] = (edge){a, b, 0.0, 0.0, 0, -1, 0.0f, 0, 1};
       *slot = s.nedges++;
       if (adj_add(&s, a, *slot) || adj_add(&s, b, *slot))
         goto nomem;
@@ -408,29 +422,23 @@ int app_hierarchy_build(const float *E, int w, int h, int min_area, app_hierarch
         edge *g = &s.edges[*slot];
         g->sum += f->sum;
         g->count += f->count;
-        g->version++;
         f->alive = 0;
         f->into = *slot; /* f's cracks are g's now */
-        if (heap_push(&s, edge_key(&s, g), *slot))
+        if (requeue(&s, *slot))
           goto nomem;
       } else {
         f->a = lo;
         f->b = hi;
-        f->version++;
         *slot = (int)(f - s.edges);
-        if (adj_add(&s, keep, *slot) || heap_push(&s, edge_key(&s, f), *slot))
+        if (adj_add(&s, keep, *slot) || requeue(&s, *slot))
           goto nomem;
       }
     }
     /* keep's own edges changed key when its area reached min_area: queue them again */
     if (s.area[keep] - s.area[gone] < s.min_area && s.area[keep] >= s.min_area)
       for (int t = 0; t < s.nadj[keep]; t++) {
-        edge *f = &s.edges[s.adj[keep][t]];
-        if (f->alive) {
-          f->version++;
-          if (heap_push(&s, edge_key(&s, f), s.adj[keep][t]))
-            goto nomem;
-        }
+        if (s.edges[s.adj[keep][t]].alive && requeue(&s, s.adj[keep][t]))
+          goto nomem;
       }
     free(s.adj[gone]);
     s.adj[gone] = NULL;
