@@ -78,7 +78,8 @@ int spmv_dia_host(spmv_dia *A)
                                           "device");
   values = aligned_alloc(SPMV_ALIGN_BYTES, bytes);
   if (!values)
-    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the host's copy of a DIA matrix (%.1f MiB)",
+    return dsg_error_set(DSG_ERR_NOMEM,
+                         "cannot allocate the host's copy of a DIA matrix (%.1f MiB)",
                          (double)bytes / 1048576.0);
   memset(values, 0, bytes); /* the pages faulted in here, not inside the backend's copy */
   status = A->device->read(A->device, values, bytes);
@@ -399,14 +400,14 @@ int spmv_links_components(const spmv_links *L, int *label, int *ncomp)
   return spmv_links_components_nested(L, NULL, label, ncomp, NULL, NULL);
 }
 
-int spmv_links_components_nested(const spmv_links *inner, const spmv_links *outer,
-                                 int *inner_label, int *ninner, int *outer_label, int *nouter)
+int spmv_links_components_nested(const spmv_links *inner, const spmv_links *outer, int *inner_label,
+                                 int *ninner, int *outer_label, int *nouter)
 {
   const int n = inner->rows;
   int *parent;
-  if (outer && (outer->rows != n || outer->count != inner->count ||
-                memcmp(outer->offsets, inner->offsets, (size_t)inner->count *
-                                                           sizeof(*inner->offsets)) != 0))
+  if (outer &&
+      (outer->rows != n || outer->count != inner->count ||
+       memcmp(outer->offsets, inner->offsets, (size_t)inner->count * sizeof(*inner->offsets)) != 0))
     return dsg_error_set(DSG_ERR_INVALID, "nested links of different matrices");
   parent = malloc((size_t)n * sizeof(*parent));
   if (!parent)

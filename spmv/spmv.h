@@ -39,10 +39,10 @@ typedef struct spmv_dia_device {
 } spmv_dia_device;
 
 typedef struct spmv_dia {
-  int rows;      /* matrix order n */
-  int ndiag;     /* number of stored diagonals */
-  size_t pitch;  /* floats per stored diagonal, >= rows, multiple of SPMV_PITCH_ALIGN */
-  int *offsets;  /* ndiag column offsets, strictly ascending */
+  int rows;     /* matrix order n */
+  int ndiag;    /* number of stored diagonals */
+  size_t pitch; /* floats per stored diagonal, >= rows, multiple of SPMV_PITCH_ALIGN */
+  int *offsets; /* ndiag column offsets, strictly ascending */
   /* ndiag * pitch floats, SPMV_ALIGN_BYTES-aligned, zero-initialised; NULL in a matrix made with
    * spmv_dia_create_shape until spmv_dia_host gives it the device's */
   float *values;
@@ -102,11 +102,11 @@ int spmv_dia_components(const spmv_dia *A, float threshold, int *label, int *nco
  * mirror `lower[k]` (entry (r + o, r)), either -1 where A stores none: bit r of mask k (word
  * r / 32 of bits + k * words, bit r % 32) is set when |a| > threshold on either side. */
 typedef struct spmv_links {
-  int rows, count;          /* rows of A; pairs of diagonals */
-  int *offsets;             /* count offsets > 0 */
-  int *upper, *lower;       /* count diagonal indices of A each, or -1 */
-  size_t words;             /* 32-bit words a mask: ceil(rows / 32) */
-  uint32_t *bits;           /* count masks of `words` words each */
+  int rows, count;    /* rows of A; pairs of diagonals */
+  int *offsets;       /* count offsets > 0 */
+  int *upper, *lower; /* count diagonal indices of A each, or -1 */
+  size_t words;       /* 32-bit words a mask: ceil(rows / 32) */
+  uint32_t *bits;     /* count masks of `words` words each */
 } spmv_links;
 
 /* The pairs of A's diagonals into L, every bit clear (a device fills them). Returns DSG_OK or
@@ -121,8 +121,8 @@ int spmv_links_components(const spmv_links *L, int *label, int *ncomp);
  * the lower (every pair inner links, outer links too): outer's start from inner's, so only the
  * pairs between the thresholds are visited again. Returns DSG_OK, DSG_ERR_INVALID (links of
  * different matrices) or DSG_ERR_NOMEM. */
-int spmv_links_components_nested(const spmv_links *inner, const spmv_links *outer,
-                                 int *inner_label, int *ninner, int *outer_label, int *nouter);
+int spmv_links_components_nested(const spmv_links *inner, const spmv_links *outer, int *inner_label,
+                                 int *ninner, int *outer_label, int *nouter);
 void spmv_links_free(spmv_links *L);
 
 /* ---------------------------------------------------------------------------------------------
@@ -239,10 +239,10 @@ void spmv_cl_options_init(spmv_cl_options *opt);
 
 /* Creates the OpenCL matvec for A on the chosen device (A is copied to the device, or, for a
  * kernel of the pitched layout, takes A's device copy where it is on the same device (A->device);
- * the host copy may be freed afterwards). Checks every allocation against the device's limits first. Reads no
- * environment: everything comes from opt. Returns DSG_OK, DSG_ERR_NODEVICE, DSG_ERR_LIMIT,
- * DSG_ERR_OPENCL, DSG_ERR_IO (kernel_dir) or DSG_ERR_INVALID, with a message; a failed program
- * build leaves its log in spmv_cl_build_log(). */
+ * the host copy may be freed afterwards). Checks every allocation against the device's limits
+ * first. Reads no environment: everything comes from opt. Returns DSG_OK, DSG_ERR_NODEVICE,
+ * DSG_ERR_LIMIT, DSG_ERR_OPENCL, DSG_ERR_IO (kernel_dir) or DSG_ERR_INVALID, with a message; a
+ * failed program build leaves its log in spmv_cl_build_log(). */
 int spmv_matvec_create_opencl(spmv_matvec **out, const spmv_dia *A, const spmv_cl_options *opt);
 
 typedef struct spmv_cl_info {

@@ -177,8 +177,8 @@ void app_hierarchy_free(app_hierarchy *H);
 /* The spectral boundary term from eigenpairs (see hierarchy.c): norient * width * height floats,
  * orientation-major, or with norient 0 the unoriented gradient, width * height floats. The
  * pixels a contour nearly isolates take their values from res->products where it has them. */
-int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, int width,
-                          int height, int norient, float *out);
+int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, int width, int height,
+                          int norient, float *out);
 
 /* ---- affinity ---------------------------------------------------------------------------- */
 
@@ -189,7 +189,7 @@ typedef struct app_affinity_params {
   /* the intervening-contour term (NULL: none): W_ij *= exp(-max_{line i..j} contours / sigma_c),
    * the maximum over the 4-connected straight line from i to j, both ends included */
   const float *contours;
-  double sigma_c;        /* contour scale, > 0 when contours are given */
+  double sigma_c; /* contour scale, > 0 when contours are given */
   /* NULL: the C path; else W, D and N on this OpenCL device, where N's values stay (its host has
    * none until spmv_dia_host reads them back) */
   spmv_cl_image *device;

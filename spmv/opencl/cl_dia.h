@@ -59,12 +59,12 @@ int spmv_cl_dia_keep_device(spmv_dia *A, const spmv_cl_runtime *rt, cl_mem value
 cl_mem spmv_cl_dia_device_values(const spmv_dia *A, cl_context ctx);
 
 /* Uploads A (which may be freed afterwards; where A holds a pitched device copy on rt's context
- * (spmv_cl_dia_keep_device) and the kernel reads the pitched layout, that copy is taken instead) for the DIA kernel `kernel` (SPMV_KERNEL_AUTO: the
- * image kernel where the device supports an image of x's size, else vector; why goes into note,
- * note_cap bytes) with work-groups of local_size (0: 128, capped by the device). Checks every
- * allocation against rt's device first, builds kernels/dia_spmv.cl. Returns DSG_OK,
- * DSG_ERR_NODEVICE, DSG_ERR_LIMIT, DSG_ERR_INVALID, DSG_ERR_IO, DSG_ERR_NOMEM or DSG_ERR_OPENCL
- * with the message. Free with spmv_cl_dia_destroy. */
+ * (spmv_cl_dia_keep_device) and the kernel reads the pitched layout, that copy is taken instead)
+ * for the DIA kernel `kernel` (SPMV_KERNEL_AUTO: the image kernel where the device supports an
+ * image of x's size, else vector; why goes into note, note_cap bytes) with work-groups of
+ * local_size (0: 128, capped by the device). Checks every allocation against rt's device first,
+ * builds kernels/dia_spmv.cl. Returns DSG_OK, DSG_ERR_NODEVICE, DSG_ERR_LIMIT, DSG_ERR_INVALID,
+ * DSG_ERR_IO, DSG_ERR_NOMEM or DSG_ERR_OPENCL with the message. Free with spmv_cl_dia_destroy. */
 int spmv_cl_dia_create(spmv_cl_dia **out, const spmv_cl_runtime *rt, const spmv_dia *A,
                        spmv_kernel kernel, size_t local_size, char *note, size_t note_cap);
 /* Frees dia (NULL allowed); rt's queue must be idle. */

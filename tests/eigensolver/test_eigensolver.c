@@ -89,8 +89,8 @@ static void known_spectrum(int m1, int m2, int nev, int ncv)
         worst = fmax(worst, fabs((double)p[i] - y[i]));
         ss += ((double)p[i] - res.values[k] * u[i]) * ((double)p[i] - res.values[k] * u[i]);
       }
-      CHECK(CLOSE(sqrt(ss), res.residuals[k], 1e-6, 1e-12), "%s: residual_%d %g from the product, %g",
-            solver_name, k, sqrt(ss), res.residuals[k]);
+      CHECK(CLOSE(sqrt(ss), res.residuals[k], 1e-6, 1e-12),
+            "%s: residual_%d %g from the product, %g", solver_name, k, sqrt(ss), res.residuals[k]);
     }
     CHECK(worst <= 1e-5, "%s: %dx%d: kept products off A u by %g", solver_name, m1, m2, worst);
     free(y);

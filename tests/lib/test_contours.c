@@ -393,8 +393,8 @@ static void test_spectral(void)
 }
 
 /* The spectral term's pixels that the contour cue nearly cuts off: with the products N u their v
- * is the generalised eigenvector's, (N u)_i / (mu sqrt(d_i)), whatever u_i the solver left there; the
- * term equals the one of a vector that carries that value, and differs from the raw u's. */
+ * is the generalised eigenvector's, (N u)_i / (mu sqrt(d_i)), whatever u_i the solver left there;
+ * the term equals the one of a vector that carries that value, and differs from the raw u's. */
 static void test_spectral_isolated(void)
 {
   enum { w = 12, h = 6 };

@@ -65,9 +65,11 @@ static void test_components(void)
             n, ndiags[q], ngot, nwant, wrong);
       /* nested: the components at 0.9 and, built on them, at 0.5, against the reference's */
       spmv_links inner, outer;
-      int *in_got = malloc((size_t)n * sizeof(*in_got)), *want_outer = malloc((size_t)n * sizeof(int));
+      int *in_got = malloc((size_t)n * sizeof(*in_got)),
+          *want_outer = malloc((size_t)n * sizeof(int));
       int nin = -1, nout = -1, wrong_in = 0, wrong_out = 0;
-      CHECK(spmv_dia_links(A, 0.9f, &inner) == DSG_OK && spmv_dia_links(A, 0.5f, &outer) == DSG_OK &&
+      CHECK(spmv_dia_links(A, 0.9f, &inner) == DSG_OK &&
+                spmv_dia_links(A, 0.5f, &outer) == DSG_OK &&
                 spmv_links_components_nested(&inner, &outer, in_got, &nin, got, &nout) == DSG_OK,
             "nested components: %s", dsg_error_message());
       const int nwant_outer = components_reference(A, 0.5f, want_outer);
