@@ -198,6 +198,57 @@ void app_conv_sep(const float *src, int w, int h, const float *kx, const float *
   }
 }
 
+void app_gradient_add(const float *src, int w, int h, const float *k0, const float *k1, int r,
+                      float scale, int norient, float *tmp0, float *tmp1, float *out)
+{
+  const size_t n = (size_t)w * h;
+  float nx[APP_CONTOUR_ORIENTATIONS], ny[APP_CONTOUR_ORIENTATIONS];
+  for (int o = 0; o < norient && o < APP_CONTOUR_ORIENTATIONS; o++) {
+    const double th = o * (M_PI / norient);
+    nx[o] = (float)(-sin(th) * scale);
+    ny[o] = (float)(cos(th) * scale);
+  }
+  /* the rows with k0 (into tmp0, for gy) and k1 (into tmp1, for gx): app_conv_sep's first pass */
+#pragma omp parallel for schedule(static)
+  for (int y = 0; y < h; y++) {
+    const float *row = src + (size_t)y * w;
+    for (int x = 0; x < w; x++) {
+      double s0 = 0.0, s1 = 0.0;
+      if (x >= r && x + r < w)
+        for (int t = -r; t <= r; t++) {
+          s0 += (double)k0[t + r] * row[x - t];
+          s1 += (double)k1[t + r] * row[x - t];
+        }
+      else
+        for (int t = -r; t <= r; t++) {
+          s0 += (double)k0[t + r] * row[reflect(x - t, w)];
+          s1 += (double)k1[t + r] * row[reflect(x - t, w)];
+        }
+      tmp0[(size_t)y * w + x] = (float)s0;
+      tmp1[(size_t)y * w + x] = (float)s1;
+    }
+  }
+  /* the columns (gx = tmp1 with k0, gy = tmp0 with k1), summed into out at once */
+#pragma omp parallel for schedule(static)
+  for (int y = 0; y < h; y++) {
+    const int inside = y >= r && y + r < h;
+    for (int x = 0; x < w; x++) {
+      double sx = 0.0, sy = 0.0;
+      for (int t = -r; t <= r; t++) {
+        const size_t at = (size_t)(inside ? y - t : reflect(y - t, h)) * w + x;
+        sx += (double)k0[t + r] * tmp1[at];
+        sy += (double)k1[t + r] * tmp0[at];
+      }
+      const float gx = (float)sx, gy = (float)sy;
+      const size_t i = (size_t)y * w + x;
+      if (norient <= 0)
+        out[i] += scale * sqrtf(gx * gx + gy * gy);
+      for (int o = 0; o < norient && o < APP_CONTOUR_ORIENTATIONS; o++)
+        out[(size_t)o * n + i] += fabsf(nx[o] * gx + ny[o] * gy);
+    }
+  }
+}
+
 /* Texton responses of the brightness L / 100: the Gaussian derivatives (x, y, xx, sqrt2 xy,
  * yy), which steer to every orientation, at sigma 1 and 2, contrast-normalised per pixel as in
  * Malik, Belongie, Leung & Shi (IJCV 2001): F <- F log(1 + |F| / 0.03) / |F|. */

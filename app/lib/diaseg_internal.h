@@ -145,6 +145,14 @@ int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const dsg_image 
  * reflected; tmp holds width * height floats */
 void app_conv_sep(const float *src, int width, int height, const float *kx, const float *ky, int r,
                   float *tmp, float *dst);
+/* Adds the oriented gradient of src to out: gx = src * (kx k1, ky k0), gy = src * (kx k0, ky k1)
+ * (k0 smoothing, k1 derivative, radius r, as app_conv_sep), then at each orientation o < norient
+ * out[o n + i] += |nx gx + ny gy| with (nx, ny) = scale (-sin, cos)(o pi / norient), or with
+ * norient 0 out[i] += scale |(gx, gy)|. Bit for bit what two app_conv_sep calls and those sums
+ * give, in two passes over the image instead of 2 + norient. norient <= APP_CONTOUR_ORIENTATIONS;
+ * tmp0, tmp1: n floats each. */
+void app_gradient_add(const float *src, int width, int height, const float *k0, const float *k1,
+                      int r, float scale, int norient, float *tmp0, float *tmp1, float *out);
 
 /* ---- hierarchy (hierarchy.c) ------------------------------------------------------------ */
 

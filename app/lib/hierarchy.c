@@ -500,16 +500,19 @@ out:
 int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, int w, int h,
                           int norient, float *out)
 {
+  if (norient > APP_CONTOUR_ORIENTATIONS)
+    return dsg_error_set(DSG_ERR_INVALID, "the spectral term has at most %d orientations, not %d",
+                         APP_CONTOUR_ORIENTATIONS, norient);
   const size_t n = (size_t)w * h;
   double mean_degree = 0.0;
 #pragma omp parallel for reduction(+ : mean_degree) schedule(static)
   for (size_t i = 0; i < n; i++)
     mean_degree += sqrt_degree[i] * sqrt_degree[i] / (double)n;
-  float *v = malloc(n * sizeof(float)), *tmp = malloc(n * sizeof(float));
-  float *gx = malloc(n * sizeof(float)), *gy = malloc(n * sizeof(float));
+  float *v = malloc(n * sizeof(float));
+  float *gx = malloc(n * sizeof(float)), *gy = malloc(n * sizeof(float)); /* the passes' rows */
   float k0[7], k1[7];
   int status = DSG_OK;
-  if (!v || !tmp || !gx || !gy) {
+  if (!v || !gx || !gy) {
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the spectral gradient of %zu pixels", n);
     goto out;
   }
@@ -542,24 +545,10 @@ int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, int 
     if (!(hi > lo))
       continue;
     const float scale = (float)(1.0 / ((double)(hi - lo) * sqrt(lam)));
-    app_conv_sep(v, w, h, k1, k0, 3, tmp, gx);
-    app_conv_sep(v, w, h, k0, k1, 3, tmp, gy);
-    if (norient <= 0)
-#pragma omp parallel for schedule(static)
-      for (size_t i = 0; i < n; i++)
-        out[i] += scale * sqrtf(gx[i] * gx[i] + gy[i] * gy[i]);
-    for (int o = 0; o < norient; o++) {
-      const double th = o * (M_PI / norient);
-      const float nx = (float)(-sin(th) * scale), ny = (float)(cos(th) * scale);
-      float *d = out + (size_t)o * n;
-#pragma omp parallel for schedule(static)
-      for (size_t i = 0; i < n; i++)
-        d[i] += fabsf(nx * gx[i] + ny * gy[i]);
-    }
+    app_gradient_add(v, w, h, k0, k1, 3, scale, norient, gx, gy, out);
   }
 out:
   free(v);
-  free(tmp);
   free(gx);
   free(gy);
   return status;
