@@ -422,8 +422,10 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
   if (status == DSG_OK)
     status = app_affinity_build_cancel(img->width, img->height, features, nfeat, &ap, opt->cancel,
                                        N, sqrt_degree);
-  if (status == DSG_OK && !(*N)->values && !links)
-    status = spmv_dia_host(*N); /* the caller wants N itself */
+  if (status == DSG_OK && !(*N)->values && !links) {
+    status = spmv_dia_host(*N); /* the caller wants N itself, on the host */
+    spmv_dia_drop_device(*N);   /* and the device's memory back */
+  }
   if (status == DSG_OK && !(*N)->values) {
     status = device_links(im, *N, links);
     if (status != DSG_OK && status != DSG_ERR_INTERRUPTED && fallback) {
