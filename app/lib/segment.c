@@ -442,6 +442,12 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
     app_log(opt, DSG_LOG_WARNING, "the affinity failed on OpenCL (%s); taking the C path",
             dsg_error_raw());
     ap.device = NULL;
+    spmv_dia_destroy(*N); /* made on the device, where its links or its read-back failed */
+    *N = NULL;
+    if (sqrt_degree) {
+      free(*sqrt_degree);
+      *sqrt_degree = NULL;
+    }
     status = app_affinity_build_cancel(img->width, img->height, features, nfeat, &ap, opt->cancel,
                                        N, sqrt_degree);
   }
