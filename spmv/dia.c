@@ -66,29 +66,37 @@ int spmv_dia_create_shape(spmv_dia **out, int rows, int ndiag, const int *offset
   return create(out, rows, ndiag, offsets, 0);
 }
 
-int spmv_dia_host(spmv_dia *A)
+int spmv_dia_read_device(const spmv_dia *A, float **values)
 {
   const size_t bytes = spmv_dia_bytes(A);
+  int status;
+  *values = NULL;
+  if (!A->device)
+    return dsg_error_set(DSG_ERR_INVALID, "a DIA matrix without a device copy to read back");
+  *values = aligned_alloc(SPMV_ALIGN_BYTES, bytes);
+  if (!*values)
+    return dsg_error_set(DSG_ERR_NOMEM,
+                         "cannot allocate the host's copy of a DIA matrix (%.1f MiB)",
+                         (double)bytes / 1048576.0);
+  memset(*values, 0, bytes); /* the pages faulted in here, not inside the backend's copy */
+  status = A->device->read(A->device, *values, bytes);
+  if (status != DSG_OK) {
+    free(*values);
+    *values = NULL;
+  }
+  return status;
+}
+
+int spmv_dia_host(spmv_dia *A)
+{
   float *values;
   int status;
   if (A->values)
     return DSG_OK;
-  if (!A->device)
-    return dsg_error_set(DSG_ERR_INVALID, "a DIA matrix with values neither on the host nor on a "
-                                          "device");
-  values = aligned_alloc(SPMV_ALIGN_BYTES, bytes);
-  if (!values)
-    return dsg_error_set(DSG_ERR_NOMEM,
-                         "cannot allocate the host's copy of a DIA matrix (%.1f MiB)",
-                         (double)bytes / 1048576.0);
-  memset(values, 0, bytes); /* the pages faulted in here, not inside the backend's copy */
-  status = A->device->read(A->device, values, bytes);
-  if (status != DSG_OK) {
-    free(values);
-    return status;
-  }
-  A->values = values;
-  return DSG_OK;
+  status = spmv_dia_read_device(A, &values);
+  if (status == DSG_OK)
+    A->values = values;
+  return status;
 }
 
 static void release_device(spmv_dia *A)

@@ -67,6 +67,10 @@ int spmv_dia_create_shape(spmv_dia **out, int rows, int ndiag, const int *offset
 /* Gives A host values where it has none, read from its device copy. Returns DSG_OK (also when A
  * had them), DSG_ERR_NOMEM, DSG_ERR_INVALID (no device copy either) or the backend's error. */
 int spmv_dia_host(spmv_dia *A);
+/* A's device copy read into *values (ndiag * pitch floats, SPMV_ALIGN_BYTES-aligned; the caller
+ * frees them), A unchanged. Returns DSG_OK, DSG_ERR_INVALID (no device copy), DSG_ERR_NOMEM or the
+ * backend's error. */
+int spmv_dia_read_device(const spmv_dia *A, float **values);
 /* Frees A and its device copy (NULL is allowed). */
 void spmv_dia_destroy(spmv_dia *A);
 /* Releases A's device copy, if any, where A has host values (else it is the only copy): for
@@ -239,7 +243,8 @@ void spmv_cl_options_init(spmv_cl_options *opt);
 
 /* Creates the OpenCL matvec for A on the chosen device (A is copied to the device, or, for a
  * kernel of the pitched layout, takes A's device copy where it is on the same device (A->device);
- * the host copy may be freed afterwards). Checks every allocation against the device's limits
+ * a matrix without host values is read back from that copy for the upload; the host copy may be
+ * freed afterwards). Checks every allocation against the device's limits
  * first. Reads no environment: everything comes from opt. Returns DSG_OK, DSG_ERR_NODEVICE,
  * DSG_ERR_LIMIT, DSG_ERR_OPENCL, DSG_ERR_IO (kernel_dir) or DSG_ERR_INVALID, with a message; a
  * failed program build leaves its log in spmv_cl_build_log(). */

@@ -66,14 +66,11 @@ static void log_build(const dsg_options *opt)
  * its basis checked now, so that a device that cannot run it is found before the solve, and
  * with "auto" the C path takes over). *bad_options: the solver's options themselves are wrong,
  * which no other backend mends. */
-static int create_opencl(const dsg_options *opt, spmv_dia *N, const spmv_cl_options *cl,
+static int create_opencl(const dsg_options *opt, const spmv_dia *N, const spmv_cl_options *cl,
                          const eig_solver *solver, spmv_matvec **mv, int *bad_options)
 {
-  /* the packed kernel uploads the host's values: read back where they stayed on the device */
-  int status = cl->kernel == SPMV_KERNEL_NAIVE ? spmv_dia_host(N) : DSG_OK;
+  int status = spmv_matvec_create_opencl(mv, N, cl);
   *bad_options = 0;
-  if (status == DSG_OK)
-    status = spmv_matvec_create_opencl(mv, N, cl);
   if (status == DSG_OK && solver && solver->prepare) {
     eig_options eo;
     app_eig_options(opt, &eo);

@@ -216,36 +216,43 @@ cl_mem spmv_cl_dia_device_values(const spmv_dia *A, cl_context ctx)
 }
 
 /* A on the device, into dia->A: pitched as on the host, or packed (diag * rows + row). A pitched
- * copy already on rt's context is taken as it is. */
+ * copy already on rt's context is taken as it is; a matrix with no host values is read back from
+ * its device copy for the upload. */
 static int upload_values(const spmv_cl_runtime *rt, spmv_cl_dia *dia, const spmv_dia *A)
 {
   const size_t packed_floats = (size_t)A->ndiag * (size_t)A->rows;
-  float *packed = NULL;
+  const cl_mem kept = spmv_cl_dia_device_values(A, rt->ctx);
+  const float *values = A->values;
+  float *packed = NULL, *read = NULL;
   cl_int err;
-  if (!dia->kernel->packed && spmv_cl_dia_device_values(A, rt->ctx)) {
-    dia->A = spmv_cl_dia_device_values(A, rt->ctx);
+  if (!dia->kernel->packed && kept) {
+    dia->A = kept;
     clRetainMemObject(dia->A);
     return DSG_OK;
   }
-  if (!A->values)
-    return dsg_error_set(DSG_ERR_INVALID,
-                         "the %s kernel needs the matrix on the host, which holds none (read it "
-                         "back with spmv_dia_host first)",
-                         dia->kernel->name);
+  if (!values) { /* on a device alone, in a layout or a context this upload cannot take */
+    const int status = spmv_dia_read_device(A, &read);
+    if (status != DSG_OK)
+      return status;
+    values = read;
+  }
   if (dia->kernel->packed) {
     packed = malloc(packed_floats * sizeof(float));
-    if (!packed)
+    if (!packed) {
+      free(read);
       return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the packed matrix");
+    }
     for (int d = 0; d < A->ndiag; d++)
-      memcpy(packed + (size_t)d * (size_t)A->rows, A->values + (size_t)d * A->pitch,
+      memcpy(packed + (size_t)d * (size_t)A->rows, values + (size_t)d * A->pitch,
              (size_t)A->rows * sizeof(float));
     dia->A = clCreateBuffer(rt->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                             packed_floats * sizeof(float), packed, &err);
     free(packed);
   } else {
     dia->A = clCreateBuffer(rt->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, spmv_dia_bytes(A),
-                            A->values, &err);
+                            (void *)values, &err);
   }
+  free(read);
   return err == CL_SUCCESS ? DSG_OK : spmv_cl_fail(err, "uploading the matrix", rt->dev.name);
 }
 

@@ -749,6 +749,9 @@ static void detector_cases(spmv_cl_image *im, const geometry *G, const binning *
 /* ---- the affinity ---- */
 
 /* The device's N against app_affinity_build's for one image and parameter set. */
+static double kept_product_error(const spmv_dia *A, const spmv_dia *R, spmv_kernel k,
+                                 const float *x, const float *want);
+
 /* N made with its values on the device alone (spmv_dia_create_shape): the host gets none; the
  * link masks made there equal spmv_dia_links's on the values read back (bit for bit: the same
  * floats, the same comparisons), and spmv_dia_host reads back exactly the values of the run
@@ -784,6 +787,24 @@ static void check_device_only(spmv_cl_image *im, const spmv_affinity_geometry *g
     spmv_links_free(&got);
     spmv_links_free(&want);
   }
+  if (status == DSG_OK) { /* products from S: the pitched kernels take its copy, the packed one
+                           * reads it back for its upload; S keeps no host values */
+    const int n = N->rows;
+    float *x = malloc((size_t)n * sizeof(*x)), *want = malloc((size_t)n * sizeof(*want));
+    for (int i = 0; x && i < n; i++)
+      x[i] = (float)(test_uniform() - 0.5);
+    if (x && want) {
+      spmv_dia_mul_ref(N, x, want);
+      const spmv_kernel kernels[] = {SPMV_KERNEL_IMAGE, SPMV_KERNEL_NAIVE};
+      for (int k = 0; k < 2; k++) {
+        const double e = kept_product_error(S, N, kernels[k], x, want);
+        CHECK(e <= 1e-5 && !S->values, "%s: %s on a device-only N: row error %.3g", what,
+              spmv_kernel_name(kernels[k]), e);
+      }
+    }
+    free(x);
+    free(want);
+  }
   spmv_dia_drop_device(S); /* no host values: the device's copy is the only one, and stays */
   CHECK(S->device != NULL, "%s: the only copy was dropped", what);
   status = spmv_dia_host(S);
@@ -793,20 +814,21 @@ static void check_device_only(spmv_cl_image *im, const spmv_affinity_geometry *g
   spmv_dia_destroy(S);
 }
 
-/* The product of a matvec made from N (kernel k) against want, the reference product of the
- * values it should have read: the largest row error. */
-static double kept_product_error(const spmv_dia *N, spmv_kernel k, const float *x,
-                                 const float *want)
+/* The product of a matvec made from A (kernel k) against want, the reference product of the
+ * values it should have read: the largest row error, relative to the rows of R (A's values on the
+ * host; A itself where it has them). */
+static double kept_product_error(const spmv_dia *A, const spmv_dia *R, spmv_kernel k,
+                                 const float *x, const float *want)
 {
   spmv_cl_options o;
   spmv_matvec *mv = NULL;
-  float *y = malloc((size_t)N->rows * sizeof(*y));
+  float *y = malloc((size_t)A->rows * sizeof(*y));
   double err = HUGE_VAL;
   spmv_cl_options_init(&o);
   o.device = device_spec();
   o.kernel = k;
-  if (y && spmv_matvec_create_opencl(&mv, N, &o) == DSG_OK && spmv_matvec_apply(mv, x, y) == DSG_OK)
-    err = spmv_dia_row_error(N, x, y, want);
+  if (y && spmv_matvec_create_opencl(&mv, A, &o) == DSG_OK && spmv_matvec_apply(mv, x, y) == DSG_OK)
+    err = spmv_dia_row_error(R, x, y, want);
   else
     printf("  the matvec failed: %s\n", dsg_error_message());
   spmv_matvec_destroy(mv);
@@ -834,14 +856,14 @@ static void check_kept_copy(spmv_dia *N, const char *what)
   memset(N->values, 0, spmv_dia_bytes(N)); /* the host's values only */
   const spmv_kernel pitched[] = {SPMV_KERNEL_ALIGNED, SPMV_KERNEL_IMAGE};
   for (int k = 0; k < 2; k++) {
-    const double e = kept_product_error(N, pitched[k], x, want);
+    const double e = kept_product_error(N, N, pitched[k], x, want);
     CHECK(e <= 1e-5, "%s: %s from the device copy: row error %.3g", what,
           spmv_kernel_name(pitched[k]), e);
   }
-  CHECK(kept_product_error(N, SPMV_KERNEL_NAIVE, x, zero) == 0.0,
+  CHECK(kept_product_error(N, N, SPMV_KERNEL_NAIVE, x, zero) == 0.0,
         "%s: the packed kernel did not upload the host's values", what);
   spmv_dia_drop_device(N);
-  CHECK(N->device == NULL && kept_product_error(N, SPMV_KERNEL_ALIGNED, x, zero) == 0.0,
+  CHECK(N->device == NULL && kept_product_error(N, N, SPMV_KERNEL_ALIGNED, x, zero) == 0.0,
         "%s: the dropped copy was still used", what);
   memcpy(N->values, saved, spmv_dia_bytes(N));
 out:
