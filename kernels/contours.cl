@@ -33,6 +33,12 @@
  * float sums are those the combination would make from the gradients), and each part's largest
  * value over the orientations; then contour_combine only takes the logistic and the argmax.
  *
+ * gPb, after the solve (the C references app_spectral_gradient, app_contour_gpb): spectral_range
+ * (one work-group per eigenvector: its range, hence its scale), then per eigenvector
+ * spectral_rows and spectral_columns (the separable Gaussian derivatives, adding its 8 oriented
+ * magnitudes to the spectral term in the vectors' order), gpb_combine (the term joins the
+ * detector's combination), and contour_thin on the result.
+ *
  * -D options (all set by the host): WG (work-group size), PER_WORD (counters per 32-bit word: 4
  * or 2), MAX_BINS, NORIENT, SMOOTH_MAX (the largest smoothing radius; the taps are zero-padded to
  * 2 SMOOTH_MAX + 1), MAX_DIM (texton responses per pixel, at most), and NBk, SRk for each kind
@@ -501,4 +507,125 @@ __kernel void contour_thin(__global const float *m, __global const uchar *orient
     keep = v > a && v >= b;
   }
   out[i] = keep ? v : 0.0f;
+}
+
+/* ---- gPb: the spectral term joins the combination ---- */
+
+/* Vector j's value at pixel i (app_spectral_gradient): v = u / sqrt(d), or, for a pixel whose
+ * degree d is below `isolated` when the products are given, (N u)_i / (mu sqrt(d)). */
+inline float spectral_value(__global const float *u, __global const float *Nu, const int products,
+                            __global const float *sd, const float isolated, const float mu,
+                            const int i)
+{
+  const float s = sd[i];
+  return products && s * s < isolated ? Nu[i] / (mu * s) : u[i] / s;
+}
+
+/* One work-group per vector j (the second dimension): the range [lo, hi] of its values, then
+ * scale[j] = weight[j] / (hi - lo), 0 where the vector is constant or weight[j] is 0 (it adds
+ * nothing). The local size is a power of two, at most SPECTRAL_LOCAL. */
+#define SPECTRAL_LOCAL 256
+__kernel void spectral_range(__global const float *vectors, __global const float *products,
+                             const int has_products, __global const float *sd,
+                             const float isolated, __constant float *mu,
+                             __constant float *weight, const int n, __global float *scale)
+{
+  __local float lo[SPECTRAL_LOCAL], hi[SPECTRAL_LOCAL];
+  const int l = get_local_id(0), size = get_local_size(0), j = get_global_id(1);
+  __global const float *u = vectors + (size_t)j * n, *Nu = products + (size_t)j * n;
+  float a = INFINITY, b = -INFINITY;
+  for (int i = l; i < n; i += size) {
+    const float v = spectral_value(u, Nu, has_products, sd, isolated, mu[j], i);
+    a = v < a ? v : a;
+    b = v > b ? v : b;
+  }
+  lo[l] = a;
+  hi[l] = b;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = size / 2; s > 0; s /= 2) {
+    if (l < s) {
+      lo[l] = lo[l + s] < lo[l] ? lo[l + s] : lo[l];
+      hi[l] = hi[l + s] > hi[l] ? hi[l + s] : hi[l];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (l == 0)
+    scale[j] = hi[0] > lo[0] && weight[j] > 0.0f ? weight[j] / (hi[0] - lo[0]) : 0.0f;
+}
+
+/* Vector j along the rows (app_gradient_add's first pass): row0 = the Gaussian g, row1 its
+ * derivative d (taps: g's 2 r + 1, then d's), sum_{t = -r .. r} tap[t + r] v[y w + reflect(x - t)]. Nothing where scale[j] is 0. */
+__kernel void spectral_rows(__global const float *vectors, __global const float *products,
+                            const int has_products, __global const float *sd,
+                            const float isolated, __constant float *mu, __constant float *scale,
+                            const int j, const int w, const int n, __constant float *taps,
+                            const int r, __global float *row0, __global float *row1)
+{
+  const int i = get_global_id(0);
+  if (i >= n || scale[j] == 0.0f)
+    return;
+  __constant float *g = taps, *d = taps + 2 * r + 1;
+  __global const float *u = vectors + (size_t)j * n, *Nu = products + (size_t)j * n;
+  const int x = i % w, row = i - x;
+  float s0 = 0.0f, s1 = 0.0f;
+  for (int t = -r; t <= r; t++) {
+    const float v = spectral_value(u, Nu, has_products, sd, isolated, mu[j], row + reflect(x - t, w));
+    s0 += g[t + r] * v;
+    s1 += d[t + r] * v;
+  }
+  row0[i] = s0;
+  row1[i] = s1;
+}
+
+/* Vector j along the columns, added to the spectral term (app_gradient_add's second pass):
+ * gx = row1 by g, gy = row0 by d, and spectral[o n + i] += |scale (nx_o gx + ny_o gy)| with
+ * (nx_o, ny_o) = normal[o] = (-sin, cos)(o pi / NORIENT), the vectors added in order. */
+__kernel void spectral_columns(__global const float *row0, __global const float *row1,
+                               __constant float *scale, const int j, const int w, const int h,
+                               __constant float *taps, const int r, __constant float2 *normal,
+                               __global float *spectral)
+{
+  const int i = get_global_id(0), n = w * h;
+  const float sc = scale[j];
+  if (i >= n || sc == 0.0f)
+    return;
+  __constant float *g = taps, *d = taps + 2 * r + 1;
+  const int x = i % w, y = i / w;
+  float sx = 0.0f, sy = 0.0f;
+  for (int t = -r; t <= r; t++) {
+    const int at = reflect(y - t, h) * w + x;
+    sx += g[t + r] * row1[at];
+    sy += d[t + r] * row0[at];
+  }
+  for (int o = 0; o < NORIENT; o++)
+    spectral[(size_t)o * n + i] += fabs(normal[o].x * sc * sx + normal[o].y * sc * sy);
+}
+
+/* gPb (app_contour_gpb): the detector's v(o) back to its linear part, z(o) = logit(v (1 - s0) +
+ * s0) - bias, the weighted spectral term added, x = z + weight spectral(o), then x / (x + x_half)
+ * (0 where x <= 0); its largest value over o into strength, the first o that reaches it into
+ * orientation. 1 - q is kept at least 1e-12 as the reference's q is at most 1 - 1e-12. */
+__kernel void gpb_combine(__global const float *oriented, __global const float *spectral,
+                          const int n, const float bias, const float s0, const float x_half,
+                          const float weight, __global float *strength,
+                          __global uchar *orientation)
+{
+  const int i = get_global_id(0);
+  if (i >= n)
+    return;
+  float best = -1.0f;
+  int arg = 0;
+  for (int o = 0; o < NORIENT; o++) {
+    const float v = oriented[(size_t)o * n + i];
+    const float q = v > 0.0f ? v * (1.0f - s0) + s0 : s0;
+    const float p = v > 0.0f ? fmax((1.0f - v) * (1.0f - s0), 1e-12f) : 1.0f - s0;
+    const float x = log(q / p) - bias + weight * spectral[(size_t)o * n + i];
+    const float e = x > 0.0f ? x / (x + x_half) : 0.0f;
+    if (e > best) {
+      best = e;
+      arg = o;
+    }
+  }
+  strength[i] = best;
+  orientation[i] = (uchar)arg;
 }

@@ -1,11 +1,13 @@
 /* spmv_image: the image stages of diaseg on an OpenCL device — the boundary detector (its
- * channels' bins, oriented histogram gradients, combination and thinning: kernels/contours.cl)
+ * channels' bins, oriented histogram gradients, combination and thinning: kernels/contours.cl),
+ * gPb (the eigenvectors' spectral term joining the detector, after the solve; the same file)
  * and the intervening-contour affinity N = D^-1/2 W D^-1/2 (kernels/affinity.cl). Their C
  * references are the library's app_contour_bins, app_contour_gradients, app_contour_combine,
- * app_contour_thin and app_affinity_build (app/lib/contours.c, affinity.c); spmv does not call
- * them (layering): the caller passes its tables (the disc, its sectors and lines, the channels'
- * bins and smoothing, the colour ranges, the texton filters and dictionary) as data. The formulas
- * are in docs/PIPELINE.md.
+ * app_contour_thin, app_spectral_gradient, app_contour_gpb and app_affinity_build
+ * (app/lib/contours.c, hierarchy.c, affinity.c); spmv does not call them (layering): the caller
+ * passes its tables (the disc, its sectors and lines, the channels' bins and smoothing, the
+ * colour ranges, the texton filters and dictionary, the spectral term's filters) as data. The
+ * formulas are in docs/PIPELINE.md.
  *
  * One spmv_cl_image holds one device's context and queue and gets each program on first use,
  * both from the process-wide cache (spmv.h, spmv_cl_cache_clear) that the matvec draws from too:
@@ -112,6 +114,46 @@ typedef struct spmv_contour_outputs {
 int spmv_cl_contours(spmv_cl_image *im, const spmv_contour_geometry *g, const float *weight,
                      float bias, const unsigned char *bins, int width, int height,
                      const spmv_contour_outputs *out, double *kernel_seconds);
+
+/* ---------------------------------------------------------------------------------------------
+ * gPb on the device: the spectral term (the eigenvectors' oriented gradients) joins the
+ * detector's combination, then the non-maximum suppression, so that the grouping's data-parallel
+ * part runs where the detector did. The C references are the library's app_spectral_gradient,
+ * app_contour_gpb and app_contour_thin (app/lib/hierarchy.c, contours.c).
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct spmv_spectral {
+  int nvec;                  /* eigenvectors, 0 or more */
+  const float *vectors;      /* nvec * n: u_j, j-major */
+  const float *products;     /* nvec * n: N u_j (optional; NULL: every pixel takes u / sqrt(d)) */
+  const float *mu;           /* nvec: the eigenvalues of N (non-zero where products are read) */
+  const float *weight;       /* nvec: 1 / sqrt(1 - mu_j), 0 where vector j adds nothing */
+  const double *sqrt_degree; /* n: D^1/2, positive */
+  double isolated;           /* a pixel of degree below this takes v = (N u)_i / (mu_j
+                              * sqrt(d_i)) from the products, where given */
+  int radius;                /* the filters' radius, 1 to SPMV_CONTOUR_MAX_RADIUS */
+  const float *smooth;       /* 2 radius + 1 taps: the Gaussian, centre at index radius */
+  const float *derivative;   /* 2 radius + 1 taps: its derivative */
+} spmv_spectral;
+
+/* gPb of a width x height image (n pixels) on the device, from the detector's combination at
+ * every orientation (oriented: g->norient planes of n floats, as spmv_contour_outputs.oriented)
+ * and the eigenvectors s. The spectral term: for each vector j with weight[j] > 0, its values
+ * v_i = u_i / sqrt(d_i) (or from the product, see above), its range [lo, hi], and its
+ * derivatives gx, gy (the separable filters: smooth along one axis and derivative along the
+ * other, borders reflected); S(o) = sum_j weight[j] / (hi - lo) |nx_o gx + ny_o gy| with
+ * (nx_o, ny_o) = (-sin, cos)(o pi / norient), the vectors added in order (a constant vector adds
+ * nothing). Then, with s0 = logistic(bias) and half = logit(0.5 (1 - s0) + s0) - bias: x(o) =
+ * logit(oriented(o) (1 - s0) + s0) - bias + weight S(o), gPb(o) = x / (x + half) where x > 0,
+ * else 0; out->strength its largest value over o, out->orientation the first o that reaches it,
+ * out->thin that after the detector's non-maximum suppression (g->reach samples). out's other
+ * fields must be NULL; strength, orientation and thin are each optional. The device computes in
+ * float where the references use double: strengths agree to 1e-5 relative (tests/spmv/
+ * test_cl_image.c), and an orientation or a thinned pixel can differ where two values tie within
+ * that. Returns as spmv_cl_contours, and DSG_ERR_INVALID for s out of range. */
+int spmv_cl_gpb(spmv_cl_image *im, const spmv_contour_geometry *g, const spmv_spectral *s,
+                const float *oriented, float bias, float weight, int width, int height,
+                const spmv_contour_outputs *out, double *kernel_seconds);
 
 /* ---------------------------------------------------------------------------------------------
  * The channels' bins on the device (app_contour_bins), so that the detector runs from the pixels

@@ -736,6 +736,60 @@ void app_contour_binning_init(app_contour_binning *d)
   d->b.centres = &texton_centre[0][0];
 }
 
+/* The detector's geometry as spmv_image.h takes it (the disc, its sectors, the channels' bins,
+ * scales and smoothing), with the storage it points into. */
+typedef struct contour_geometry {
+  spmv_contour_geometry g;
+  int *dx, *dy, *sector;
+  int within[APP_CONTOUR_RMAX + 1];
+  int nbins[APP_CONTOUR_CHANNELS], count[APP_CONTOUR_PARTS], sradius[APP_CONTOUR_CHANNELS];
+  bin_smoother sm[APP_CONTOUR_CHANNELS];
+  const float *taps[APP_CONTOUR_CHANNELS];
+} contour_geometry;
+
+static void contour_geometry_free(contour_geometry *cg)
+{
+  free(cg->dx);
+  free(cg->dy);
+  free(cg->sector);
+}
+
+/* cg's tables filled (free with contour_geometry_free, also after a failure). */
+static int contour_geometry_init(contour_geometry *cg)
+{
+  const int R = APP_CONTOUR_RMAX, cap = (2 * R + 1) * (2 * R + 1);
+  memset(cg, 0, sizeof(*cg));
+  cg->dx = malloc(cap * sizeof(int));
+  cg->dy = malloc(cap * sizeof(int));
+  cg->sector = malloc(cap * sizeof(int));
+  if (!cg->dx || !cg->dy || !cg->sector)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contour disc");
+  const int ndisc = app_contour_disc(R, cg->dx, cg->dy, cg->sector, cg->within);
+  for (int c = 0; c < APP_CONTOUR_CHANNELS; c++) {
+    cg->nbins[c] = channels[c].bins;
+    smoother_init(&cg->sm[c], channels[c].smooth);
+    cg->sradius[c] = cg->sm[c].radius;
+    cg->taps[c] = cg->sm[c].k;
+    for (int s = 0; s < APP_CONTOUR_SCALES; s++)
+      cg->count[c * APP_CONTOUR_SCALES + s] = cg->within[channels[c].radius[s]];
+  }
+  const spmv_contour_geometry g = {.ndisc = ndisc,
+                                   .dx = cg->dx,
+                                   .dy = cg->dy,
+                                   .sector = cg->sector,
+                                   .pad = R,
+                                   .nchannels = APP_CONTOUR_CHANNELS,
+                                   .nscales = APP_CONTOUR_SCALES,
+                                   .norient = APP_CONTOUR_ORIENTATIONS,
+                                   .bins = cg->nbins,
+                                   .count = cg->count,
+                                   .smooth_radius = cg->sradius,
+                                   .smooth = cg->taps,
+                                   .reach = APP_CONTOUR_REACH};
+  cg->g = g;
+  return DSG_OK;
+}
+
 /* The detector on the device im, from the pixels: the bins (CIELAB, textons), gradients,
  * combination and thinning all run there, the tables handed over as data (spmv_image.h); only
  * the outputs asked for come back. */
@@ -743,60 +797,44 @@ int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const app_contour_w
                     const volatile sig_atomic_t *cancel, float *strength, float *parts, float *soft,
                     float *oriented)
 {
-  const int w = img->width, h = img->height, R = APP_CONTOUR_RMAX;
-  const int cap = (2 * R + 1) * (2 * R + 1);
-  int *dx = malloc(cap * sizeof(int)), *dy = malloc(cap * sizeof(int));
-  int *sector = malloc(cap * sizeof(int)), within[APP_CONTOUR_RMAX + 1];
-  int nbins[APP_CONTOUR_CHANNELS], count[APP_CONTOUR_PARTS], sradius[APP_CONTOUR_CHANNELS];
-  bin_smoother sm[APP_CONTOUR_CHANNELS];
-  const float *taps[APP_CONTOUR_CHANNELS];
+  const int w = img->width, h = img->height;
   float weight[APP_CONTOUR_PARTS];
   app_contour_binning binning;
-  int status = DSG_OK;
-  if (!dx || !dy || !sector) {
-    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of a %d x %d image", w, h);
+  contour_geometry cg;
+  int status = contour_geometry_init(&cg);
+  if (status != DSG_OK)
     goto out;
-  }
   if (cancel && *cancel) {
     status = dsg_error_set(DSG_ERR_INTERRUPTED, "interrupted by signal %d; no output was written",
                            (int)*cancel);
     goto out;
   }
-  const int ndisc = app_contour_disc(R, dx, dy, sector, within);
-  for (int c = 0; c < APP_CONTOUR_CHANNELS; c++) {
-    nbins[c] = channels[c].bins;
-    smoother_init(&sm[c], channels[c].smooth);
-    sradius[c] = sm[c].radius;
-    taps[c] = sm[c].k;
-    for (int s = 0; s < APP_CONTOUR_SCALES; s++)
-      count[c * APP_CONTOUR_SCALES + s] = within[channels[c].radius[s]];
-  }
   for (int p = 0; p < APP_CONTOUR_PARTS; p++)
     weight[p] = (float)cw->part[p];
   app_contour_binning_init(&binning);
   {
-    const spmv_contour_geometry g = {.ndisc = ndisc,
-                                     .dx = dx,
-                                     .dy = dy,
-                                     .sector = sector,
-                                     .pad = R,
-                                     .nchannels = APP_CONTOUR_CHANNELS,
-                                     .nscales = APP_CONTOUR_SCALES,
-                                     .norient = APP_CONTOUR_ORIENTATIONS,
-                                     .bins = nbins,
-                                     .count = count,
-                                     .smooth_radius = sradius,
-                                     .smooth = taps,
-                                     .reach = APP_CONTOUR_REACH};
     /* the strength before thinning stays on the device unless soft asks for it */
     const spmv_contour_outputs o = {NULL, parts, soft, NULL, strength, oriented};
-    status = spmv_cl_contours_rgb(im, &g, &binning.b, weight, (float)cw->bias, img->pixels,
+    status = spmv_cl_contours_rgb(im, &cg.g, &binning.b, weight, (float)cw->bias, img->pixels,
                                   img->channels, w, h, &o, NULL, NULL);
   }
 out:
-  free(dx);
-  free(dy);
-  free(sector);
+  contour_geometry_free(&cg);
+  return status;
+}
+
+int app_contour_gpb_cl(spmv_cl_image *im, const spmv_spectral *s, const float *oriented,
+                       const app_contour_weights *cw, double weight, int width, int height,
+                       float *strength, unsigned char *orientation, float *thin)
+{
+  contour_geometry cg;
+  int status = contour_geometry_init(&cg);
+  if (status == DSG_OK) {
+    const spmv_contour_outputs o = {NULL, NULL, strength, orientation, thin, NULL};
+    status = spmv_cl_gpb(im, &cg.g, s, oriented, (float)cw->bias, (float)weight, width, height, &o,
+                         NULL);
+  }
+  contour_geometry_free(&cg);
   return status;
 }
 

@@ -120,6 +120,13 @@ void app_contour_combine(const float *grad, int width, int height, const app_con
 void app_contour_gpb(const float *oriented, const app_contour_weights *cw, const float *spectral,
                      double weight, int width, int height, float *strength,
                      unsigned char *orientation);
+/* app_contour_gpb then app_contour_thin on the device im, the spectral term made there from
+ * the eigenvectors s (spmv_cl_gpb; app_spectral_gpb_cl builds s): strength, orientation and thin
+ * (each optional, n values) as app_contour_gpb's strength and orientation and app_contour_thin's
+ * out. */
+int app_contour_gpb_cl(spmv_cl_image *im, const spmv_spectral *s, const float *oriented,
+                       const app_contour_weights *cw, double weight, int width, int height,
+                       float *strength, unsigned char *orientation, float *thin);
 /* Non-maximum suppression of m across each pixel's orientation: kept where larger than the
  * bilinear samples 1 .. APP_CONTOUR_REACH pixels along the normal on one side and not smaller
  * on the other. */
@@ -187,6 +194,13 @@ void app_hierarchy_free(app_hierarchy *H);
  * pixels a contour nearly isolates take their values from res->products where it has them. */
 int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, int width, int height,
                           int norient, float *out);
+/* gPb thinned on the device im (app_contour_gpb_cl) with the spectral term of res made there:
+ * equal to app_spectral_gradient with APP_CONTOUR_ORIENTATIONS orientations, then
+ * app_contour_gpb and app_contour_thin, within float rounding (spmv_cl_gpb). strength,
+ * orientation and thin (each optional) as those write them. */
+int app_spectral_gpb_cl(spmv_cl_image *im, const eig_result *res, const double *sqrt_degree,
+                        int width, int height, const float *oriented, const app_contour_weights *cw,
+                        double weight, float *strength, unsigned char *orientation, float *thin);
 
 /* ---- affinity ---------------------------------------------------------------------------- */
 

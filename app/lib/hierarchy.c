@@ -497,6 +497,31 @@ out:
  * v_i = (N u)_i / (mu sqrt(d_i)) = sum_j (W_ij / d_i) v_j / mu, a weighted mean of its
  * neighbours' values. */
 #define APP_SPECTRAL_ISOLATED 1e-2
+#define APP_SPECTRAL_RADIUS 3 /* the derivative filters': sigma 1 */
+
+/* The filters: k0 the Gaussian of sigma 1, k1 its derivative, 2 APP_SPECTRAL_RADIUS + 1 taps. */
+static void spectral_taps(float *k0, float *k1)
+{
+  const int r = APP_SPECTRAL_RADIUS;
+  double s0 = 0.0;
+  for (int t = -r; t <= r; t++)
+    s0 += exp(-0.5 * t * t);
+  for (int t = -r; t <= r; t++) {
+    k0[t + r] = (float)(exp(-0.5 * t * t) / s0);
+    k1[t + r] = (float)(-t * exp(-0.5 * t * t) / s0);
+  }
+}
+
+/* The degree below which a pixel counts as isolated: APP_SPECTRAL_ISOLATED of the mean. */
+static double spectral_isolated(const double *sqrt_degree, size_t n)
+{
+  double mean_degree = 0.0;
+#pragma omp parallel for reduction(+ : mean_degree) schedule(static)
+  for (size_t i = 0; i < n; i++)
+    mean_degree += sqrt_degree[i] * sqrt_degree[i] / (double)n;
+  return APP_SPECTRAL_ISOLATED * mean_degree;
+}
+
 int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, int w, int h,
                           int norient, float *out)
 {
@@ -504,27 +529,16 @@ int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, int 
     return dsg_error_set(DSG_ERR_INVALID, "the spectral term has at most %d orientations, not %d",
                          APP_CONTOUR_ORIENTATIONS, norient);
   const size_t n = (size_t)w * h;
-  double mean_degree = 0.0;
-#pragma omp parallel for reduction(+ : mean_degree) schedule(static)
-  for (size_t i = 0; i < n; i++)
-    mean_degree += sqrt_degree[i] * sqrt_degree[i] / (double)n;
+  const double isolated = spectral_isolated(sqrt_degree, n);
   float *v = malloc(n * sizeof(float));
   float *gx = malloc(n * sizeof(float)), *gy = malloc(n * sizeof(float)); /* the passes' rows */
-  float k0[7], k1[7];
+  float k0[2 * APP_SPECTRAL_RADIUS + 1], k1[2 * APP_SPECTRAL_RADIUS + 1];
   int status = DSG_OK;
   if (!v || !gx || !gy) {
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the spectral gradient of %zu pixels", n);
     goto out;
   }
-  {
-    double s0 = 0.0;
-    for (int t = -3; t <= 3; t++)
-      s0 += exp(-0.5 * t * t);
-    for (int t = -3; t <= 3; t++) {
-      k0[t + 3] = (float)(exp(-0.5 * t * t) / s0);
-      k1[t + 3] = (float)(-t * exp(-0.5 * t * t) / s0);
-    }
-  }
+  spectral_taps(k0, k1);
   memset(out, 0, (norient > 0 ? (size_t)norient : 1) * n * sizeof(*out));
   for (int j = 1; j < res->nconv; j++) {
     const double mu = res->values[j], lam = 1.0 - mu;
@@ -536,7 +550,7 @@ int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, int 
 #pragma omp parallel for reduction(min : lo) reduction(max : hi) schedule(static)
     for (size_t i = 0; i < n; i++) {
       double vi = u[i] / sqrt_degree[i];
-      if (Nu && sqrt_degree[i] * sqrt_degree[i] < APP_SPECTRAL_ISOLATED * mean_degree)
+      if (Nu && sqrt_degree[i] * sqrt_degree[i] < isolated)
         vi = Nu[i] / (mu * sqrt_degree[i]);
       v[i] = (float)vi;
       lo = v[i] < lo ? v[i] : lo;
@@ -545,12 +559,49 @@ int app_spectral_gradient(const eig_result *res, const double *sqrt_degree, int 
     if (!(hi > lo))
       continue;
     const float scale = (float)(1.0 / ((double)(hi - lo) * sqrt(lam)));
-    app_gradient_add(v, w, h, k0, k1, 3, scale, norient, gx, gy, out);
+    app_gradient_add(v, w, h, k0, k1, APP_SPECTRAL_RADIUS, scale, norient, gx, gy, out);
   }
 out:
   free(v);
   free(gx);
   free(gy);
+  return status;
+}
+
+int app_spectral_gpb_cl(spmv_cl_image *im, const eig_result *res, const double *sqrt_degree, int w,
+                        int h, const float *oriented, const app_contour_weights *cw, double weight,
+                        float *strength, unsigned char *orientation, float *thin)
+{
+  const size_t n = (size_t)w * h;
+  const int nvec = res->nconv > 1 ? res->nconv - 1 : 0; /* vector 0 is D^1/2: no gradient */
+  float *mu = malloc((size_t)(nvec > 0 ? nvec : 1) * sizeof(float));
+  float *wt = malloc((size_t)(nvec > 0 ? nvec : 1) * sizeof(float));
+  float k0[2 * APP_SPECTRAL_RADIUS + 1], k1[2 * APP_SPECTRAL_RADIUS + 1];
+  int status;
+  if (!mu || !wt) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the spectral weights");
+    goto out;
+  }
+  spectral_taps(k0, k1);
+  for (int j = 1; j <= nvec; j++) {
+    const double lam = 1.0 - res->values[j];
+    mu[j - 1] = (float)res->values[j];
+    wt[j - 1] = lam > 1e-6 ? (float)(1.0 / sqrt(lam)) : 0.0f;
+  }
+  const spmv_spectral s = {.nvec = nvec,
+                           .vectors = res->vectors + n,
+                           .products = res->products ? res->products + n : NULL,
+                           .mu = mu,
+                           .weight = wt,
+                           .sqrt_degree = sqrt_degree,
+                           .isolated = spectral_isolated(sqrt_degree, n),
+                           .radius = APP_SPECTRAL_RADIUS,
+                           .smooth = k0,
+                           .derivative = k1};
+  status = app_contour_gpb_cl(im, &s, oriented, cw, weight, w, h, strength, orientation, thin);
+out:
+  free(mu);
+  free(wt);
   return status;
 }
 

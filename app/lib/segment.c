@@ -18,12 +18,13 @@ struct dsg_problem {
   app_components comps;
   const app_cue *cue;
   double t_affinity, t_components, t_contours;
-  double t_start;   /* dsg_seconds() when it was created: the progress reports' elapsed_s */
-  float *contours;  /* the boundary detector's strength when the cue uses it, else NULL */
-  float *soft;      /* the same before thinning (the hierarchy's boundary map) */
-  float *oriented;  /* the detector's combination at each orientation, when the spectral term
-                     * joins it (gPb); else NULL */
-  dsg_image coarse; /* the image shrunk for chfsi's coarse start (coarse.c), when asked */
+  double t_start;        /* dsg_seconds() when it was created: the progress reports' elapsed_s */
+  float *contours;       /* the boundary detector's strength when the cue uses it, else NULL */
+  float *soft;           /* the same before thinning (the hierarchy's boundary map) */
+  float *oriented;       /* the detector's combination at each orientation, when the spectral term
+                          * joins it (gPb); else NULL */
+  dsg_image coarse;      /* the image shrunk for chfsi's coarse start (coarse.c), when asked */
+  spmv_cl_image *device; /* the device the detector ran on, kept for gPb (NULL: the C path) */
 };
 
 void app_problem_size(const dsg_problem *p, int *width, int *height)
@@ -369,11 +370,12 @@ static int device_links(spmv_cl_image *im, spmv_dia *N, spmv_links links[2])
  * orientation, and *t_contours its seconds. The detector combines its parts with gPb's local
  * weights where the spectral term joins it (uses_gpb), else with its own (mPb, as dsg_contours).
  * links (optional): where N is made on a device, its values stay there, and links gets the
- * masks of its components (device_links); else they stay empty (count 0) and N is on the host. */
+ * masks of its components (device_links); else they stay empty (count 0) and N is on the host.
+ * device (optional): the device the image stages ran on, handed over (NULL: the C path). */
 static int build_affinity(const dsg_image *img, const dsg_options *opt, const app_cue *cue,
                           spmv_dia **N, double **sqrt_degree, float **contours, float **soft,
                           float **oriented, double *t_contours, spmv_links links[2],
-                          app_progress *pr)
+                          app_progress *pr, spmv_cl_image **device)
 {
   float *soft_map = NULL, *oriented_map = NULL;
   app_affinity_params ap = {opt->radius, opt->sigma_i, opt->sigma_x, NULL, opt->sigma_c, NULL};
@@ -390,6 +392,8 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
     *oriented = NULL;
   if (t_contours)
     *t_contours = 0.0;
+  if (device)
+    *device = NULL;
   progress_stage(pr, cue->contours ? STAGE_CONTOURS : STAGE_AFFINITY);
   /* the image stages go to the device for the contour cues, whose detector is worth it */
   if (cue->contours)
@@ -451,6 +455,10 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
     status = app_affinity_build_cancel(img->width, img->height, features, nfeat, &ap, opt->cancel,
                                        N, sqrt_degree);
   }
+  if (status == DSG_OK && device && ap.device) {
+    *device = im; /* the image stages stayed on the device: gPb goes there too */
+    im = NULL;
+  }
   spmv_cl_image_destroy(im);
   free(features);
   if (status == DSG_OK)
@@ -484,6 +492,7 @@ void dsg_problem_destroy(dsg_problem *p)
   free(p->oriented);
   app_components_free(&p->comps);
   dsg_image_free(&p->coarse);
+  spmv_cl_image_destroy(p->device);
   free(p);
 }
 
@@ -515,7 +524,8 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
   /* the spectral term joins the detector's oriented combination (gPb) for the hierarchy */
   const int gpb = uses_gpb(opt, p->cue);
   status = build_affinity(img, opt, p->cue, &p->N, &p->sqrt_degree, &p->contours, &p->soft,
-                          gpb ? &p->oriented : NULL, &p->t_contours, links, &pr);
+                          gpb ? &p->oriented : NULL, &p->t_contours, links, &pr,
+                          gpb ? &p->device : NULL);
   if (status != DSG_OK)
     goto fail;
   p->t_affinity = dsg_seconds() - t0;
@@ -784,14 +794,32 @@ static int build_hierarchy(dsg_problem *p, const dsg_options *opt, dsg_result *r
   const int norient = gpb ? APP_CONTOUR_ORIENTATIONS : 0;
   float *E = malloc(n * sizeof(*E)), *spec = NULL;
   unsigned char *orientation = NULL;
-  int status = DSG_OK;
+  int status = DSG_OK, ready = 0; /* E made */
   if (!E) {
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the hierarchy of %zu pixels", n);
     goto out;
   }
   if (p->soft && !gpb) {
     memcpy(E, p->soft, n * sizeof(*E));
-  } else {
+    ready = 1;
+  } else if (gpb && p->device) {
+    /* on the device the detector ran on: only gPb and its thinning come back */
+    status = app_spectral_gpb_cl(p->device, &r->eig, p->sqrt_degree, w, h, p->oriented,
+                                 &app_contour_local, opt->spectral_weight, E, NULL, r->contours);
+    if (status != DSG_OK && status != DSG_ERR_INTERRUPTED && status != DSG_ERR_NOMEM &&
+        strcmp(opt->matvec, "auto") == 0) { /* "opencl": failures are errors */
+      app_log(opt, DSG_LOG_WARNING, "gPb failed on OpenCL (%s); taking the C path",
+              dsg_error_raw());
+      spmv_cl_image_destroy(p->device);
+      p->device = NULL;
+      status = DSG_OK;
+    } else if (status != DSG_OK) {
+      goto out;
+    } else {
+      ready = 1;
+    }
+  }
+  if (!ready) {
     spec = malloc((norient ? (size_t)norient : 1) * n * sizeof(*spec));
     orientation = norient ? malloc(n) : NULL;
     if (!spec || (norient && !orientation)) {
@@ -1196,8 +1224,8 @@ int dsg_affinity(const dsg_image *img, const dsg_options *opt, dsg_matrix **out)
   m = calloc(1, sizeof(*m));
   if (!m)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a matrix");
-  status =
-      build_affinity(img, opt, cue, &m->N, &m->sqrt_degree, NULL, NULL, NULL, NULL, NULL, NULL);
+  status = build_affinity(img, opt, cue, &m->N, &m->sqrt_degree, NULL, NULL, NULL, NULL, NULL, NULL,
+                          NULL);
   if (status != DSG_OK) {
     dsg_matrix_destroy(m);
     return status;

@@ -888,6 +888,233 @@ out_release:
   return status;
 }
 
+/* ---- gPb ---- */
+
+#define SPECTRAL_LOCAL 256 /* spectral_range's work-group, at most (kernels/contours.cl) */
+
+static int check_spectral(const spmv_spectral *s, const float *oriented,
+                          const spmv_contour_outputs *out)
+{
+  if (!s || s->nvec < 0 || (s->nvec > 0 && (!s->vectors || !s->mu || !s->weight)) ||
+      !s->sqrt_degree)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "gPb needs the eigenvectors, their eigenvalues and weights and D^1/2");
+  if (s->radius < 1 || s->radius > SPMV_CONTOUR_MAX_RADIUS || !s->smooth || !s->derivative)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "the spectral term's filters (radius %d) are not in "
+                         "[1, %d] or are missing",
+                         s->radius, SPMV_CONTOUR_MAX_RADIUS);
+  if (!oriented)
+    return dsg_error_set(DSG_ERR_INVALID, "gPb needs the detector's combination at every "
+                                          "orientation");
+  if (out->grad || out->parts || out->oriented)
+    return dsg_error_set(DSG_ERR_INVALID, "gPb makes only the strength, the orientations and "
+                                          "the thinned strength");
+  return DSG_OK;
+}
+
+int spmv_cl_gpb(spmv_cl_image *im, const spmv_contour_geometry *g, const spmv_spectral *s,
+                const float *oriented, float bias, float weight, int width, int height,
+                const spmv_contour_outputs *out, double *kernel_seconds)
+{
+  static const spmv_contour_outputs none = {NULL, NULL, NULL, NULL, NULL, NULL};
+  contour_plan plan = {0};
+  batch b = {kernel_seconds != NULL, 0, {NULL}, {NULL}};
+  cl_mem d_vectors = NULL, d_products = NULL, d_sd = NULL, d_mu = NULL, d_weight = NULL;
+  cl_mem d_scale = NULL, d_taps = NULL, d_row0 = NULL, d_row1 = NULL, d_normal = NULL;
+  cl_mem d_oriented = NULL, d_spectral = NULL, d_strength = NULL, d_orient = NULL;
+  cl_mem d_thin_normal = NULL, d_thin = NULL;
+  cl_kernel k = NULL;
+  float *sd = NULL, *taps = NULL;
+  double seconds = 0.0;
+  int status, finished;
+
+  if (kernel_seconds)
+    *kernel_seconds = 0.0;
+  if (!out)
+    out = &none;
+  status = check_spectral(s, oriented, out);
+  if (status == DSG_OK)
+    status = check_geometry(g, &plan);
+  if (status != DSG_OK)
+    return status;
+  if (width < 1 || height < 1 || (long long)width * height > INT_MAX / 2)
+    return dsg_error_set(DSG_ERR_INVALID, "the gPb image is %d x %d", width, height);
+  if (out->thin && (g->reach < 1 || g->reach > SPMV_CONTOUR_MAX_REACH))
+    return dsg_error_set(DSG_ERR_INVALID, "the contour thinning's reach %d is outside [1, %d]",
+                         g->reach, SPMV_CONTOUR_MAX_REACH);
+  status = contour_program(im, g, &plan); /* the detector's program: gPb's kernels are there */
+  if (status != DSG_OK)
+    return status;
+  const int n = width * height, nvec = s->nvec, r = s->radius, no = g->norient;
+  const unsigned long long nn = (unsigned long long)n, vec = (unsigned long long)nvec * nn;
+  const int has_products = s->products != NULL;
+  const float isolated = (float)s->isolated;
+
+  /* D^1/2 in float, the taps side by side (smooth, then derivative) */
+  sd = malloc((size_t)nn * sizeof(*sd));
+  taps = malloc((size_t)(4 * r + 2) * sizeof(*taps));
+  if (!sd || !taps) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the spectral term's tables");
+    goto out_release;
+  }
+  for (size_t i = 0; i < (size_t)nn; i++)
+    sd[i] = (float)s->sqrt_degree[i];
+  memcpy(taps, s->smooth, (size_t)(2 * r + 1) * sizeof(*taps));
+  memcpy(taps + 2 * r + 1, s->derivative, (size_t)(2 * r + 1) * sizeof(*taps));
+  cl_float2 normal[SPMV_CONTOUR_MAX_ORIENT];
+  for (int o = 0; o < no; o++) {
+    const double th = o * (M_PI / no);
+    normal[o].s[0] = (float)-sin(th);
+    normal[o].s[1] = (float)cos(th);
+  }
+  cl_float4 thin_normal[2 * SPMV_CONTOUR_MAX_REACH * SPMV_CONTOUR_MAX_ORIENT];
+  const int reach = out->thin ? g->reach : 0;
+  thin_normals(no, reach, thin_normal);
+
+  d_vectors = buffer(im, CL_MEM_READ_ONLY, vec * sizeof(float), nvec ? s->vectors : NULL,
+                     "the eigenvectors", &status);
+  if (has_products)
+    d_products = buffer(im, CL_MEM_READ_ONLY, vec * sizeof(float), nvec ? s->products : NULL,
+                        "the eigenvectors' products", &status);
+  d_sd = buffer(im, CL_MEM_READ_ONLY, nn * sizeof(float), sd, "D^1/2", &status);
+  d_mu = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)(nvec ? nvec : 1) * sizeof(float),
+                nvec ? s->mu : NULL, "the eigenvalues", &status);
+  d_weight = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)(nvec ? nvec : 1) * sizeof(float),
+                    nvec ? s->weight : NULL, "the spectral weights", &status);
+  d_scale = buffer(im, CL_MEM_READ_WRITE, (unsigned long long)(nvec ? nvec : 1) * sizeof(float),
+                   NULL, "the spectral scales", &status);
+  d_taps = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)(4 * r + 2) * sizeof(float), taps,
+                  "the spectral filters", &status);
+  d_row0 =
+      buffer(im, CL_MEM_READ_WRITE, nn * sizeof(float), NULL, "the spectral row pass", &status);
+  d_row1 =
+      buffer(im, CL_MEM_READ_WRITE, nn * sizeof(float), NULL, "the spectral row pass", &status);
+  d_normal = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)no * sizeof(cl_float2), normal,
+                    "the spectral normals", &status);
+  d_oriented = buffer(im, CL_MEM_READ_ONLY, nn * no * sizeof(float), oriented,
+                      "the oriented contour strength", &status);
+  d_spectral =
+      buffer(im, CL_MEM_READ_WRITE, nn * no * sizeof(float), NULL, "the spectral term", &status);
+  d_strength = buffer(im, CL_MEM_READ_WRITE, nn * sizeof(float), NULL, "gPb", &status);
+  d_orient = buffer(im, CL_MEM_READ_WRITE, nn, NULL, "gPb's orientations", &status);
+  if (out->thin) {
+    d_thin_normal = buffer(im, CL_MEM_READ_ONLY, 2ull * reach * no * sizeof(cl_float4), thin_normal,
+                           "the contour normals", &status);
+    d_thin = buffer(im, CL_MEM_WRITE_ONLY, nn * sizeof(float), NULL, "gPb thinned", &status);
+  }
+  if (status != DSG_OK)
+    goto out_release;
+  {
+    const float zero = 0.0f;
+    const cl_int err = clEnqueueFillBuffer(im->rt.queue, d_spectral, &zero, sizeof(zero), 0,
+                                           (size_t)(nn * no * sizeof(float)), 0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+      status = spmv_cl_fail(err, "clearing the spectral term", im->rt.dev.name);
+      goto out_release;
+    }
+  }
+  if (nvec > 0) {
+    size_t local = SPECTRAL_LOCAL;
+    while (local > im->rt.dev.max_work_group && local > 1)
+      local /= 2;
+    status = kernel(im, im->contours, "spectral_range", &k, 9, sizeof(cl_mem), &d_vectors,
+                    sizeof(cl_mem), has_products ? &d_products : &d_vectors, sizeof(int),
+                    &has_products, sizeof(cl_mem), &d_sd, sizeof(float), &isolated, sizeof(cl_mem),
+                    &d_mu, sizeof(cl_mem), &d_weight, sizeof(int), &n, sizeof(cl_mem), &d_scale);
+    if (status == DSG_OK)
+      status = launch(im, k, "spectral_range", local, local, (size_t)nvec, &b);
+    if (k)
+      clReleaseKernel(k);
+    k = NULL;
+  }
+  /* each vector along the rows, then along the columns into the term, in order */
+  for (int j = 0; j < nvec && status == DSG_OK; j++) {
+    status = kernel(im, im->contours, "spectral_rows", &k, 14, sizeof(cl_mem), &d_vectors,
+                    sizeof(cl_mem), has_products ? &d_products : &d_vectors, sizeof(int),
+                    &has_products, sizeof(cl_mem), &d_sd, sizeof(float), &isolated, sizeof(cl_mem),
+                    &d_mu, sizeof(cl_mem), &d_scale, sizeof(int), &j, sizeof(int), &width,
+                    sizeof(int), &n, sizeof(cl_mem), &d_taps, sizeof(int), &r, sizeof(cl_mem),
+                    &d_row0, sizeof(cl_mem), &d_row1);
+    if (status == DSG_OK)
+      status = launch(im, k, "spectral_rows", (size_t)n, 0, 1, &b);
+    if (k)
+      clReleaseKernel(k);
+    k = NULL;
+    if (status == DSG_OK)
+      status = kernel(im, im->contours, "spectral_columns", &k, 10, sizeof(cl_mem), &d_row0,
+                      sizeof(cl_mem), &d_row1, sizeof(cl_mem), &d_scale, sizeof(int), &j,
+                      sizeof(int), &width, sizeof(int), &height, sizeof(cl_mem), &d_taps,
+                      sizeof(int), &r, sizeof(cl_mem), &d_normal, sizeof(cl_mem), &d_spectral);
+    if (status == DSG_OK)
+      status = launch(im, k, "spectral_columns", (size_t)n, 0, 1, &b);
+    if (k)
+      clReleaseKernel(k);
+    k = NULL;
+  }
+  /* gPb and its thinning */
+  const double s0d = 1.0 / (1.0 + exp(-(double)bias));
+  const float s0 = (float)s0d,
+              half = (float)(log((0.5 * (1.0 - s0d) + s0d) / (0.5 * (1.0 - s0d))) - bias);
+  if (status == DSG_OK)
+    status = kernel(im, im->contours, "gpb_combine", &k, 9, sizeof(cl_mem), &d_oriented,
+                    sizeof(cl_mem), &d_spectral, sizeof(int), &n, sizeof(float), &bias,
+                    sizeof(float), &s0, sizeof(float), &half, sizeof(float), &weight,
+                    sizeof(cl_mem), &d_strength, sizeof(cl_mem), &d_orient);
+  if (status == DSG_OK)
+    status = launch(im, k, "gpb_combine", (size_t)n, 0, 1, &b);
+  if (k)
+    clReleaseKernel(k);
+  k = NULL;
+  if (status == DSG_OK && out->thin) {
+    status = kernel(im, im->contours, "contour_thin", &k, 7, sizeof(cl_mem), &d_strength,
+                    sizeof(cl_mem), &d_orient, sizeof(int), &width, sizeof(int), &height,
+                    sizeof(cl_mem), &d_thin_normal, sizeof(int), &reach, sizeof(cl_mem), &d_thin);
+    if (status == DSG_OK)
+      status = launch(im, k, "contour_thin", (size_t)n, 0, 1, &b);
+    if (k)
+      clReleaseKernel(k);
+    k = NULL;
+  }
+  if (status == DSG_OK) {
+    clFlush(im->rt.queue);
+    prefault(out->strength, (size_t)nn * sizeof(float));
+    prefault(out->orientation, (size_t)nn);
+    prefault(out->thin, (size_t)nn * sizeof(float));
+    status = read_back(im, d_strength, (size_t)nn * sizeof(float), out->strength, "gPb");
+  }
+  if (status == DSG_OK)
+    status = read_back(im, d_orient, (size_t)nn, out->orientation, "gPb's orientations");
+  if (status == DSG_OK)
+    status = read_back(im, d_thin, (size_t)nn * sizeof(float), out->thin, "gPb thinned");
+
+out_release:
+  release(&d_vectors);
+  release(&d_products);
+  release(&d_sd);
+  release(&d_mu);
+  release(&d_weight);
+  release(&d_scale);
+  release(&d_taps);
+  release(&d_row0);
+  release(&d_row1);
+  release(&d_normal);
+  release(&d_oriented);
+  release(&d_spectral);
+  release(&d_strength);
+  release(&d_orient);
+  release(&d_thin_normal);
+  release(&d_thin);
+  finished = batch_finish(im, &b, "gPb", &seconds);
+  if (status == DSG_OK)
+    status = finished;
+  free(sd);
+  free(taps);
+  if (kernel_seconds)
+    *kernel_seconds = seconds;
+  return status;
+}
+
 /* ---- the affinity ---- */
 
 static int check_affinity(const spmv_affinity_geometry *g, int width, int height,

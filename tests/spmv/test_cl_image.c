@@ -31,6 +31,13 @@
  *    pattern wherever either value is above N_ATOL (only a weight that underflows in one of them
  *    may be zero there and not here), D^1/2 within N_RTOL, linked set; a 1% change of sigma_c
  *    must move N beyond the tolerance;
+ *  - gPb on the device (app_spectral_gpb_cl: the spectral term of the eigenvectors, the
+ *    combination with the detector's, the thinning) equals app_spectral_gradient,
+ *    app_contour_gpb and app_contour_thin within GPB_TOL on awkward sizes (1 x 1, one row, one
+ *    column), with a constant vector, a pair of 1 - mu below 1e-6, pixels isolated by D that
+ *    take their values from the products, and with one eigenvector alone; orientations and
+ *    thinned pixels differ only on ties; the spectral weight 1% off and the products withheld
+ *    must fail that comparison;
  *  - the failures a CPU machine can produce give a message: a bin out of range, a kernel folder
  *    that does not exist.
  * The device: $DIASEG_CL_DEVICE, else the first OpenCL device (PoCL in CI). Without any OpenCL
@@ -997,6 +1004,207 @@ static void affinity_cases(spmv_cl_image *im)
   free(noise);
 }
 
+/* ---- gPb: the spectral term on the device ---- */
+
+#define GPB_TOL 1e-5 /* |gPb_cl - gPb_c|, absolute (gPb in [0, 1)) */
+
+/* The C reference's gPb of pixel i at orientation o (app_contour_gpb's formula), for the ties */
+static double gpb_at(const float *oriented, const float *spec, double weight, size_t n, size_t i,
+                     int o)
+{
+  const double bias = app_contour_local.bias, s0 = 1.0 / (1.0 + exp(-bias));
+  const double half = log((0.5 * (1.0 - s0) + s0) / (0.5 * (1.0 - s0))) - bias;
+  double q = oriented[(size_t)o * n + i] * (1.0 - s0) + s0;
+  q = q < s0 ? s0 : q > 1.0 - 1e-12 ? 1.0 - 1e-12 : q;
+  const double x = log(q / (1.0 - q)) - bias + weight * spec[(size_t)o * n + i];
+  return x > 0.0 ? x / (x + half) : 0.0;
+}
+
+typedef struct gpb_case {
+  int w, h, nvec; /* nvec eigenvectors after the first */
+  eig_result res;
+  double *sd;
+  float *oriented;
+} gpb_case;
+
+/* Eigenpairs of a w x h image as a solve hands them over: vector 0 = D^1/2 / |D^1/2|; smooth
+ * waves with a step; one constant vector (adds nothing); one pair with 1 - mu below 1e-6 (another
+ * component's indicator: adds nothing); products N u = mu u plus a wave, so that the pixels
+ * isolated by D (a column of degree 1e-4 of the mean) visibly take their values from them. The
+ * detector's combination: a pattern in [0, 1) with exact 0 and values near 1. */
+static void gpb_case_init(gpb_case *c, int w, int h)
+{
+  const size_t n = (size_t)w * h;
+  const int nconv = 7;
+  memset(c, 0, sizeof(*c));
+  c->w = w;
+  c->h = h;
+  c->nvec = nconv - 1;
+  c->res.n = (int)n;
+  c->res.nconv = nconv;
+  c->res.values = malloc(nconv * sizeof(double));
+  c->res.vectors = malloc(n * nconv * sizeof(float));
+  c->res.products = malloc(n * nconv * sizeof(float));
+  c->sd = malloc(n * sizeof(double));
+  c->oriented = malloc(n * APP_CONTOUR_ORIENTATIONS * sizeof(float));
+  const double mu[7] = {1.0, 0.995, 0.98, 0.9999995, 0.95, 0.9, 0.85};
+  for (int j = 0; j < nconv; j++)
+    c->res.values[j] = mu[j];
+  for (size_t i = 0; i < n; i++) {
+    const int x = (int)(i % (size_t)w), y = (int)(i / (size_t)w);
+    c->sd[i] = x == w / 3 && w > 2 ? 1e-2 * sqrt(20.0) : sqrt(20.0 + 4.0 * sin(0.3 * x + 0.2 * y));
+  }
+  for (int j = 0; j < nconv; j++)
+    for (size_t i = 0; i < n; i++) {
+      const int x = (int)(i % (size_t)w), y = (int)(i / (size_t)w);
+      double v;
+      switch (j) {
+      case 0: v = c->sd[i]; break;
+      case 2: v = 0.0; break; /* constant (0: D^-1/2 u rounds alike on both sides) */
+      default:
+        v = sin(0.17 * j * x + 0.3) * cos(0.11 * j * y) + (x > w / 2 && y > h / 3 ? 0.8 : 0.0);
+      }
+      float u = (float)(v * c->sd[i] * 0.05);
+      c->res.vectors[(size_t)j * n + i] = u;
+      c->res.products[(size_t)j * n + i] =
+          j == 2 ? 0.0f : (float)(mu[j] * u + 0.02 * c->sd[i] * cos(0.5 * x - 0.4 * y + j));
+    }
+  for (int o = 0; o < APP_CONTOUR_ORIENTATIONS; o++)
+    for (size_t i = 0; i < n; i++) {
+      const int x = (int)(i % (size_t)w), y = (int)(i / (size_t)w);
+      double v = 0.5 + 0.5 * sin(0.23 * x * (o + 1) - 0.19 * y + o);
+      if ((x + y + o) % 11 == 0)
+        v = 0.0;
+      if ((x * 3 + y + o) % 17 == 0)
+        v = 1.0 - 1e-7 * (o + 1);
+      c->oriented[(size_t)o * n + i] = (float)v;
+    }
+}
+
+static void gpb_case_free(gpb_case *c)
+{
+  free(c->res.values);
+  free(c->res.vectors);
+  free(c->res.products);
+  free(c->sd);
+  free(c->oriented);
+}
+
+/* The device's gPb (app_spectral_gpb_cl, the library's path) against app_spectral_gradient,
+ * app_contour_gpb and app_contour_thin: strength within GPB_TOL, orientations and thinned pixels
+ * differing only on ties within TIE_TOL (on at most 1% of the pixels). Returns the strength's
+ * largest difference; expect_pass 0: a mutant input (dev_res or dev_weight, the device's, not
+ * c->res or weight), which must differ beyond GPB_TOL. */
+static double check_gpb(spmv_cl_image *im, const gpb_case *c, const eig_result *dev_res,
+                        double weight, double dev_weight, const char *what, int expect_pass)
+{
+  const int w = c->w, h = c->h;
+  const size_t n = (size_t)w * h;
+  float *spec = malloc(n * APP_CONTOUR_ORIENTATIONS * sizeof(float));
+  float *ref = malloc(n * sizeof(float)), *ref_thin = malloc(n * sizeof(float));
+  float *E = malloc(n * sizeof(float)), *thin = malloc(n * sizeof(float));
+  unsigned char *ref_orient = malloc(n), *orient = malloc(n);
+  int ties = 0, unexplained = 0;
+  double e = 0.0, te = 0.0;
+  for (size_t i = 0; i < n; i++)
+    E[i] = thin[i] = NAN; /* overwritten everywhere */
+  CHECK(app_spectral_gradient(&c->res, c->sd, w, h, APP_CONTOUR_ORIENTATIONS, spec) == DSG_OK,
+        "%s: C spectral term: %s", what, dsg_error_message());
+  app_contour_gpb(c->oriented, &app_contour_local, spec, weight, w, h, ref, ref_orient);
+  app_contour_thin(ref, ref_orient, w, h, ref_thin);
+  int status = app_spectral_gpb_cl(im, dev_res, c->sd, w, h, c->oriented, &app_contour_local,
+                                   dev_weight, E, NULL, thin);
+  CHECK(status == DSG_OK, "%s: device gPb: %s", what, dsg_error_message());
+  /* the orientations: the library asks for none; a call asking for them alone */
+  status = app_spectral_gpb_cl(im, dev_res, c->sd, w, h, c->oriented, &app_contour_local,
+                               dev_weight, NULL, orient, NULL);
+  CHECK(status == DSG_OK, "%s: device orientations: %s", what, dsg_error_message());
+  e = max_abs_diff(E, ref, n);
+  for (size_t i = 0; i < n && expect_pass; i++) {
+    const int x = (int)(i % (size_t)w), y = (int)(i / (size_t)w);
+    int tie = 0;
+    if (orient[i] != ref_orient[i]) {
+      tie = orient[i] < APP_CONTOUR_ORIENTATIONS &&
+            fabs(gpb_at(c->oriented, spec, weight, n, i, orient[i]) -
+                 gpb_at(c->oriented, spec, weight, n, i, ref_orient[i])) <= TIE_TOL;
+      ties += tie;
+      unexplained += !tie;
+    }
+    if ((thin[i] != 0.0f) == (ref_thin[i] != 0.0f)) {
+      const double d = fabs((double)thin[i] - ref_thin[i]);
+      te = d > te || d != d ? d : te;
+      continue;
+    }
+    const double th = ref_orient[i] * (M_PI / APP_CONTOUR_ORIENTATIONS), m = ref[i];
+    for (int k = 1; k <= APP_CONTOUR_REACH; k++) {
+      const double a = bilinear(ref, w, h, x - k * sin(th), y + k * cos(th));
+      const double b = bilinear(ref, w, h, x + k * sin(th), y - k * cos(th));
+      tie = tie || fabs(m - a) <= TIE_TOL || fabs(m - b) <= TIE_TOL;
+    }
+    ties += tie;
+    if (!tie && unexplained++ < 5)
+      fprintf(stderr, "%s: pixel (%d, %d) thinned %.9g, the C reference %.9g\n", what, x, y,
+              thin[i], ref_thin[i]);
+  }
+  if (expect_pass) {
+    CHECK(e <= GPB_TOL && te <= GPB_TOL, "%s: gPb %.3g, thinned %.3g (tolerance %g)", what, e, te,
+          GPB_TOL);
+    CHECK(unexplained == 0 && ties <= (int)(n / 100) + 1,
+          "%s: %d differences on no tie, %d ties of %zu pixels", what, unexplained, ties, n);
+    printf("  %-34s gPb %.2e, thinned %.2e; ties %d\n", what, e, te, ties);
+  } else {
+    CHECK(e > GPB_TOL, "%s: a mutant within tolerance (%.3g): the comparison sees nothing", what,
+          e);
+    printf("  %-34s the mutant differs by %.2e\n", what, e);
+  }
+  free(spec);
+  free(ref);
+  free(ref_thin);
+  free(E);
+  free(thin);
+  free(ref_orient);
+  free(orient);
+  return e;
+}
+
+static void gpb_cases(spmv_cl_image *im)
+{
+  const int sizes[][2] = {{61, 47}, {1, 1}, {37, 1}, {1, 29}, {70, 9}};
+  for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+    gpb_case c;
+    char what[64];
+    gpb_case_init(&c, sizes[k][0], sizes[k][1]);
+    snprintf(what, sizeof(what), "gPb %dx%d", c.w, c.h);
+    check_gpb(im, &c, &c.res, DSG_SPECTRAL_WEIGHT, DSG_SPECTRAL_WEIGHT, what, 1);
+    if (k == 0) {
+      /* mutants: the weight 1% off; the products not handed over (the isolated column) */
+      check_gpb(im, &c, &c.res, DSG_SPECTRAL_WEIGHT, DSG_SPECTRAL_WEIGHT * 1.01,
+                "gPb weight x1.01 (mutant)", 0);
+      eig_result no_products = c.res;
+      no_products.products = NULL;
+      check_gpb(im, &c, &no_products, DSG_SPECTRAL_WEIGHT, DSG_SPECTRAL_WEIGHT,
+                "gPb without products (mutant)", 0);
+      /* no vector after the first: the detector's combination alone */
+      eig_result one = c.res;
+      one.nconv = 1;
+      gpb_case c1 = c;
+      c1.res = one;
+      check_gpb(im, &c1, &one, DSG_SPECTRAL_WEIGHT, DSG_SPECTRAL_WEIGHT, "gPb, one eigenvector", 1);
+    }
+    gpb_case_free(&c);
+  }
+  /* what spmv_cl_gpb refuses */
+  geometry G;
+  geometry_init(&G);
+  const double sd = 1.0;
+  const spmv_spectral s = {0, NULL, NULL, NULL, NULL, &sd, 0.0, 3, NULL, NULL};
+  float strength = 0.0f;
+  const spmv_contour_outputs out = {NULL, NULL, &strength, NULL, NULL, NULL};
+  int status = spmv_cl_gpb(im, &G.g, &s, &strength, 0.0f, 1.0f, 1, 1, &out, NULL);
+  CHECK(status == DSG_ERR_INVALID && strstr(dsg_error_message(), "filters"),
+        "gPb without filters: %d %s", status, dsg_error_message());
+}
+
 /* ---- failures ---- */
 
 static void error_paths(spmv_cl_image *im, const geometry *G, const binning *B)
@@ -1084,6 +1292,7 @@ int main(void)
   bins_cases(im, &G, &B);
   detector_cases(im, &G, &B);
   affinity_cases(im);
+  gpb_cases(im);
   error_paths(im, &G, &B);
   spmv_cl_image_destroy(im);
   return check_report("test_cl_image");
