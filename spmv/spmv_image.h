@@ -156,6 +156,44 @@ int spmv_cl_gpb(spmv_cl_image *im, const spmv_contour_geometry *g, const spmv_sp
                 const spmv_contour_outputs *out, double *kernel_seconds);
 
 /* ---------------------------------------------------------------------------------------------
+ * k-means on the device: the primitives of k-means++ seeding and Lloyd's iterations on points
+ * that stay there (kernels/kmeans.cl). The library's app_kmeans drives them; its host engine is
+ * the C reference (app/lib/cluster.c). Every distance and sum is a double computed as the
+ * reference computes it (coordinates in order, a chunk's points in index order, no fused
+ * multiply-adds), so the results are the same bit for bit (tests/spmv/test_cl_image.c). Chunk b
+ * of nchunk holds the points [n b / nchunk, n (b + 1) / nchunk). The device needs double
+ * precision (cl_khr_fp64). Each call waits for its results.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct spmv_cl_points spmv_cl_points;
+
+/* Uploads n points of dim floats (row-major) for k clusters and nchunk chunks (1 <= k, nchunk;
+ * k <= n; 1 <= dim), with labels all -1. Returns DSG_OK, DSG_ERR_INVALID (a size out of range),
+ * DSG_ERR_LIMIT (no double precision on the device, or a buffer over its largest allocation),
+ * DSG_ERR_NOMEM or DSG_ERR_OPENCL. Free with spmv_cl_points_destroy. */
+int spmv_cl_points_create(spmv_cl_image *im, const float *points, size_t n, int dim, int k,
+                          int nchunk, spmv_cl_points **out);
+void spmv_cl_points_destroy(spmv_cl_points *p);
+/* Point i's dim coordinates. */
+int spmv_cl_points_get(spmv_cl_points *p, size_t i, float *coords);
+/* d2[i] = |x_i - centre|^2 (first), or the smaller of that and d2[i]; chunk_d2 (nchunk) the
+ * chunks' sums of d2. */
+int spmv_cl_points_distances(spmv_cl_points *p, const double *centre, int first, double *chunk_d2);
+/* d2[from .. from + count) into out. */
+int spmv_cl_points_d2(spmv_cl_points *p, size_t from, size_t count, double *out);
+/* One assignment: each point's label the nearest of the k centres (k * dim; the first of
+ * equals), d2 its squared distance; sums (nchunk * k * dim) and counts (nchunk * k) each
+ * chunk's coordinate sums and sizes per cluster, chunk_d2 (nchunk) its sums of d2, *changed
+ * the labels that moved. */
+int spmv_cl_points_assign(spmv_cl_points *p, const double *centres, double *sums, int64_t *counts,
+                          double *chunk_d2, long *changed);
+/* Labels all -1 (a new run). */
+int spmv_cl_points_reset(spmv_cl_points *p);
+/* The labels kept as the best so far, and read back from there (n ints). */
+int spmv_cl_points_keep(spmv_cl_points *p);
+int spmv_cl_points_best(spmv_cl_points *p, int *labels);
+
+/* ---------------------------------------------------------------------------------------------
  * The channels' bins on the device (app_contour_bins), so that the detector runs from the pixels
  * and its bins never cross to the host. Channels 0, 1, 2: CIELAB L, a, b of the sRGB (D65)
  * pixels (app_rgb_to_lab, in float), each binned over its range: bin = (int)((v - lo) / (hi -

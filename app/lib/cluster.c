@@ -212,44 +212,224 @@ static double dist2(const float *a, const double *c, int dim)
   return s;
 }
 
-/* k-means++: the first centre uniformly, each next one with probability ~ squared distance to the
- * nearest centre so far. */
-static void seed_centres(const float *pts, size_t n, int dim, int k, uint64_t *rng, double *centres,
-                         double *d2)
+/* ---- the engines: what k-means asks of its points ---- */
+
+/* The points' side of k-means: their coordinates, the squared distances d2 to the nearest centre
+ * so far, the labels of the run and the best run's. The host's arrays (host_ops, the C
+ * reference) or an OpenCL device's copy (device_ops: spmv_cl_points, kernels/kmeans.cl); both
+ * compute the same doubles in the same order, so they give the same labels bit for bit. A chunk
+ * b of NCHUNK is the points [n b / NCHUNK, n (b + 1) / NCHUNK). */
+typedef struct kmeans_ops {
+  /* point i's dim coordinates into p */
+  int (*point)(void *ctx, size_t i, float *p);
+  /* d2 = the distance to centre (first) or the smaller of that and d2; chunk_d2 its chunk sums */
+  int (*distances)(void *ctx, const double *centre, int first, double *chunk_d2);
+  /* d2[from .. from + count) into out */
+  int (*d2)(void *ctx, size_t from, size_t count, double *out);
+  /* labels the nearest centres (the first of equals), d2 their distances; the chunks' sums and
+   * counts per cluster and sums of d2; *changed the labels that moved */
+  int (*assign)(void *ctx, const double *centres, double *sums, int64_t *counts, double *chunk_d2,
+                long *changed);
+  int (*reset)(void *ctx);             /* labels all -1 */
+  int (*keep)(void *ctx);              /* the labels become the best */
+  int (*best)(void *ctx, int *labels); /* the best labels */
+} kmeans_ops;
+
+typedef struct host_points {
+  const float *pts;
+  size_t n;
+  int dim, k;
+  double *d2;
+  int *trial, *best;
+} host_points;
+
+static int host_point(void *ctx, size_t i, float *p)
 {
+  const host_points *h = ctx;
+  memcpy(p, h->pts + i * (size_t)h->dim, (size_t)h->dim * sizeof(*p));
+  return DSG_OK;
+}
+
+/* the chunks' sums of d2, each in index order */
+static void host_chunk_d2(const host_points *h, double *chunk_d2)
+{
+  const size_t n = h->n;
+#pragma omp parallel for schedule(static)
+  for (int b = 0; b < NCHUNK; b++) {
+    size_t lo = n * (size_t)b / NCHUNK, hi = n * (size_t)(b + 1) / NCHUNK;
+    double s = 0.0;
+    for (size_t i = lo; i < hi; i++)
+      s += h->d2[i];
+    chunk_d2[b] = s;
+  }
+}
+
+static int host_distances(void *ctx, const double *centre, int first, double *chunk_d2)
+{
+  host_points *h = ctx;
+  const int dim = h->dim;
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < h->n; i++) {
+    const double d = dist2(h->pts + i * (size_t)dim, centre, dim);
+    if (first || d < h->d2[i])
+      h->d2[i] = d;
+  }
+  host_chunk_d2(h, chunk_d2);
+  return DSG_OK;
+}
+
+static int host_d2(void *ctx, size_t from, size_t count, double *out)
+{
+  const host_points *h = ctx;
+  memcpy(out, h->d2 + from, count * sizeof(*out));
+  return DSG_OK;
+}
+
+static int host_assign(void *ctx, const double *centres, double *sums, int64_t *counts,
+                       double *chunk_d2, long *changed)
+{
+  host_points *h = ctx;
+  const size_t n = h->n;
+  const int dim = h->dim, k = h->k;
+  long moved = 0;
+#pragma omp parallel for schedule(static) reduction(+ : moved)
+  for (size_t i = 0; i < n; i++) {
+    const float *p = h->pts + i * (size_t)dim;
+    int best = 0;
+    double bd = DBL_MAX;
+    for (int c = 0; c < k; c++) {
+      double d = dist2(p, centres + (size_t)c * (size_t)dim, dim);
+      if (d < bd) {
+        bd = d;
+        best = c;
+      }
+    }
+    moved += h->trial[i] != best;
+    h->trial[i] = best;
+    h->d2[i] = bd;
+  }
+  /* per-chunk sums, each in index order */
+  memset(sums, 0, (size_t)NCHUNK * (size_t)k * (size_t)dim * sizeof(*sums));
+  memset(counts, 0, (size_t)NCHUNK * (size_t)k * sizeof(*counts));
+#pragma omp parallel for schedule(static)
+  for (int b = 0; b < NCHUNK; b++) {
+    size_t lo = n * (size_t)b / NCHUNK, hi = n * (size_t)(b + 1) / NCHUNK;
+    double *s = sums + (size_t)b * (size_t)k * (size_t)dim;
+    int64_t *cnt = counts + (size_t)b * (size_t)k;
+    for (size_t i = lo; i < hi; i++) {
+      const float *p = h->pts + i * (size_t)dim;
+      double *sc = s + (size_t)h->trial[i] * (size_t)dim;
+      cnt[h->trial[i]]++;
+      for (int j = 0; j < dim; j++)
+        sc[j] += p[j];
+    }
+  }
+  host_chunk_d2(h, chunk_d2);
+  *changed = moved;
+  return DSG_OK;
+}
+
+static int host_reset(void *ctx)
+{
+  host_points *h = ctx;
+  for (size_t i = 0; i < h->n; i++)
+    h->trial[i] = -1;
+  return DSG_OK;
+}
+
+static int host_keep(void *ctx)
+{
+  host_points *h = ctx;
+  memcpy(h->best, h->trial, h->n * sizeof(*h->best));
+  return DSG_OK;
+}
+
+static int host_best(void *ctx, int *labels)
+{
+  host_points *h = ctx;
+  if (labels != h->best)
+    memcpy(labels, h->best, h->n * sizeof(*labels));
+  return DSG_OK;
+}
+
+static const kmeans_ops host_ops = {host_point, host_distances, host_d2,  host_assign,
+                                    host_reset, host_keep,      host_best};
+
+static int device_point(void *ctx, size_t i, float *p) { return spmv_cl_points_get(ctx, i, p); }
+static int device_distances(void *ctx, const double *centre, int first, double *chunk_d2)
+{
+  return spmv_cl_points_distances(ctx, centre, first, chunk_d2);
+}
+static int device_d2(void *ctx, size_t from, size_t count, double *out)
+{
+  return spmv_cl_points_d2(ctx, from, count, out);
+}
+static int device_assign(void *ctx, const double *centres, double *sums, int64_t *counts,
+                         double *chunk_d2, long *changed)
+{
+  return spmv_cl_points_assign(ctx, centres, sums, counts, chunk_d2, changed);
+}
+static int device_reset(void *ctx) { return spmv_cl_points_reset(ctx); }
+static int device_keep(void *ctx) { return spmv_cl_points_keep(ctx); }
+static int device_best(void *ctx, int *labels) { return spmv_cl_points_best(ctx, labels); }
+
+static const kmeans_ops device_ops = {device_point, device_distances, device_d2,  device_assign,
+                                      device_reset, device_keep,      device_best};
+
+/* ---- the driver ---- */
+
+/* What a run needs besides the engine: the centres, the chunks' sums and counts, the chunk sums
+ * of d2, a copy of d2 (scratch, n) and a point's coordinates. */
+typedef struct kmeans_state {
+  const kmeans_ops *ops;
+  void *ctx;
+  size_t n;
+  int dim, k;
+  double *centres, *sums, *chunk_d2, *scratch;
+  int64_t *counts;
+  float *point;
+} kmeans_state;
+
+/* Centre c = point i. */
+static int set_centre(kmeans_state *s, int c, size_t i)
+{
+  int status = s->ops->point(s->ctx, i, s->point);
+  for (int j = 0; j < s->dim && status == DSG_OK; j++)
+    s->centres[(size_t)c * (size_t)s->dim + (size_t)j] = s->point[j];
+  return status;
+}
+
+/* k-means++: the first centre uniformly, each next one with probability ~ squared distance to the
+ * nearest centre so far: a chunk by its sum of d2, then a point in it. */
+static int seed_centres(kmeans_state *s, uint64_t *rng)
+{
+  const size_t n = s->n;
   size_t first = (size_t)(rng_uniform(rng) * (double)n);
   if (first >= n)
     first = n - 1;
-  for (int j = 0; j < dim; j++)
-    centres[j] = pts[first * (size_t)dim + (size_t)j];
-  for (size_t i = 0; i < n; i++)
-    d2[i] = dist2(pts + i * (size_t)dim, centres, dim);
-  for (int c = 1; c < k; c++) {
-    double chunk_sum[NCHUNK], total = 0.0, target;
+  int status = set_centre(s, 0, first);
+  if (status == DSG_OK)
+    status = s->ops->distances(s->ctx, s->centres, 1, s->chunk_d2);
+  for (int c = 1; c < s->k && status == DSG_OK; c++) {
+    double total = 0.0, target;
     size_t pick = n - 1;
-#pragma omp parallel for schedule(static)
-    for (int b = 0; b < NCHUNK; b++) {
-      size_t lo = n * (size_t)b / NCHUNK, hi = n * (size_t)(b + 1) / NCHUNK;
-      double s = 0.0;
-      for (size_t i = lo; i < hi; i++)
-        s += d2[i];
-      chunk_sum[b] = s;
-    }
     for (int b = 0; b < NCHUNK; b++)
-      total += chunk_sum[b];
+      total += s->chunk_d2[b];
     target = rng_uniform(rng) * total;
     if (total > 0.0) {
       for (int b = 0; b < NCHUNK; b++) {
-        if (target >= chunk_sum[b] && b < NCHUNK - 1) {
-          target -= chunk_sum[b];
+        if (target >= s->chunk_d2[b] && b < NCHUNK - 1) {
+          target -= s->chunk_d2[b];
           continue;
         }
         size_t lo = n * (size_t)b / NCHUNK, hi = n * (size_t)(b + 1) / NCHUNK;
-        for (size_t i = lo; i < hi; i++) {
+        status = s->ops->d2(s->ctx, lo, hi - lo, s->scratch);
+        for (size_t i = lo; i < hi && status == DSG_OK; i++) {
+          const double d = s->scratch[i - lo];
           pick = i;
-          if (d2[i] > 0.0 && target < d2[i])
+          if (d > 0.0 && target < d)
             break;
-          target -= d2[i];
+          target -= d;
         }
         break;
       }
@@ -258,92 +438,60 @@ static void seed_centres(const float *pts, size_t n, int dim, int k, uint64_t *r
       if (pick >= n)
         pick = n - 1;
     }
-    double *cc = centres + (size_t)c * (size_t)dim;
-    for (int j = 0; j < dim; j++)
-      cc[j] = pts[pick * (size_t)dim + (size_t)j];
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++) {
-      double d = dist2(pts + i * (size_t)dim, cc, dim);
-      if (d < d2[i])
-        d2[i] = d;
-    }
+    if (status == DSG_OK)
+      status = set_centre(s, c, pick);
+    if (status == DSG_OK)
+      status = s->ops->distances(s->ctx, s->centres + (size_t)c * (size_t)s->dim, 0, s->chunk_d2);
   }
+  return status;
 }
 
-/* Lloyd's iterations from the given centres; returns the inertia. */
-static double lloyd(const float *pts, size_t n, int dim, int k, int max_iter, double *centres,
-                    int *labels, double *sums, double *d2)
+/* Lloyd's iterations from the centres; *inertia the last assignment's (the chunks' sums of d2,
+ * in chunk order). */
+static int lloyd(kmeans_state *s, int max_iter, double *inertia)
 {
-  double inertia = 0.0;
-  size_t counts_len = (size_t)NCHUNK * (size_t)k;
-  long *counts = calloc(counts_len, sizeof(*counts));
-  if (!counts)
-    return -1.0;
-  for (int it = 0; it < max_iter; it++) {
+  const size_t n = s->n;
+  const int k = s->k, dim = s->dim;
+  int status = DSG_OK;
+  for (int it = 0; it < max_iter && status == DSG_OK; it++) {
     long changed = 0;
-    inertia = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : changed)
-    for (size_t i = 0; i < n; i++) {
-      const float *p = pts + i * (size_t)dim;
-      int best = 0;
-      double bd = DBL_MAX;
-      for (int c = 0; c < k; c++) {
-        double d = dist2(p, centres + (size_t)c * (size_t)dim, dim);
-        if (d < bd) {
-          bd = d;
-          best = c;
-        }
-      }
-      changed += labels[i] != best;
-      labels[i] = best;
-      d2[i] = bd;
-    }
-    /* new centres: per-chunk sums, combined in chunk order */
-    memset(sums, 0, (size_t)NCHUNK * (size_t)k * (size_t)dim * sizeof(*sums));
-    memset(counts, 0, counts_len * sizeof(*counts));
-#pragma omp parallel for schedule(static)
-    for (int b = 0; b < NCHUNK; b++) {
-      size_t lo = n * (size_t)b / NCHUNK, hi = n * (size_t)(b + 1) / NCHUNK;
-      double *s = sums + (size_t)b * (size_t)k * (size_t)dim;
-      long *cnt = counts + (size_t)b * (size_t)k;
-      for (size_t i = lo; i < hi; i++) {
-        const float *p = pts + i * (size_t)dim;
-        double *sc = s + (size_t)labels[i] * (size_t)dim;
-        cnt[labels[i]]++;
-        for (int j = 0; j < dim; j++)
-          sc[j] += p[j];
-      }
-    }
-    for (size_t i = 0; i < n; i++)
-      inertia += d2[i];
+    status = s->ops->assign(s->ctx, s->centres, s->sums, s->counts, s->chunk_d2, &changed);
+    if (status != DSG_OK)
+      break;
+    *inertia = 0.0;
+    for (int b = 0; b < NCHUNK; b++)
+      *inertia += s->chunk_d2[b];
     if (changed == 0 && it > 0)
       break;
-    for (int c = 0; c < k; c++) {
-      long total = 0;
-      double *cc = centres + (size_t)c * (size_t)dim;
+    int have_d2 = 0; /* scratch holds d2, for the empty clusters */
+    for (int c = 0; c < k && status == DSG_OK; c++) {
+      int64_t total = 0;
+      double *cc = s->centres + (size_t)c * (size_t)dim;
       for (int b = 0; b < NCHUNK; b++)
-        total += counts[(size_t)b * (size_t)k + (size_t)c];
+        total += s->counts[(size_t)b * (size_t)k + (size_t)c];
       if (total == 0) {
         /* empty cluster: move it onto the point farthest from its centre */
         size_t far = 0;
-        for (size_t i = 1; i < n; i++)
-          if (d2[i] > d2[far])
+        if (!have_d2)
+          status = s->ops->d2(s->ctx, 0, n, s->scratch);
+        have_d2 = 1;
+        for (size_t i = 1; i < n && status == DSG_OK; i++)
+          if (s->scratch[i] > s->scratch[far])
             far = i;
-        for (int j = 0; j < dim; j++)
-          cc[j] = pts[far * (size_t)dim + (size_t)j];
-        d2[far] = 0.0;
+        if (status == DSG_OK)
+          status = set_centre(s, c, far);
+        s->scratch[far] = 0.0;
         continue;
       }
       for (int j = 0; j < dim; j++) {
-        double s = 0.0;
+        double sum = 0.0;
         for (int b = 0; b < NCHUNK; b++)
-          s += sums[((size_t)b * (size_t)k + (size_t)c) * (size_t)dim + (size_t)j];
-        cc[j] = s / (double)total;
+          sum += s->sums[((size_t)b * (size_t)k + (size_t)c) * (size_t)dim + (size_t)j];
+        cc[j] = sum / (double)total;
       }
     }
   }
-  free(counts);
-  return inertia;
+  return status;
 }
 
 /* Renumbers labels 0..k-1 in order of first appearance. */
@@ -363,56 +511,102 @@ static void canonical_labels(int *labels, size_t n, int k)
   free(map);
 }
 
-int app_kmeans(const float *points, size_t n, int dim, const app_kmeans_params *p, int *labels,
-               double *inertia)
+/* The restarts on the engine (ops, ctx) of n points. */
+static int kmeans_run(const kmeans_ops *ops, void *ctx, size_t n, int dim,
+                      const app_kmeans_params *p, int *labels, double *inertia)
 {
   int status = DSG_OK;
-  double best = DBL_MAX, *centres = NULL, *sums = NULL, *d2 = NULL;
-  int *trial = NULL;
+  double best = DBL_MAX;
   uint64_t rng = p->seed ^ 0x6b6d65616e732b2bull; /* "kmeans++" */
+  kmeans_state s = {ops, ctx, n, dim, p->k, NULL, NULL, NULL, NULL, NULL, NULL};
+  s.centres = malloc((size_t)p->k * (size_t)dim * sizeof(*s.centres));
+  s.sums = malloc((size_t)NCHUNK * (size_t)p->k * (size_t)dim * sizeof(*s.sums));
+  s.chunk_d2 = malloc(NCHUNK * sizeof(*s.chunk_d2));
+  s.scratch = malloc(n * sizeof(*s.scratch));
+  s.counts = malloc((size_t)NCHUNK * (size_t)p->k * sizeof(*s.counts));
+  s.point = malloc((size_t)dim * sizeof(*s.point));
+  if (!s.centres || !s.sums || !s.chunk_d2 || !s.scratch || !s.counts || !s.point) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate k-means state for %zu points", n);
+    goto out_free;
+  }
+  for (int r = 0; r < p->restarts && status == DSG_OK; r++) {
+    double in = 0.0;
+    status = seed_centres(&s, &rng);
+    if (status == DSG_OK)
+      status = ops->reset(ctx);
+    if (status == DSG_OK)
+      status = lloyd(&s, p->max_iter, &in);
+    if (status == DSG_OK && in < best) {
+      best = in;
+      status = ops->keep(ctx);
+    }
+  }
+  if (status == DSG_OK)
+    status = ops->best(ctx, labels);
+  if (status == DSG_OK) {
+    canonical_labels(labels, n, p->k);
+    if (inertia)
+      *inertia = best;
+  }
+out_free:
+  free(s.centres);
+  free(s.sums);
+  free(s.chunk_d2);
+  free(s.scratch);
+  free(s.counts);
+  free(s.point);
+  return status;
+}
 
+/* The checks and the trivial cases both entry points share: 1 when labels are done. */
+static int kmeans_trivial(size_t n, int dim, const app_kmeans_params *p, int *labels,
+                          double *inertia, int *status)
+{
+  *status = DSG_OK;
   if (p->k < 1 || (size_t)p->k > n)
-    return dsg_error_set(DSG_ERR_INVALID, "k-means needs 1 <= k <= %zu points (k = %d)", n, p->k);
-  if (p->restarts < 1 || p->max_iter < 1)
-    return dsg_error_set(DSG_ERR_INVALID, "k-means needs restarts >= 1 and iterations >= 1");
+    *status =
+        dsg_error_set(DSG_ERR_INVALID, "k-means needs 1 <= k <= %zu points (k = %d)", n, p->k);
+  else if (p->restarts < 1 || p->max_iter < 1)
+    *status = dsg_error_set(DSG_ERR_INVALID, "k-means needs restarts >= 1 and iterations >= 1");
+  if (*status != DSG_OK)
+    return 1;
   if (p->k == 1 || dim == 0) {
     memset(labels, 0, n * sizeof(*labels));
     if (inertia)
       *inertia = 0.0;
-    return DSG_OK;
+    return 1;
   }
-  centres = malloc((size_t)p->k * (size_t)dim * sizeof(*centres));
-  sums = malloc((size_t)NCHUNK * (size_t)p->k * (size_t)dim * sizeof(*sums));
-  d2 = malloc(n * sizeof(*d2));
-  trial = malloc(n * sizeof(*trial));
-  if (!centres || !sums || !d2 || !trial) {
-    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate k-means state for %zu points", n);
-    goto out_free;
-  }
-  for (int r = 0; r < p->restarts; r++) {
-    double in;
-    seed_centres(points, n, dim, p->k, &rng, centres, d2);
-    for (size_t i = 0; i < n; i++)
-      trial[i] = -1;
-    in = lloyd(points, n, dim, p->k, p->max_iter, centres, trial, sums, d2);
-    if (in < 0.0) {
-      status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate k-means counters");
-      goto out_free;
-    }
-    if (in < best) {
-      best = in;
-      memcpy(labels, trial, n * sizeof(*labels));
-    }
-  }
-  canonical_labels(labels, n, p->k);
-  if (inertia)
-    *inertia = best;
+  return 0;
+}
 
-out_free:
-  free(centres);
-  free(sums);
-  free(d2);
-  free(trial);
+int app_kmeans(const float *points, size_t n, int dim, const app_kmeans_params *p, int *labels,
+               double *inertia)
+{
+  int status;
+  if (kmeans_trivial(n, dim, p, labels, inertia, &status))
+    return status;
+  host_points h = {points, n, dim, p->k, malloc(n * sizeof(double)), malloc(n * sizeof(int)),
+                   labels};
+  if (!h.d2 || !h.trial)
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate k-means state for %zu points", n);
+  else
+    status = kmeans_run(&host_ops, &h, n, dim, p, labels, inertia);
+  free(h.d2);
+  free(h.trial);
+  return status;
+}
+
+int app_kmeans_cl(spmv_cl_image *im, const float *points, size_t n, int dim,
+                  const app_kmeans_params *p, int *labels, double *inertia)
+{
+  spmv_cl_points *dev = NULL;
+  int status;
+  if (kmeans_trivial(n, dim, p, labels, inertia, &status))
+    return status;
+  status = spmv_cl_points_create(im, points, n, dim, p->k, NCHUNK, &dev);
+  if (status == DSG_OK)
+    status = kmeans_run(&device_ops, dev, n, dim, p, labels, inertia);
+  spmv_cl_points_destroy(dev);
   return status;
 }
 

@@ -327,9 +327,15 @@ typedef struct app_kmeans_params {
 
 /* k-means with k-means++ seeding on n points of dimension dim. labels (n ints) receive 0..k-1,
  * numbered in order of first appearance in the image (row-major) so results compare across runs.
- * *inertia (optional) receives the sum of squared distances. */
+ * *inertia (optional) receives the sum of squared distances (NCHUNK chunks' sums, each in
+ * index order, added in chunk order). */
 int app_kmeans(const float *points, size_t n, int dim, const app_kmeans_params *p, int *labels,
                double *inertia);
+/* The same with the points on the OpenCL device im (spmv_cl_points): the same labels and inertia
+ * bit for bit, the host's part a few numbers per step. Fails where the device lacks double
+ * precision (DSG_ERR_LIMIT) or memory. */
+int app_kmeans_cl(spmv_cl_image *im, const float *points, size_t n, int dim,
+                  const app_kmeans_params *p, int *labels, double *inertia);
 
 /* Gives the pixels of speck components (label >= comps->significant) the label of a 4-neighbour
  * outside any speck, spreading inwards; labels of other pixels are unchanged. */
@@ -389,6 +395,8 @@ double app_tol(const dsg_options *opt);
 void app_problem_size(const dsg_problem *p, int *width, int *height);
 const app_components *app_problem_components(const dsg_problem *p);
 const double *app_problem_sqrt_degree(const dsg_problem *p);
+/* The device the problem's image stages ran on, kept for the grouping (NULL: the C path). */
+spmv_cl_image *app_problem_device(const dsg_problem *p);
 
 /* ---- coarse-to-fine starts for chfsi (coarse.c) ---- */
 typedef struct app_coarse {

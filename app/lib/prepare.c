@@ -42,6 +42,25 @@ static int auto_has_gpu(const dsg_options *opt)
   return status == DSG_OK;
 }
 
+/* k-means' program, on the device the grouping will take: the problem's, or for a cue without
+ * contours the one the run asks for (segment.c's group) */
+static int prepare_kmeans(const dsg_problem *p, const dsg_options *opt)
+{
+  spmv_cl_image *im = app_problem_device(p), *own = NULL;
+  int status = DSG_OK, labels[2];
+  if (!im) {
+    status = app_image_device(opt, &own);
+    im = own;
+  }
+  if (status == DSG_OK && im) {
+    const float points[2] = {0.0f, 1.0f};
+    const app_kmeans_params kp = {2, 1, 1, 1};
+    status = app_kmeans_cl(im, points, 2, 1, &kp, labels, NULL);
+  }
+  spmv_cl_image_destroy(own);
+  return status;
+}
+
 int dsg_prepare(const dsg_options *opt)
 {
   dsg_options tiny;
@@ -91,6 +110,8 @@ int dsg_prepare(const dsg_options *opt)
     status = dsg_problem_create(&img, &tiny, &p);
   if (status == DSG_OK) /* the DIA product's, and the solver's (Lanczos: its basis kernels) */
     status = dsg_problem_matvec(p, &tiny, 1, &mv);
+  if (status == DSG_OK && app_grouping_find(opt->grouping) == APP_GROUPING_KMEANS)
+    status = prepare_kmeans(p, &tiny);
   spmv_matvec_destroy(mv);
   dsg_problem_destroy(p);
   dsg_image_free(&img);

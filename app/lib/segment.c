@@ -34,6 +34,7 @@ void app_problem_size(const dsg_problem *p, int *width, int *height)
 }
 const app_components *app_problem_components(const dsg_problem *p) { return &p->comps; }
 const double *app_problem_sqrt_degree(const dsg_problem *p) { return p->sqrt_degree; }
+spmv_cl_image *app_problem_device(const dsg_problem *p) { return p->device; }
 
 const char *dsg_version(void) { return DIASEG_VERSION; }
 
@@ -523,9 +524,9 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
   progress_init(&pr, opt, p->cue, t0);
   /* the spectral term joins the detector's oriented combination (gPb) for the hierarchy */
   const int gpb = uses_gpb(opt, p->cue);
+  /* the device the detector ran on stays for the grouping (gPb, k-means) */
   status = build_affinity(img, opt, p->cue, &p->N, &p->sqrt_degree, &p->contours, &p->soft,
-                          gpb ? &p->oriented : NULL, &p->t_contours, links, &pr,
-                          gpb ? &p->device : NULL);
+                          gpb ? &p->oriented : NULL, &p->t_contours, links, &pr, &p->device);
   if (status != DSG_OK)
     goto fail;
   p->t_affinity = dsg_seconds() - t0;
@@ -751,6 +752,29 @@ static int solve(dsg_problem *p, const dsg_options *opt, const eig_solver *solve
   return status;
 }
 
+/* Whether the grouping runs on p->device: it is open, and opt (the run's, which may not be the
+ * problem's: bench solves one problem on each backend) does not ask for the C path. */
+static int grouping_device(const dsg_problem *p, const dsg_options *opt)
+{
+  return p->device && opt->matvec && strcmp(opt->matvec, "cpu") != 0;
+}
+
+/* After a grouping step on p->device failed with *status: under `--matvec auto` (but for an
+ * interruption or the host's memory) a warning, the device given up for the rest of the run and
+ * *status DSG_OK: returns 1, the caller takes the C path. "opencl": failures are errors. */
+static int fall_back(dsg_problem *p, const dsg_options *opt, int *status, const char *what)
+{
+  if (*status == DSG_OK || *status == DSG_ERR_INTERRUPTED || *status == DSG_ERR_NOMEM ||
+      strcmp(opt->matvec, "auto") != 0)
+    return 0;
+  app_log(opt, DSG_LOG_WARNING, "%s failed on OpenCL (%s); taking the C path", what,
+          dsg_error_raw());
+  spmv_cl_image_destroy(p->device);
+  p->device = NULL;
+  *status = DSG_OK;
+  return 1;
+}
+
 /* The labels for g->k from the eigenvectors in r: what a run with that k alone computes (the
  * same seed and restarts), so a list of k gives each k the labels it would get on its own. */
 static int group_one(dsg_problem *p, const dsg_options *opt, dsg_result *r, app_grouping *g)
@@ -775,7 +799,13 @@ static int group_one(dsg_problem *p, const dsg_options *opt, dsg_result *r, app_
   status = app_embedding(&r->eig, p->sqrt_degree, g->pick, g->k, &emb, &dim);
   if (status != DSG_OK)
     return status;
-  status = app_kmeans(emb, n, dim, &kp, labels, &g->inertia);
+  if (grouping_device(p, opt)) {
+    status = app_kmeans_cl(p->device, emb, n, dim, &kp, labels, &g->inertia);
+    if (fall_back(p, opt, &status, "k-means"))
+      status = app_kmeans(emb, n, dim, &kp, labels, &g->inertia);
+  } else {
+    status = app_kmeans(emb, n, dim, &kp, labels, &g->inertia);
+  }
   free(emb);
   if (status == DSG_OK)
     app_fill_specks(labels, &p->comps, p->width, p->height);
@@ -802,20 +832,13 @@ static int build_hierarchy(dsg_problem *p, const dsg_options *opt, dsg_result *r
   if (p->soft && !gpb) {
     memcpy(E, p->soft, n * sizeof(*E));
     ready = 1;
-  } else if (gpb && p->device) {
+  } else if (gpb && grouping_device(p, opt)) {
     /* on the device the detector ran on: only gPb and its thinning come back */
     status = app_spectral_gpb_cl(p->device, &r->eig, p->sqrt_degree, w, h, p->oriented,
                                  &app_contour_local, opt->spectral_weight, E, NULL, r->contours);
-    if (status != DSG_OK && status != DSG_ERR_INTERRUPTED && status != DSG_ERR_NOMEM &&
-        strcmp(opt->matvec, "auto") == 0) { /* "opencl": failures are errors */
-      app_log(opt, DSG_LOG_WARNING, "gPb failed on OpenCL (%s); taking the C path",
-              dsg_error_raw());
-      spmv_cl_image_destroy(p->device);
-      p->device = NULL;
-      status = DSG_OK;
-    } else if (status != DSG_OK) {
-      goto out;
-    } else {
+    if (!fall_back(p, opt, &status, "gPb")) {
+      if (status != DSG_OK)
+        goto out;
       ready = 1;
     }
   }
@@ -865,6 +888,11 @@ static int group(dsg_problem *p, const dsg_options *opt, dsg_result *r)
   const int hierarchy = app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY;
   if (hierarchy && r->ngroups > 0 && r->eig.nconv > 0)
     status = build_hierarchy(p, opt, r);
+  /* k-means for a cue without contours: on the device the solve asked for, when there is one
+   * (a contour cue's is the detector's, kept since; none when it took the C path) */
+  if (!hierarchy && !p->device && !p->cue->contours && r->ngroups > 0 && opt->matvec &&
+      strcmp(opt->matvec, "cpu") != 0)
+    status = app_image_device(opt, &p->device);
   for (int g = 0; g < r->ngroups && status == DSG_OK; g++) {
     app_grouping *gr = &r->groups[g];
     if (hierarchy && r->hierarchy) {

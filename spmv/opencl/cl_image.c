@@ -25,6 +25,7 @@ struct spmv_cl_image {
   cl_program contours; /* built with contours_options (its -D values depend on the geometry) */
   char contours_options[512];
   cl_program affinity;
+  cl_program kmeans;
   unsigned long long max_constant; /* CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE */
 };
 
@@ -63,6 +64,8 @@ void spmv_cl_image_destroy(spmv_cl_image *im)
     clReleaseProgram(im->contours);
   if (im->affinity)
     clReleaseProgram(im->affinity);
+  if (im->kmeans)
+    clReleaseProgram(im->kmeans);
   spmv_cl_runtime_close(&im->rt);
   free(im);
 }
@@ -1113,6 +1116,252 @@ out_release:
   if (kernel_seconds)
     *kernel_seconds = seconds;
   return status;
+}
+
+/* ---- k-means ---- */
+
+struct spmv_cl_points {
+  spmv_cl_image *im;
+  size_t n;
+  int dim, k, nchunk;
+  cl_mem points, labels, best, d2, centres, sums, counts, chunk_d2, changed;
+};
+
+void spmv_cl_points_destroy(spmv_cl_points *p)
+{
+  if (!p)
+    return;
+  release(&p->points);
+  release(&p->labels);
+  release(&p->best);
+  release(&p->d2);
+  release(&p->centres);
+  release(&p->sums);
+  release(&p->counts);
+  release(&p->chunk_d2);
+  release(&p->changed);
+  free(p);
+}
+
+/* Fills m's first `bytes` with the pattern of `size` bytes. */
+static int fill(const spmv_cl_image *im, cl_mem m, const void *pattern, size_t size, size_t bytes,
+                const char *what)
+{
+  const cl_int err = clEnqueueFillBuffer(im->rt.queue, m, pattern, size, 0, bytes, 0, NULL, NULL);
+  return err == CL_SUCCESS ? DSG_OK : spmv_cl_fail(err, what, im->rt.dev.name);
+}
+
+/* Writes `bytes` of host into m (without waiting: the queue is in order). */
+static int write_to(const spmv_cl_image *im, cl_mem m, size_t bytes, const void *host,
+                    const char *what)
+{
+  char msg[128];
+  const cl_int err = clEnqueueWriteBuffer(im->rt.queue, m, CL_FALSE, 0, bytes, host, 0, NULL, NULL);
+  if (err == CL_SUCCESS)
+    return DSG_OK;
+  snprintf(msg, sizeof(msg), "writing %s", what);
+  return spmv_cl_fail(err, msg, im->rt.dev.name);
+}
+
+int spmv_cl_points_create(spmv_cl_image *im, const float *points, size_t n, int dim, int k,
+                          int nchunk, spmv_cl_points **out)
+{
+  cl_device_fp_config fp64 = 0;
+  spmv_cl_points *p;
+  int status = DSG_OK;
+  *out = NULL;
+  if (!points || n < 1 || dim < 1 || k < 1 || (size_t)k > n || nchunk < 1 ||
+      n > (size_t)LLONG_MAX / (size_t)dim)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "k-means on the device needs points, 1 <= k <= n and a chunk (n %zu, "
+                         "dim %d, k %d, %d chunks)",
+                         n, dim, k, nchunk);
+  if (clGetDeviceInfo(im->rt.device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(fp64), &fp64, NULL) !=
+          CL_SUCCESS ||
+      fp64 == 0)
+    return dsg_error_set(DSG_ERR_LIMIT,
+                         "k-means on %s needs double precision (cl_khr_fp64), which it lacks",
+                         im->rt.dev.name);
+  if (!im->kmeans) {
+    status = spmv_cl_build(&im->rt, "kmeans", "-cl-std=CL1.2", &im->kmeans);
+    if (status != DSG_OK) {
+      im->kmeans = NULL;
+      return status;
+    }
+  }
+  p = calloc(1, sizeof(*p));
+  if (!p)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the k-means state");
+  p->im = im;
+  p->n = n;
+  p->dim = dim;
+  p->k = k;
+  p->nchunk = nchunk;
+  const unsigned long long nn = n;
+  p->points =
+      buffer(im, CL_MEM_READ_ONLY, nn * dim * sizeof(float), points, "the k-means points", &status);
+  p->labels =
+      buffer(im, CL_MEM_READ_WRITE, nn * sizeof(cl_int), NULL, "the k-means labels", &status);
+  p->best =
+      buffer(im, CL_MEM_READ_WRITE, nn * sizeof(cl_int), NULL, "the best k-means labels", &status);
+  p->d2 =
+      buffer(im, CL_MEM_READ_WRITE, nn * sizeof(cl_double), NULL, "the k-means distances", &status);
+  p->centres = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)k * dim * sizeof(cl_double), NULL,
+                      "the k-means centres", &status);
+  p->sums = buffer(im, CL_MEM_READ_WRITE, (unsigned long long)nchunk * k * dim * sizeof(cl_double),
+                   NULL, "the k-means sums", &status);
+  p->counts = buffer(im, CL_MEM_READ_WRITE, (unsigned long long)nchunk * k * sizeof(cl_long), NULL,
+                     "the k-means counts", &status);
+  p->chunk_d2 = buffer(im, CL_MEM_READ_WRITE, (unsigned long long)nchunk * sizeof(cl_double), NULL,
+                       "the k-means chunk sums", &status);
+  p->changed =
+      buffer(im, CL_MEM_READ_WRITE, sizeof(cl_int), NULL, "the k-means change count", &status);
+  if (status == DSG_OK)
+    status = spmv_cl_points_reset(p);
+  if (status != DSG_OK) {
+    spmv_cl_points_destroy(p);
+    return status;
+  }
+  *out = p;
+  return DSG_OK;
+}
+
+int spmv_cl_points_get(spmv_cl_points *p, size_t i, float *coords)
+{
+  if (i >= p->n)
+    return dsg_error_set(DSG_ERR_INVALID, "k-means point %zu of %zu", i, p->n);
+  const cl_int err =
+      clEnqueueReadBuffer(p->im->rt.queue, p->points, CL_TRUE, i * (size_t)p->dim * sizeof(float),
+                          (size_t)p->dim * sizeof(float), coords, 0, NULL, NULL);
+  return err == CL_SUCCESS ? DSG_OK
+                           : spmv_cl_fail(err, "reading a k-means point", p->im->rt.dev.name);
+}
+
+/* Enqueues kmeans_chunk_sums of d2 and the read of its nchunk sums into chunk_d2. */
+static int chunk_sums(spmv_cl_points *p, double *chunk_d2, batch *b)
+{
+  spmv_cl_image *im = p->im;
+  cl_kernel k = NULL;
+  const cl_long n = (cl_long)p->n;
+  int status = kernel(im, im->kmeans, "kmeans_chunk_sums", &k, 4, sizeof(cl_mem), &p->d2,
+                      sizeof(cl_long), &n, sizeof(int), &p->nchunk, sizeof(cl_mem), &p->chunk_d2);
+  if (status == DSG_OK)
+    status = launch(im, k, "kmeans_chunk_sums", (size_t)p->nchunk, 0, 1, b);
+  if (k)
+    clReleaseKernel(k);
+  if (status == DSG_OK)
+    status = read_back(im, p->chunk_d2, (size_t)p->nchunk * sizeof(double), chunk_d2,
+                       "the k-means chunk sums");
+  return status;
+}
+
+int spmv_cl_points_distances(spmv_cl_points *p, const double *centre, int first, double *chunk_d2)
+{
+  spmv_cl_image *im = p->im;
+  batch b = {0, 0, {NULL}, {NULL}};
+  cl_kernel k = NULL;
+  double seconds = 0.0;
+  const cl_long n = (cl_long)p->n;
+  int status =
+      write_to(im, p->centres, (size_t)p->dim * sizeof(double), centre, "a k-means centre");
+  if (status == DSG_OK)
+    status = kernel(im, im->kmeans, "kmeans_distances", &k, 6, sizeof(cl_mem), &p->points,
+                    sizeof(cl_long), &n, sizeof(int), &p->dim, sizeof(cl_mem), &p->centres,
+                    sizeof(int), &first, sizeof(cl_mem), &p->d2);
+  if (status == DSG_OK)
+    status = launch(im, k, "kmeans_distances", p->n, 0, 1, &b);
+  if (k)
+    clReleaseKernel(k);
+  if (status == DSG_OK)
+    status = chunk_sums(p, chunk_d2, &b);
+  const int finished = batch_finish(im, &b, "the k-means distances", &seconds);
+  return status == DSG_OK ? finished : status;
+}
+
+int spmv_cl_points_d2(spmv_cl_points *p, size_t from, size_t count, double *out)
+{
+  if (from > p->n || count > p->n - from)
+    return dsg_error_set(DSG_ERR_INVALID, "k-means distances %zu + %zu of %zu", from, count, p->n);
+  if (count == 0)
+    return DSG_OK;
+  const cl_int err = clEnqueueReadBuffer(p->im->rt.queue, p->d2, CL_TRUE, from * sizeof(double),
+                                         count * sizeof(double), out, 0, NULL, NULL);
+  return err == CL_SUCCESS ? DSG_OK
+                           : spmv_cl_fail(err, "reading the k-means distances", p->im->rt.dev.name);
+}
+
+int spmv_cl_points_assign(spmv_cl_points *p, const double *centres, double *sums, int64_t *counts,
+                          double *chunk_d2, long *changed)
+{
+  spmv_cl_image *im = p->im;
+  batch b = {0, 0, {NULL}, {NULL}};
+  cl_kernel k = NULL;
+  double seconds = 0.0;
+  const cl_long n = (cl_long)p->n;
+  const cl_int zero = 0;
+  cl_int moved = 0;
+  int status = write_to(im, p->centres, (size_t)p->k * p->dim * sizeof(double), centres,
+                        "the k-means centres");
+  if (status == DSG_OK)
+    status = fill(im, p->changed, &zero, sizeof(zero), sizeof(zero), "clearing a k-means count");
+  if (status == DSG_OK)
+    status =
+        kernel(im, im->kmeans, "kmeans_assign", &k, 8, sizeof(cl_mem), &p->points, sizeof(cl_long),
+               &n, sizeof(int), &p->dim, sizeof(cl_mem), &p->centres, sizeof(int), &p->k,
+               sizeof(cl_mem), &p->labels, sizeof(cl_mem), &p->d2, sizeof(cl_mem), &p->changed);
+  if (status == DSG_OK)
+    status = launch(im, k, "kmeans_assign", p->n, 0, 1, &b);
+  if (k)
+    clReleaseKernel(k);
+  k = NULL;
+  if (status == DSG_OK)
+    status =
+        kernel(im, im->kmeans, "kmeans_sums", &k, 8, sizeof(cl_mem), &p->points, sizeof(cl_mem),
+               &p->labels, sizeof(cl_long), &n, sizeof(int), &p->dim, sizeof(int), &p->k,
+               sizeof(int), &p->nchunk, sizeof(cl_mem), &p->sums, sizeof(cl_mem), &p->counts);
+  if (status == DSG_OK)
+    status = launch(im, k, "kmeans_sums", (size_t)p->nchunk, 0, (size_t)p->k * p->dim, &b);
+  if (k)
+    clReleaseKernel(k);
+  if (status == DSG_OK)
+    status = chunk_sums(p, chunk_d2, &b);
+  if (status == DSG_OK)
+    status = read_back(im, p->sums, (size_t)p->nchunk * p->k * p->dim * sizeof(double), sums,
+                       "the k-means sums");
+  if (status == DSG_OK)
+    status = read_back(im, p->counts, (size_t)p->nchunk * p->k * sizeof(int64_t), counts,
+                       "the k-means counts");
+  if (status == DSG_OK)
+    status = read_back(im, p->changed, sizeof(moved), &moved, "the k-means change count");
+  const int finished = batch_finish(im, &b, "a k-means assignment", &seconds);
+  if (status == DSG_OK)
+    status = finished;
+  if (status == DSG_OK)
+    *changed = moved;
+  return status;
+}
+
+int spmv_cl_points_reset(spmv_cl_points *p)
+{
+  const cl_int none = -1;
+  return fill(p->im, p->labels, &none, sizeof(none), p->n * sizeof(cl_int),
+              "clearing the k-means labels");
+}
+
+int spmv_cl_points_keep(spmv_cl_points *p)
+{
+  const cl_int err = clEnqueueCopyBuffer(p->im->rt.queue, p->labels, p->best, 0, 0,
+                                         p->n * sizeof(cl_int), 0, NULL, NULL);
+  return err == CL_SUCCESS ? DSG_OK
+                           : spmv_cl_fail(err, "keeping the k-means labels", p->im->rt.dev.name);
+}
+
+int spmv_cl_points_best(spmv_cl_points *p, int *labels)
+{
+  const cl_int err = clEnqueueReadBuffer(p->im->rt.queue, p->best, CL_TRUE, 0,
+                                         p->n * sizeof(cl_int), labels, 0, NULL, NULL);
+  return err == CL_SUCCESS ? DSG_OK
+                           : spmv_cl_fail(err, "reading the k-means labels", p->im->rt.dev.name);
 }
 
 /* ---- the affinity ---- */

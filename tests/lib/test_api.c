@@ -537,34 +537,48 @@ static void check_colormaps(void)
 
 /* issue 17: dsg_prepare warms exactly what a run then looks up. After it, dsg_segment on the
  * device opens nothing and builds nothing: every program it needs (the detector's and the
- * affinity's for a cue with contours, the DIA product's, the Lanczos basis kernels) comes from
+ * affinity's for a cue with contours, the DIA product's, the Lanczos basis kernels, k-means'
+ * with that grouping) comes from
  * the cache that dsg_prepare filled, with the same build options. --matvec cpu opens nothing;
  * a device that does not exist is the run's error with opencl, and nothing with auto. */
 static void check_prepare(const dsg_image *img)
 {
-  static const char *const cues[2] = {"contour", "color"};
+  /* the cue, the grouping and the programs: the detector's and the affinity's for a cue with
+   * contours, the product's and the basis', k-means' */
+  static const struct {
+    const char *cue, *grouping;
+    int programs;
+  } runs[] = {{"contour", "hierarchy", 4},
+              {"color", "hierarchy", 2},
+              {"color", "kmeans", 3},
+              {"contour", "kmeans", 5}};
   dsg_options opt;
   dsg_result *r = NULL;
   spmv_cl_cache_counts before, after;
-  for (int c = 0; c < 2; c++) {
+  for (int c = 0; c < (int)(sizeof(runs) / sizeof(runs[0])); c++) {
+    char what[64];
+    snprintf(what, sizeof(what), "%s, %s", runs[c].cue, runs[c].grouping);
     spmv_cl_cache_clear();
     dsg_options_init(&opt);
     opt.matvec = "opencl";
-    opt.affinity = cues[c];
-    CHECK(dsg_prepare(&opt) == DSG_OK, "dsg_prepare, %s: %s", cues[c], dsg_error_message());
+    opt.affinity = runs[c].cue;
+    opt.grouping = runs[c].grouping;
+    if (strcmp(runs[c].grouping, "kmeans") == 0)
+      opt.k = 3;
+    CHECK(dsg_prepare(&opt) == DSG_OK, "dsg_prepare, %s: %s", what, dsg_error_message());
     before = spmv_cl_cache_stats();
-    CHECK(before.contexts == 1 && before.programs == (c == 0 ? 4 : 2) &&
+    CHECK(before.contexts == 1 && before.programs == runs[c].programs &&
               before.builds == before.programs,
-          "dsg_prepare, %s: %d contexts, %d programs, %ld builds", cues[c], before.contexts,
+          "dsg_prepare, %s: %d contexts, %d programs, %ld builds", what, before.contexts,
           before.programs, before.builds);
-    CHECK(dsg_segment(img, &opt, &r) == DSG_OK, "segment after dsg_prepare, %s: %s", cues[c],
+    CHECK(dsg_segment(img, &opt, &r) == DSG_OK, "segment after dsg_prepare, %s: %s", what,
           dsg_error_message());
     after = spmv_cl_cache_stats();
     CHECK(after.contexts == 1 && after.programs == before.programs &&
               after.builds == before.builds && after.reuses >= before.reuses + before.programs,
           "segment after dsg_prepare, %s: %d contexts, %d programs, %ld builds (%ld before), %ld "
           "reuses (%ld before)",
-          cues[c], after.contexts, after.programs, after.builds, before.builds, after.reuses,
+          what, after.contexts, after.programs, after.builds, before.builds, after.reuses,
           before.reuses);
     dsg_result_destroy(r);
     r = NULL;

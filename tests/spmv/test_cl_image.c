@@ -38,6 +38,10 @@
  *    take their values from the products, and with one eigenvector alone; orientations and
  *    thinned pixels differ only on ties; the spectral weight 1% off and the products withheld
  *    must fail that comparison;
+ *  - k-means on the device (app_kmeans_cl) gives app_kmeans' labels and inertia bit for bit on
+ *    clustered and uniform points, 1 to 15 dimensions, k from 2 to 40, with coincident points
+ *    (every point the same: empty clusters) and k = n; one coordinate moved by one ulp on the
+ * device's side must show;
  *  - the failures a CPU machine can produce give a message: a bin out of range, a kernel folder
  *    that does not exist.
  * The device: $DIASEG_CL_DEVICE, else the first OpenCL device (PoCL in CI). Without any OpenCL
@@ -1205,6 +1209,89 @@ static void gpb_cases(spmv_cl_image *im)
         "gPb without filters: %d %s", status, dsg_error_message());
 }
 
+/* ---- k-means on the device ---- */
+
+/* n points of dimension dim around `blobs` centres (0: uniform noise), with `dups` of them
+ * copies of point 0 (coincident points: empty clusters and zero distances) */
+static float *kmeans_points(size_t n, int dim, int blobs, size_t dups)
+{
+  float *pts = malloc(n * (size_t)dim * sizeof(float));
+  for (size_t i = 0; i < n; i++) {
+    const int b = blobs ? (int)(test_uniform() * blobs) : 0;
+    for (int j = 0; j < dim; j++)
+      pts[i * dim + j] = (float)((blobs ? 3.0 * ((b * 7 + j * 3) % 5) : 0.0) +
+                                 (test_uniform() - 0.5) * (blobs ? 1.0 : 4.0));
+  }
+  for (size_t i = 1; i <= dups && i < n; i++)
+    memcpy(pts + i * dim, pts, (size_t)dim * sizeof(float));
+  return pts;
+}
+
+/* app_kmeans_cl against app_kmeans: the same labels and inertia bit for bit; dev (optional) the
+ * device's points when they differ from the host's (a mutant, which must not agree). */
+static void check_kmeans(spmv_cl_image *im, const float *pts, const float *dev, size_t n, int dim,
+                         int k, int restarts, const char *what)
+{
+  int *ref = malloc(n * sizeof(int)), *got = malloc(n * sizeof(int));
+  double in_ref = -1.0, in_got = -2.0;
+  const app_kmeans_params kp = {k, restarts, 300, 7};
+  for (size_t i = 0; i < n; i++)
+    got[i] = -5;
+  CHECK(app_kmeans(pts, n, dim, &kp, ref, &in_ref) == DSG_OK, "%s: C k-means: %s", what,
+        dsg_error_message());
+  const int status = app_kmeans_cl(im, dev ? dev : pts, n, dim, &kp, got, &in_got);
+  CHECK(status == DSG_OK, "%s: device k-means: %s", what, dsg_error_message());
+  size_t differ = 0;
+  for (size_t i = 0; i < n; i++)
+    differ += got[i] != ref[i];
+  if (dev) {
+    CHECK(differ > 0 || in_got != in_ref,
+          "%s: a mutant gives the same labels and inertia: the comparison sees nothing", what);
+    printf("  %-34s the mutant differs: %zu labels, inertia %.17g against %.17g\n", what, differ,
+           in_got, in_ref);
+  } else {
+    CHECK(differ == 0 && in_got == in_ref, "%s: %zu labels differ, inertia %.17g against %.17g",
+          what, differ, in_got, in_ref);
+    printf("  %-34s labels and inertia equal (%.10g)\n", what, in_got);
+  }
+  free(ref);
+  free(got);
+}
+
+static void kmeans_cases(spmv_cl_image *im)
+{
+  struct {
+    size_t n;
+    int dim, k, blobs, restarts;
+    size_t dups;
+  } cases[] = {{5000, 5, 6, 6, 3, 0}, {1237, 15, 16, 9, 2, 0}, {64, 2, 9, 0, 2, 40},
+               {3, 1, 3, 0, 1, 0},    {700, 3, 2, 2, 8, 0},    {2000, 1, 40, 0, 1, 1500},
+               {30, 2, 3, 0, 2, 29}}; /* the last: one point 30 times, clusters left empty */
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+    char what[64];
+    float *pts = kmeans_points(cases[c].n, cases[c].dim, cases[c].blobs, cases[c].dups);
+    snprintf(what, sizeof(what), "k-means n %zu dim %d k %d%s", cases[c].n, cases[c].dim,
+             cases[c].k, cases[c].dups ? " dups" : "");
+    check_kmeans(im, pts, NULL, cases[c].n, cases[c].dim, cases[c].k, cases[c].restarts, what);
+    if (c == 0) {
+      /* one coordinate of one point moved by a float's last bit on the device's side */
+      float *moved = malloc(cases[c].n * cases[c].dim * sizeof(float));
+      memcpy(moved, pts, cases[c].n * cases[c].dim * sizeof(float));
+      moved[17 * cases[c].dim + 1] = nextafterf(moved[17 * cases[c].dim + 1], INFINITY);
+      check_kmeans(im, pts, moved, cases[c].n, cases[c].dim, cases[c].k, cases[c].restarts,
+                   "k-means, a point moved (mutant)");
+      free(moved);
+    }
+    free(pts);
+  }
+  /* what the device refuses */
+  spmv_cl_points *none = NULL;
+  const float one = 1.0f;
+  int status = spmv_cl_points_create(im, &one, 1, 1, 2, 64, &none);
+  CHECK(status == DSG_ERR_INVALID && !none && strstr(dsg_error_message(), "k 2"),
+        "k-means with k > n: %d %s", status, dsg_error_message());
+}
+
 /* ---- failures ---- */
 
 static void error_paths(spmv_cl_image *im, const geometry *G, const binning *B)
@@ -1293,6 +1380,7 @@ int main(void)
   detector_cases(im, &G, &B);
   affinity_cases(im);
   gpb_cases(im);
+  kmeans_cases(im);
   error_paths(im, &G, &B);
   spmv_cl_image_destroy(im);
   return check_report("test_cl_image");
