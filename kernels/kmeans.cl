@@ -7,7 +7,8 @@
  * reference's x86-64 code has none), so the results are the same bit for bit. Needs cl_khr_fp64.
  *
  * kmeans_distances and kmeans_assign run one work-item per point; kmeans_sums one per chunk,
- * cluster and coordinate (the work-items of a chunk read the same labels at the same time);
+ * cluster and coordinate (the work-items of a chunk read the same labels at the same time),
+ * then kmeans_reduce one per cluster and coordinate (the chunks' sums in chunk order);
  * kmeans_chunk_sums one per chunk. */
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #pragma OPENCL FP_CONTRACT OFF
@@ -95,4 +96,25 @@ __kernel void kmeans_chunk_sums(__global const double *d2, const long n, const i
   for (ulong i = lo; i < hi; i++)
     s += d2[i];
   out[b] = s;
+}
+
+/* Work-item c dim + j: out[c dim + j] = the sum over the chunks b, in order, of sums[(b k + c)
+ * dim + j]; out_counts[c] the same of counts[b k + c] (from j = 0). */
+__kernel void kmeans_reduce(__global const double *sums, __global const long *counts,
+                            const int dim, const int k, const int nchunk, __global double *out,
+                            __global long *out_counts)
+{
+  const int cj = get_global_id(0);
+  if (cj >= k * dim)
+    return;
+  const int c = cj / dim, j = cj % dim;
+  double s = 0.0;
+  long count = 0;
+  for (int b = 0; b < nchunk; b++) {
+    s += sums[((size_t)b * k + c) * dim + j];
+    count += counts[(size_t)b * k + c];
+  }
+  out[cj] = s;
+  if (j == 0)
+    out_counts[c] = count;
 }

@@ -182,9 +182,9 @@ int spmv_cl_points_distances(spmv_cl_points *p, const double *centre, int first,
 /* d2[from .. from + count) into out. */
 int spmv_cl_points_d2(spmv_cl_points *p, size_t from, size_t count, double *out);
 /* One assignment: each point's label the nearest of the k centres (k * dim; the first of
- * equals), d2 its squared distance; sums (nchunk * k * dim) and counts (nchunk * k) each
- * chunk's coordinate sums and sizes per cluster, chunk_d2 (nchunk) its sums of d2, *changed
- * the labels that moved. */
+ * equals), d2 its squared distance; sums (k * dim) and counts (k) each cluster's coordinate
+ * sums and size (each chunk's in index order, the chunks' in chunk order), chunk_d2 (nchunk)
+ * the chunks' sums of d2, *changed the labels that moved. */
 int spmv_cl_points_assign(spmv_cl_points *p, const double *centres, double *sums, int64_t *counts,
                           double *chunk_d2, long *changed);
 /* Labels all -1 (a new run). */

@@ -8,7 +8,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NCHUNK 64 /* fixed partition of the points for deterministic reductions */
+/* The points' fixed partition for deterministic sums: chunks of about KMEANS_CHUNK points, at
+ * least KMEANS_MIN_CHUNKS of them (the C path's threads share them out), and few enough that
+ * the chunks' sums of every cluster and coordinate stay within KMEANS_MAX_SUMS doubles. */
+#define KMEANS_CHUNK 512
+#define KMEANS_MIN_CHUNKS 64
+#define KMEANS_MAX_SUMS (1 << 22)
+
+static int kmeans_chunks(size_t n, int k, int dim)
+{
+  const size_t cap = KMEANS_MAX_SUMS / ((size_t)k * (size_t)(dim > 0 ? dim : 1));
+  size_t c = n / KMEANS_CHUNK;
+  c = c < cap ? c : cap;
+  return c > KMEANS_MIN_CHUNKS ? (int)c : KMEANS_MIN_CHUNKS;
+}
 
 double app_min_support(size_t n)
 {
@@ -217,8 +230,9 @@ static double dist2(const float *a, const double *c, int dim)
 /* The points' side of k-means: their coordinates, the squared distances d2 to the nearest centre
  * so far, the labels of the run and the best run's. The host's arrays (host_ops, the C
  * reference) or an OpenCL device's copy (device_ops: spmv_cl_points, kernels/kmeans.cl); both
- * compute the same doubles in the same order, so they give the same labels bit for bit. A chunk
- * b of NCHUNK is the points [n b / NCHUNK, n (b + 1) / NCHUNK). */
+ * compute the same doubles in the same order, so they give the same labels bit for bit. Chunk
+ * b of nchunk (kmeans_chunks) is the points [n b / nchunk, n (b + 1) / nchunk); a sum over the
+ * points is each chunk's in index order, then the chunks' in chunk order. */
 typedef struct kmeans_ops {
   /* point i's dim coordinates into p */
   int (*point)(void *ctx, size_t i, float *p);
@@ -238,8 +252,9 @@ typedef struct kmeans_ops {
 typedef struct host_points {
   const float *pts;
   size_t n;
-  int dim, k;
-  double *d2;
+  int dim, k, nchunk;
+  double *d2, *chunk_sums; /* chunk_sums: nchunk * k * dim */
+  int64_t *chunk_counts;   /* nchunk * k */
   int *trial, *best;
 } host_points;
 
@@ -254,9 +269,10 @@ static int host_point(void *ctx, size_t i, float *p)
 static void host_chunk_d2(const host_points *h, double *chunk_d2)
 {
   const size_t n = h->n;
+  const int nchunk = h->nchunk;
 #pragma omp parallel for schedule(static)
-  for (int b = 0; b < NCHUNK; b++) {
-    size_t lo = n * (size_t)b / NCHUNK, hi = n * (size_t)(b + 1) / NCHUNK;
+  for (int b = 0; b < nchunk; b++) {
+    size_t lo = n * (size_t)b / (size_t)nchunk, hi = n * (size_t)(b + 1) / (size_t)nchunk;
     double s = 0.0;
     for (size_t i = lo; i < hi; i++)
       s += h->d2[i];
@@ -308,20 +324,34 @@ static int host_assign(void *ctx, const double *centres, double *sums, int64_t *
     h->trial[i] = best;
     h->d2[i] = bd;
   }
-  /* per-chunk sums, each in index order */
-  memset(sums, 0, (size_t)NCHUNK * (size_t)k * (size_t)dim * sizeof(*sums));
-  memset(counts, 0, (size_t)NCHUNK * (size_t)k * sizeof(*counts));
+  /* per-chunk sums, each in index order, then the chunks' in chunk order */
+  const int nchunk = h->nchunk;
+  memset(h->chunk_sums, 0, (size_t)nchunk * (size_t)k * (size_t)dim * sizeof(*h->chunk_sums));
+  memset(h->chunk_counts, 0, (size_t)nchunk * (size_t)k * sizeof(*h->chunk_counts));
 #pragma omp parallel for schedule(static)
-  for (int b = 0; b < NCHUNK; b++) {
-    size_t lo = n * (size_t)b / NCHUNK, hi = n * (size_t)(b + 1) / NCHUNK;
-    double *s = sums + (size_t)b * (size_t)k * (size_t)dim;
-    int64_t *cnt = counts + (size_t)b * (size_t)k;
+  for (int b = 0; b < nchunk; b++) {
+    size_t lo = n * (size_t)b / (size_t)nchunk, hi = n * (size_t)(b + 1) / (size_t)nchunk;
+    double *s = h->chunk_sums + (size_t)b * (size_t)k * (size_t)dim;
+    int64_t *cnt = h->chunk_counts + (size_t)b * (size_t)k;
     for (size_t i = lo; i < hi; i++) {
       const float *p = h->pts + i * (size_t)dim;
       double *sc = s + (size_t)h->trial[i] * (size_t)dim;
       cnt[h->trial[i]]++;
       for (int j = 0; j < dim; j++)
         sc[j] += p[j];
+    }
+  }
+#pragma omp parallel for schedule(static)
+  for (int c = 0; c < k; c++) {
+    int64_t total = 0;
+    for (int b = 0; b < nchunk; b++)
+      total += h->chunk_counts[(size_t)b * (size_t)k + (size_t)c];
+    counts[c] = total;
+    for (int j = 0; j < dim; j++) {
+      double sum = 0.0;
+      for (int b = 0; b < nchunk; b++)
+        sum += h->chunk_sums[((size_t)b * (size_t)k + (size_t)c) * (size_t)dim + (size_t)j];
+      sums[(size_t)c * (size_t)dim + (size_t)j] = sum;
     }
   }
   host_chunk_d2(h, chunk_d2);
@@ -378,13 +408,13 @@ static const kmeans_ops device_ops = {device_point, device_distances, device_d2,
 
 /* ---- the driver ---- */
 
-/* What a run needs besides the engine: the centres, the chunks' sums and counts, the chunk sums
- * of d2, a copy of d2 (scratch, n) and a point's coordinates. */
+/* What a run needs besides the engine: the centres, the clusters' sums and counts, the chunks'
+ * sums of d2, a copy of d2 (scratch, n) and a point's coordinates. */
 typedef struct kmeans_state {
   const kmeans_ops *ops;
   void *ctx;
   size_t n;
-  int dim, k;
+  int dim, k, nchunk;
   double *centres, *sums, *chunk_d2, *scratch;
   int64_t *counts;
   float *point;
@@ -413,16 +443,16 @@ static int seed_centres(kmeans_state *s, uint64_t *rng)
   for (int c = 1; c < s->k && status == DSG_OK; c++) {
     double total = 0.0, target;
     size_t pick = n - 1;
-    for (int b = 0; b < NCHUNK; b++)
+    for (int b = 0; b < s->nchunk; b++)
       total += s->chunk_d2[b];
     target = rng_uniform(rng) * total;
     if (total > 0.0) {
-      for (int b = 0; b < NCHUNK; b++) {
-        if (target >= s->chunk_d2[b] && b < NCHUNK - 1) {
+      for (int b = 0; b < s->nchunk; b++) {
+        if (target >= s->chunk_d2[b] && b < s->nchunk - 1) {
           target -= s->chunk_d2[b];
           continue;
         }
-        size_t lo = n * (size_t)b / NCHUNK, hi = n * (size_t)(b + 1) / NCHUNK;
+        size_t lo = n * (size_t)b / (size_t)s->nchunk, hi = n * (size_t)(b + 1) / (size_t)s->nchunk;
         status = s->ops->d2(s->ctx, lo, hi - lo, s->scratch);
         for (size_t i = lo; i < hi && status == DSG_OK; i++) {
           const double d = s->scratch[i - lo];
@@ -459,16 +489,14 @@ static int lloyd(kmeans_state *s, int max_iter, double *inertia)
     if (status != DSG_OK)
       break;
     *inertia = 0.0;
-    for (int b = 0; b < NCHUNK; b++)
+    for (int b = 0; b < s->nchunk; b++)
       *inertia += s->chunk_d2[b];
     if (changed == 0 && it > 0)
       break;
     int have_d2 = 0; /* scratch holds d2, for the empty clusters */
     for (int c = 0; c < k && status == DSG_OK; c++) {
-      int64_t total = 0;
+      const int64_t total = s->counts[c];
       double *cc = s->centres + (size_t)c * (size_t)dim;
-      for (int b = 0; b < NCHUNK; b++)
-        total += s->counts[(size_t)b * (size_t)k + (size_t)c];
       if (total == 0) {
         /* empty cluster: move it onto the point farthest from its centre */
         size_t far = 0;
@@ -483,12 +511,8 @@ static int lloyd(kmeans_state *s, int max_iter, double *inertia)
         s->scratch[far] = 0.0;
         continue;
       }
-      for (int j = 0; j < dim; j++) {
-        double sum = 0.0;
-        for (int b = 0; b < NCHUNK; b++)
-          sum += s->sums[((size_t)b * (size_t)k + (size_t)c) * (size_t)dim + (size_t)j];
-        cc[j] = sum / (double)total;
-      }
+      for (int j = 0; j < dim; j++)
+        cc[j] = s->sums[(size_t)c * (size_t)dim + (size_t)j] / (double)total;
     }
   }
   return status;
@@ -512,18 +536,18 @@ static void canonical_labels(int *labels, size_t n, int k)
 }
 
 /* The restarts on the engine (ops, ctx) of n points. */
-static int kmeans_run(const kmeans_ops *ops, void *ctx, size_t n, int dim,
+static int kmeans_run(const kmeans_ops *ops, void *ctx, size_t n, int dim, int nchunk,
                       const app_kmeans_params *p, int *labels, double *inertia)
 {
   int status = DSG_OK;
   double best = DBL_MAX;
   uint64_t rng = p->seed ^ 0x6b6d65616e732b2bull; /* "kmeans++" */
-  kmeans_state s = {ops, ctx, n, dim, p->k, NULL, NULL, NULL, NULL, NULL, NULL};
+  kmeans_state s = {ops, ctx, n, dim, p->k, nchunk, NULL, NULL, NULL, NULL, NULL, NULL};
   s.centres = malloc((size_t)p->k * (size_t)dim * sizeof(*s.centres));
-  s.sums = malloc((size_t)NCHUNK * (size_t)p->k * (size_t)dim * sizeof(*s.sums));
-  s.chunk_d2 = malloc(NCHUNK * sizeof(*s.chunk_d2));
+  s.sums = malloc((size_t)p->k * (size_t)dim * sizeof(*s.sums));
+  s.chunk_d2 = malloc((size_t)nchunk * sizeof(*s.chunk_d2));
   s.scratch = malloc(n * sizeof(*s.scratch));
-  s.counts = malloc((size_t)NCHUNK * (size_t)p->k * sizeof(*s.counts));
+  s.counts = malloc((size_t)p->k * sizeof(*s.counts));
   s.point = malloc((size_t)dim * sizeof(*s.point));
   if (!s.centres || !s.sums || !s.chunk_d2 || !s.scratch || !s.counts || !s.point) {
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate k-means state for %zu points", n);
@@ -585,13 +609,24 @@ int app_kmeans(const float *points, size_t n, int dim, const app_kmeans_params *
   int status;
   if (kmeans_trivial(n, dim, p, labels, inertia, &status))
     return status;
-  host_points h = {points, n, dim, p->k, malloc(n * sizeof(double)), malloc(n * sizeof(int)),
+  const int nchunk = kmeans_chunks(n, p->k, dim);
+  host_points h = {points,
+                   n,
+                   dim,
+                   p->k,
+                   nchunk,
+                   malloc(n * sizeof(double)),
+                   malloc((size_t)nchunk * (size_t)p->k * (size_t)dim * sizeof(double)),
+                   malloc((size_t)nchunk * (size_t)p->k * sizeof(int64_t)),
+                   malloc(n * sizeof(int)),
                    labels};
-  if (!h.d2 || !h.trial)
+  if (!h.d2 || !h.chunk_sums || !h.chunk_counts || !h.trial)
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate k-means state for %zu points", n);
   else
-    status = kmeans_run(&host_ops, &h, n, dim, p, labels, inertia);
+    status = kmeans_run(&host_ops, &h, n, dim, nchunk, p, labels, inertia);
   free(h.d2);
+  free(h.chunk_sums);
+  free(h.chunk_counts);
   free(h.trial);
   return status;
 }
@@ -603,9 +638,10 @@ int app_kmeans_cl(spmv_cl_image *im, const float *points, size_t n, int dim,
   int status;
   if (kmeans_trivial(n, dim, p, labels, inertia, &status))
     return status;
-  status = spmv_cl_points_create(im, points, n, dim, p->k, NCHUNK, &dev);
+  const int nchunk = kmeans_chunks(n, p->k, dim);
+  status = spmv_cl_points_create(im, points, n, dim, p->k, nchunk, &dev);
   if (status == DSG_OK)
-    status = kmeans_run(&device_ops, dev, n, dim, p, labels, inertia);
+    status = kmeans_run(&device_ops, dev, n, dim, nchunk, p, labels, inertia);
   spmv_cl_points_destroy(dev);
   return status;
 }

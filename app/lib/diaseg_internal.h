@@ -327,8 +327,8 @@ typedef struct app_kmeans_params {
 
 /* k-means with k-means++ seeding on n points of dimension dim. labels (n ints) receive 0..k-1,
  * numbered in order of first appearance in the image (row-major) so results compare across runs.
- * *inertia (optional) receives the sum of squared distances (NCHUNK chunks' sums, each in
- * index order, added in chunk order). */
+ * *inertia (optional) receives the sum of squared distances (chunks of about 512 points, each
+ * summed in index order, added in chunk order, as every sum over the points is). */
 int app_kmeans(const float *points, size_t n, int dim, const app_kmeans_params *p, int *labels,
                double *inertia);
 /* The same with the points on the OpenCL device im (spmv_cl_points): the same labels and inertia

@@ -1125,6 +1125,7 @@ struct spmv_cl_points {
   size_t n;
   int dim, k, nchunk;
   cl_mem points, labels, best, d2, centres, sums, counts, chunk_d2, changed;
+  cl_mem total, total_counts; /* the clusters' sums and sizes over the chunks */
 };
 
 void spmv_cl_points_destroy(spmv_cl_points *p)
@@ -1140,6 +1141,8 @@ void spmv_cl_points_destroy(spmv_cl_points *p)
   release(&p->counts);
   release(&p->chunk_d2);
   release(&p->changed);
+  release(&p->total);
+  release(&p->total_counts);
   free(p);
 }
 
@@ -1216,6 +1219,10 @@ int spmv_cl_points_create(spmv_cl_image *im, const float *points, size_t n, int 
                        "the k-means chunk sums", &status);
   p->changed =
       buffer(im, CL_MEM_READ_WRITE, sizeof(cl_int), NULL, "the k-means change count", &status);
+  p->total = buffer(im, CL_MEM_READ_WRITE, (unsigned long long)k * dim * sizeof(cl_double), NULL,
+                    "the k-means clusters' sums", &status);
+  p->total_counts = buffer(im, CL_MEM_READ_WRITE, (unsigned long long)k * sizeof(cl_long), NULL,
+                           "the k-means clusters' sizes", &status);
   if (status == DSG_OK)
     status = spmv_cl_points_reset(p);
   if (status != DSG_OK) {
@@ -1323,13 +1330,23 @@ int spmv_cl_points_assign(spmv_cl_points *p, const double *centres, double *sums
     status = launch(im, k, "kmeans_sums", (size_t)p->nchunk, 0, (size_t)p->k * p->dim, &b);
   if (k)
     clReleaseKernel(k);
+  k = NULL;
+  if (status == DSG_OK)
+    status =
+        kernel(im, im->kmeans, "kmeans_reduce", &k, 7, sizeof(cl_mem), &p->sums, sizeof(cl_mem),
+               &p->counts, sizeof(int), &p->dim, sizeof(int), &p->k, sizeof(int), &p->nchunk,
+               sizeof(cl_mem), &p->total, sizeof(cl_mem), &p->total_counts);
+  if (status == DSG_OK)
+    status = launch(im, k, "kmeans_reduce", (size_t)p->k * p->dim, 0, 1, &b);
+  if (k)
+    clReleaseKernel(k);
   if (status == DSG_OK)
     status = chunk_sums(p, chunk_d2, &b);
   if (status == DSG_OK)
-    status = read_back(im, p->sums, (size_t)p->nchunk * p->k * p->dim * sizeof(double), sums,
-                       "the k-means sums");
+    status =
+        read_back(im, p->total, (size_t)p->k * p->dim * sizeof(double), sums, "the k-means sums");
   if (status == DSG_OK)
-    status = read_back(im, p->counts, (size_t)p->nchunk * p->k * sizeof(int64_t), counts,
+    status = read_back(im, p->total_counts, (size_t)p->k * sizeof(int64_t), counts,
                        "the k-means counts");
   if (status == DSG_OK)
     status = read_back(im, p->changed, sizeof(moved), &moved, "the k-means change count");

@@ -39,7 +39,8 @@
  *    thinned pixels differ only on ties; the spectral weight 1% off and the products withheld
  *    must fail that comparison;
  *  - k-means on the device (app_kmeans_cl) gives app_kmeans' labels and inertia bit for bit on
- *    clustered and uniform points, 1 to 15 dimensions, k from 2 to 40, with coincident points
+ *    clustered and uniform points (3 to 70000 of them: 64 to 136 chunks), 1 to 15 dimensions, k
+ *    from 2 to 40, with coincident points
  *    (every point the same: empty clusters) and k = n; one coordinate moved by one ulp on the
  * device's side must show;
  *  - the failures a CPU machine can produce give a message: a bin out of range, a kernel folder
@@ -1266,7 +1267,8 @@ static void kmeans_cases(spmv_cl_image *im)
     size_t dups;
   } cases[] = {{5000, 5, 6, 6, 3, 0}, {1237, 15, 16, 9, 2, 0}, {64, 2, 9, 0, 2, 40},
                {3, 1, 3, 0, 1, 0},    {700, 3, 2, 2, 8, 0},    {2000, 1, 40, 0, 1, 1500},
-               {30, 2, 3, 0, 2, 29}}; /* the last: one point 30 times, clusters left empty */
+               {30, 2, 3, 0, 2, 29},    /* one point 30 times: clusters left empty */
+               {70000, 3, 5, 5, 2, 0}}; /* 136 chunks of the points (cluster.c) */
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
     char what[64];
     float *pts = kmeans_points(cases[c].n, cases[c].dim, cases[c].blobs, cases[c].dups);
