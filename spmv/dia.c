@@ -2,6 +2,7 @@
 #include "spmv_internal.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -364,34 +365,65 @@ static int uf_find(int *parent, int a)
   return a;
 }
 
-/* Every row's parent becomes its root: one sweep in row order, as parent[i] <= i. */
-static void flatten(int *parent, int n)
-{
-  for (int i = 0; i < n; i++)
-    parent[i] = parent[parent[i]];
-}
-
-/* Joins the rows L links into parent, skipping the pairs `except` links (NULL: none; the same
- * pairs as L). Every parent is at most its row (the smaller index is the root), and the parents
- * are flattened after each offset, so most linked pairs of one component are seen equal at once,
- * without a walk to the roots. */
-static void join_links(int *parent, const spmv_links *L, const spmv_links *except)
+/* Joins the pairs (r, r + off) that L links (and `except`, when given, does not: the same pairs
+ * as L), r in [r0, r1), r + off in [lo, hi), into parent. Every parent is at most its row (the
+ * smaller index is the root). With flat, [r0, hi) is flattened after each offset, so most linked
+ * pairs of one component are seen equal at once, without a walk to the roots. */
+static void join_span(int *parent, const spmv_links *L, const spmv_links *except, int r0, int r1,
+                      int lo, int hi, int flat)
 {
   for (int k = 0; k < L->count; k++) {
     const int off = L->offsets[k];
     const uint32_t *bits = L->bits + (size_t)k * L->words;
     const uint32_t *skip = except ? except->bits + (size_t)k * L->words : NULL;
-    for (size_t w = 0; w < L->words; w++)
+    const int from = r0 > lo - off ? r0 : lo - off, to = r1 < hi - off ? r1 : hi - off;
+    for (size_t w = from > 0 ? (size_t)from / 32 : 0; to > from && w * 32 < (size_t)to; w++)
       for (uint32_t word = skip ? bits[w] & ~skip[w] : bits[w]; word; word &= word - 1) {
         const int r = (int)(w * 32) + __builtin_ctz(word);
+        if (r < from || r >= to)
+          continue;
         if (parent[r] != parent[r + off]) {
           const int x = uf_find(parent, r), y = uf_find(parent, r + off);
           if (x != y)
             parent[x > y ? x : y] = x < y ? x : y;
         }
       }
-    flatten(parent, L->rows);
+    if (flat)
+      for (int i = r0; i < hi; i++)
+        parent[i] = parent[parent[i]];
   }
+}
+
+/* Joins the rows L links into parent (see join_span). Where parent is still every row its own
+ * (fresh), in bands of rows on the threads: first each band's pairs within it (a band's finds
+ * and roots stay in it), then, on one thread, the pairs that cross from a band into the rows
+ * after it; else (parent already joined elsewhere, where a find may lead into another band) on
+ * one thread. Then one flattening. The partition, and so the roots, do not depend on the bands. */
+static void join_links(int *parent, const spmv_links *L, const spmv_links *except, int fresh)
+{
+  const int n = L->rows;
+  int reach = 0; /* the largest offset */
+  for (int k = 0; k < L->count; k++)
+    reach = L->offsets[k] > reach ? L->offsets[k] : reach;
+  /* bands of whole words, each at least 8 times the reach (the pairs that cross are few) */
+  int nbands = fresh ? omp_get_max_threads() : 1;
+  while (nbands > 1 && (long long)n / nbands < 8LL * reach + 64)
+    nbands--;
+  const long long band = (((long long)n + nbands - 1) / nbands + 31) / 32 * 32;
+#pragma omp parallel for schedule(static)
+  for (int t = 0; t < nbands; t++) {
+    const int b0 = (int)(t * band < n ? t * band : n),
+              b1 = (int)((t + 1) * band < n ? (t + 1) * band : n);
+    if (b1 > b0)
+      join_span(parent, L, except, b0, b1, b0, b1, 1);
+  }
+  for (int t = 0; t + 1 < nbands; t++) {
+    const int b1 = (int)((t + 1) * band < n ? (t + 1) * band : n);
+    if (b1 < n)
+      join_span(parent, L, except, b1 - reach > 0 ? b1 - reach : 0, b1, b1, n, 0);
+  }
+  for (int i = 0; i < n; i++) /* parent[i] <= i: one sweep in row order */
+    parent[i] = parent[parent[i]];
 }
 
 /* Roots are the smallest index of their component (parent flat): numbered in row order. */
@@ -422,10 +454,10 @@ int spmv_links_components_nested(const spmv_links *inner, const spmv_links *oute
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %d union-find entries", n);
   for (int i = 0; i < n; i++)
     parent[i] = i;
-  join_links(parent, inner, NULL);
+  join_links(parent, inner, NULL, 1);
   *ninner = number(parent, n, inner_label);
   if (outer) { /* the outer components join inner ones: only the pairs inner lacks are new */
-    join_links(parent, outer, inner);
+    join_links(parent, outer, inner, 0);
     *nouter = number(parent, n, outer_label);
   }
   free(parent);

@@ -2,11 +2,13 @@
  * matrices of awkward sizes; the reference itself equals a dense product. The connected
  * components (spmv_dia_components, which reads each pixel pair once from a diagonal and its
  * mirror) equal a label propagation over every stored entry, and hand-made cases where only the
- * lower side of a pair, or only a diagonal below the main one, links two rows. */
+ * lower side of a pair, or only a diagonal below the main one, links two rows; an image's links
+ * on 1, 3 and 8 threads (the union-find's bands of rows). */
 #include "check.h"
 #include "spmv.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +46,61 @@ static int components_reference(const spmv_dia *A, float threshold, int *label)
   free(lab);
   free(id);
   return count;
+}
+
+/* An image's links (a disc of radius 2 on a 200-pixel-wide grid: offsets up to 402 rows away),
+ * random values: the components at 0.92 and, nested, at 0.88 (thousands of them) equal the
+ * reference's with 1, 3 and 8 threads (the union-find works in bands of rows, one per thread,
+ * then joins the pairs that cross them). */
+static void test_components_banded(void)
+{
+  const int w = 200, h = 200, n = w * h;
+  int offsets[32], ndiag = 0;
+  for (int dy = -2; dy <= 2; dy++)
+    for (int dx = -2; dx <= 2; dx++)
+      if (dx * dx + dy * dy <= 4)
+        offsets[ndiag++] = dy * w + dx;
+  spmv_dia *A = NULL;
+  CHECK(spmv_dia_create(&A, n, ndiag, offsets) == DSG_OK, "create");
+  if (!A)
+    return;
+  for (int d = 0; d < ndiag; d++)
+    for (int r = 0; r < n; r++) {
+      const int c = r + offsets[d];
+      A->values[(size_t)d * A->pitch + r] = c >= 0 && c < n ? (float)test_uniform() : 0.0f;
+    }
+  int *want_in = malloc((size_t)n * sizeof(int)), *want_out = malloc((size_t)n * sizeof(int));
+  int *got_in = malloc((size_t)n * sizeof(int)), *got_out = malloc((size_t)n * sizeof(int));
+  const int nwant_in = components_reference(A, 0.92f, want_in),
+            nwant_out = components_reference(A, 0.88f, want_out);
+  spmv_links inner, outer;
+  CHECK(spmv_dia_links(A, 0.92f, &inner) == DSG_OK && spmv_dia_links(A, 0.88f, &outer) == DSG_OK,
+        "links: %s", dsg_error_message());
+  const int before = omp_get_max_threads();
+  static const int threads[] = {1, 3, 8};
+  for (size_t t = 0; t < sizeof(threads) / sizeof(threads[0]); t++) {
+    int nin = -1, nout = -1, wrong_in = 0, wrong_out = 0;
+    omp_set_num_threads(threads[t]);
+    CHECK(spmv_links_components_nested(&inner, &outer, got_in, &nin, got_out, &nout) == DSG_OK,
+          "nested components: %s", dsg_error_message());
+    for (int i = 0; i < n; i++) {
+      wrong_in += got_in[i] != want_in[i];
+      wrong_out += got_out[i] != want_out[i];
+    }
+    CHECK(nin == nwant_in && nout == nwant_out && wrong_in == 0 && wrong_out == 0,
+          "200x200 disc, %d threads: %d (want %d) and %d (want %d) components, %d and %d rows off",
+          threads[t], nin, nwant_in, nout, nwant_out, wrong_in, wrong_out);
+    printf("  200x200 disc, %d threads: %d and %d components, as the reference\n", threads[t], nin,
+           nout);
+  }
+  omp_set_num_threads(before);
+  spmv_links_free(&inner);
+  spmv_links_free(&outer);
+  free(want_in);
+  free(want_out);
+  free(got_in);
+  free(got_out);
+  spmv_dia_destroy(A);
 }
 
 static void test_components(void)
@@ -126,6 +183,7 @@ static void test_components(void)
 int main(void)
 {
   test_components();
+  test_components_banded();
   static const int sizes[] = {1, 2, 3, 5, 31, 32, 33, 127, 1000, 1023, 1025, 4097, 70001};
   static const int ndiags[] = {1, 3, 81, 317};
   for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
