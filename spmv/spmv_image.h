@@ -167,6 +167,9 @@ int spmv_cl_gpb(spmv_cl_image *im, const spmv_contour_geometry *g, const spmv_sp
 
 typedef struct spmv_cl_points spmv_cl_points;
 
+/* 1 when im's device computes in double precision (cl_khr_fp64), as k-means there needs. */
+int spmv_cl_image_doubles(const spmv_cl_image *im);
+
 /* Uploads n points of dim floats (row-major) for k clusters and nchunk chunks (1 <= k, nchunk;
  * k <= n; 1 <= dim), with labels all -1. Returns DSG_OK, DSG_ERR_INVALID (a size out of range),
  * DSG_ERR_LIMIT (no double precision on the device, or a buffer over its largest allocation),

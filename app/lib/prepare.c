@@ -52,7 +52,7 @@ static int prepare_kmeans(const dsg_problem *p, const dsg_options *opt)
     status = app_image_device(opt, &own);
     im = own;
   }
-  if (status == DSG_OK && im) {
+  if (status == DSG_OK && im && spmv_cl_image_doubles(im)) {
     const float points[2] = {0.0f, 1.0f};
     const app_kmeans_params kp = {2, 1, 1, 1};
     status = app_kmeans_cl(im, points, 2, 1, &kp, labels, NULL);

@@ -24,7 +24,8 @@ struct dsg_problem {
   float *oriented;       /* the detector's combination at each orientation, when the spectral term
                           * joins it (gPb); else NULL */
   dsg_image coarse;      /* the image shrunk for chfsi's coarse start (coarse.c), when asked */
-  spmv_cl_image *device; /* the device the detector ran on, kept for gPb (NULL: the C path) */
+  spmv_cl_image *device; /* the device for the grouping (gPb, k-means): the detector's, kept;
+                          * for k-means of a cue without contours the run's (NULL: the C path) */
 };
 
 void app_problem_size(const dsg_problem *p, int *width, int *height)
@@ -799,7 +800,7 @@ static int group_one(dsg_problem *p, const dsg_options *opt, dsg_result *r, app_
   status = app_embedding(&r->eig, p->sqrt_degree, g->pick, g->k, &emb, &dim);
   if (status != DSG_OK)
     return status;
-  if (grouping_device(p, opt)) {
+  if (grouping_device(p, opt) && spmv_cl_image_doubles(p->device)) { /* else the host's */
     status = app_kmeans_cl(p->device, emb, n, dim, &kp, labels, &g->inertia);
     if (fall_back(p, opt, &status, "k-means"))
       status = app_kmeans(emb, n, dim, &kp, labels, &g->inertia);

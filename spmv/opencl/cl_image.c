@@ -1166,10 +1166,17 @@ static int write_to(const spmv_cl_image *im, cl_mem m, size_t bytes, const void 
   return spmv_cl_fail(err, msg, im->rt.dev.name);
 }
 
+int spmv_cl_image_doubles(const spmv_cl_image *im)
+{
+  cl_device_fp_config fp64 = 0;
+  return clGetDeviceInfo(im->rt.device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(fp64), &fp64, NULL) ==
+             CL_SUCCESS &&
+         fp64 != 0;
+}
+
 int spmv_cl_points_create(spmv_cl_image *im, const float *points, size_t n, int dim, int k,
                           int nchunk, spmv_cl_points **out)
 {
-  cl_device_fp_config fp64 = 0;
   spmv_cl_points *p;
   int status = DSG_OK;
   *out = NULL;
@@ -1179,9 +1186,7 @@ int spmv_cl_points_create(spmv_cl_image *im, const float *points, size_t n, int 
                          "k-means on the device needs points, 1 <= k <= n and a chunk (n %zu, "
                          "dim %d, k %d, %d chunks)",
                          n, dim, k, nchunk);
-  if (clGetDeviceInfo(im->rt.device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(fp64), &fp64, NULL) !=
-          CL_SUCCESS ||
-      fp64 == 0)
+  if (!spmv_cl_image_doubles(im))
     return dsg_error_set(DSG_ERR_LIMIT,
                          "k-means on %s needs double precision (cl_khr_fp64), which it lacks",
                          im->rt.dev.name);
