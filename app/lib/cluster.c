@@ -1,6 +1,6 @@
-/* Spectral embedding, k-means with k-means++ seeding, and the adjusted Rand index.
- * Sums over pixels are taken over a fixed number of chunks combined in order, so results do not
- * depend on the number of threads. */
+/* Spectral embedding, k-means with k-means++ seeding (on the host or an OpenCL device: the same
+ * labels), and the adjusted Rand index. Sums over pixels are taken over chunks fixed by the
+ * problem's size, combined in order, so results do not depend on the number of threads. */
 #include "diaseg_internal.h"
 
 #include <float.h>
@@ -240,8 +240,9 @@ typedef struct kmeans_ops {
   int (*distances)(void *ctx, const double *centre, int first, double *chunk_d2);
   /* d2[from .. from + count) into out */
   int (*d2)(void *ctx, size_t from, size_t count, double *out);
-  /* labels the nearest centres (the first of equals), d2 their distances; the chunks' sums and
-   * counts per cluster and sums of d2; *changed the labels that moved */
+  /* labels the nearest centres (the first of equals), d2 their distances; each cluster's
+   * coordinate sums (k * dim) and size (k), the chunks' sums of d2; *changed the labels that
+   * moved */
   int (*assign)(void *ctx, const double *centres, double *sums, int64_t *counts, double *chunk_d2,
                 long *changed);
   int (*reset)(void *ctx);             /* labels all -1 */
