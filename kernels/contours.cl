@@ -526,9 +526,9 @@ inline float spectral_value(__global const float *u, __global const float *Nu, c
  * nothing). The local size is a power of two, at most SPECTRAL_LOCAL. */
 #define SPECTRAL_LOCAL 256
 __kernel void spectral_range(__global const float *vectors, __global const float *products,
-                             const int has_products, __global const float *sd,
-                             const float isolated, __constant float *mu,
-                             __constant float *weight, const int n, __global float *scale)
+                             const int has_products, __global const float *sd, const float isolated,
+                             __constant float *mu, __constant float *weight, const int n,
+                             __global float *scale)
 {
   __local float lo[SPECTRAL_LOCAL], hi[SPECTRAL_LOCAL];
   const int l = get_local_id(0), size = get_local_size(0), j = get_global_id(1);
@@ -554,12 +554,13 @@ __kernel void spectral_range(__global const float *vectors, __global const float
 }
 
 /* Vector j along the rows (app_gradient_add's first pass): row0 = the Gaussian g, row1 its
- * derivative d (taps: g's 2 r + 1, then d's), sum_{t = -r .. r} tap[t + r] v[y w + reflect(x - t)]. Nothing where scale[j] is 0. */
+ * derivative d (taps: g's 2 r + 1, then d's), sum_{t = -r .. r} tap[t + r] v[y w + reflect(x - t)].
+ * Nothing where scale[j] is 0. */
 __kernel void spectral_rows(__global const float *vectors, __global const float *products,
-                            const int has_products, __global const float *sd,
-                            const float isolated, __constant float *mu, __constant float *scale,
-                            const int j, const int w, const int n, __constant float *taps,
-                            const int r, __global float *row0, __global float *row1)
+                            const int has_products, __global const float *sd, const float isolated,
+                            __constant float *mu, __constant float *scale, const int j, const int w,
+                            const int n, __constant float *taps, const int r, __global float *row0,
+                            __global float *row1)
 {
   const int i = get_global_id(0);
   if (i >= n || scale[j] == 0.0f)
@@ -569,7 +570,8 @@ __kernel void spectral_rows(__global const float *vectors, __global const float 
   const int x = i % w, row = i - x;
   float s0 = 0.0f, s1 = 0.0f;
   for (int t = -r; t <= r; t++) {
-    const float v = spectral_value(u, Nu, has_products, sd, isolated, mu[j], row + reflect(x - t, w));
+    const float v =
+        spectral_value(u, Nu, has_products, sd, isolated, mu[j], row + reflect(x - t, w));
     s0 += g[t + r] * v;
     s1 += d[t + r] * v;
   }
@@ -607,8 +609,7 @@ __kernel void spectral_columns(__global const float *row0, __global const float 
  * orientation. 1 - q is kept at least 1e-12 as the reference's q is at most 1 - 1e-12. */
 __kernel void gpb_combine(__global const float *oriented, __global const float *spectral,
                           const int n, const float bias, const float s0, const float x_half,
-                          const float weight, __global float *strength,
-                          __global uchar *orientation)
+                          const float weight, __global float *strength, __global uchar *orientation)
 {
   const int i = get_global_id(0);
   if (i >= n)

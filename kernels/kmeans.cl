@@ -25,8 +25,7 @@ inline double dist2(__global const float *p, __global const double *c, const int
 
 /* d2[i] = the squared distance of point i to centre (first), or the smaller of it and d2[i]. */
 __kernel void kmeans_distances(__global const float *points, const long n, const int dim,
-                               __global const double *centre, const int first,
-                               __global double *d2)
+                               __global const double *centre, const int first, __global double *d2)
 {
   const size_t i = get_global_id(0);
   if (i >= (size_t)n)
@@ -100,8 +99,8 @@ __kernel void kmeans_chunk_sums(__global const double *d2, const long n, const i
 
 /* Work-item c dim + j: out[c dim + j] = the sum over the chunks b, in order, of sums[(b k + c)
  * dim + j]; out_counts[c] the same of counts[b k + c] (from j = 0). */
-__kernel void kmeans_reduce(__global const double *sums, __global const long *counts,
-                            const int dim, const int k, const int nchunk, __global double *out,
+__kernel void kmeans_reduce(__global const double *sums, __global const long *counts, const int dim,
+                            const int k, const int nchunk, __global double *out,
                             __global long *out_counts)
 {
   const int cj = get_global_id(0);
