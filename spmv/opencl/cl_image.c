@@ -110,6 +110,14 @@ static void release(cl_mem *m)
   *m = NULL;
 }
 
+/* Fills m's first `bytes` with the pattern of `size` bytes. */
+static int fill(const spmv_cl_image *im, cl_mem m, const void *pattern, size_t size, size_t bytes,
+                const char *what)
+{
+  const cl_int err = clEnqueueFillBuffer(im->rt.queue, m, pattern, size, 0, bytes, 0, NULL, NULL);
+  return err == CL_SUCCESS ? DSG_OK : spmv_cl_fail(err, what, im->rt.dev.name);
+}
+
 /* Kernel `name` of prog into *k, its `count` arguments given as (size_t size, const void *value)
  * pairs. */
 static int kernel(const spmv_cl_image *im, cl_program prog, const char *name, cl_kernel *k,
@@ -1006,17 +1014,13 @@ int spmv_cl_gpb(spmv_cl_image *im, const spmv_contour_geometry *g, const spmv_sp
                            "the contour normals", &status);
     d_thin = buffer(im, CL_MEM_WRITE_ONLY, nn * sizeof(float), NULL, "gPb thinned", &status);
   }
+  if (status == DSG_OK) {
+    const float zero = 0.0f;
+    status = fill(im, d_spectral, &zero, sizeof(zero), (size_t)(nn * no * sizeof(float)),
+                  "clearing the spectral term");
+  }
   if (status != DSG_OK)
     goto out_release;
-  {
-    const float zero = 0.0f;
-    const cl_int err = clEnqueueFillBuffer(im->rt.queue, d_spectral, &zero, sizeof(zero), 0,
-                                           (size_t)(nn * no * sizeof(float)), 0, NULL, NULL);
-    if (err != CL_SUCCESS) {
-      status = spmv_cl_fail(err, "clearing the spectral term", im->rt.dev.name);
-      goto out_release;
-    }
-  }
   if (nvec > 0) {
     size_t local = SPECTRAL_LOCAL;
     while (local > im->rt.dev.max_work_group && local > 1)
@@ -1146,14 +1150,6 @@ void spmv_cl_points_destroy(spmv_cl_points *p)
   free(p);
 }
 
-/* Fills m's first `bytes` with the pattern of `size` bytes. */
-static int fill(const spmv_cl_image *im, cl_mem m, const void *pattern, size_t size, size_t bytes,
-                const char *what)
-{
-  const cl_int err = clEnqueueFillBuffer(im->rt.queue, m, pattern, size, 0, bytes, 0, NULL, NULL);
-  return err == CL_SUCCESS ? DSG_OK : spmv_cl_fail(err, what, im->rt.dev.name);
-}
-
 /* Writes `bytes` of host into m (without waiting: the queue is in order). */
 static int write_to(const spmv_cl_image *im, cl_mem m, size_t bytes, const void *host,
                     const char *what)
@@ -1164,6 +1160,15 @@ static int write_to(const spmv_cl_image *im, cl_mem m, size_t bytes, const void 
     return DSG_OK;
   snprintf(msg, sizeof(msg), "writing %s", what);
   return spmv_cl_fail(err, msg, im->rt.dev.name);
+}
+
+/* Reads `bytes` of m from `offset` into host, waiting for them (and for the queue before). */
+static int read_now(const spmv_cl_image *im, cl_mem m, size_t offset, size_t bytes, void *host,
+                    const char *what)
+{
+  const cl_int err =
+      clEnqueueReadBuffer(im->rt.queue, m, CL_TRUE, offset, bytes, host, 0, NULL, NULL);
+  return err == CL_SUCCESS ? DSG_OK : spmv_cl_fail(err, what, im->rt.dev.name);
 }
 
 int spmv_cl_image_doubles(const spmv_cl_image *im)
@@ -1242,11 +1247,8 @@ int spmv_cl_points_get(spmv_cl_points *p, size_t i, float *coords)
 {
   if (i >= p->n)
     return dsg_error_set(DSG_ERR_INVALID, "k-means point %zu of %zu", i, p->n);
-  const cl_int err =
-      clEnqueueReadBuffer(p->im->rt.queue, p->points, CL_TRUE, i * (size_t)p->dim * sizeof(float),
-                          (size_t)p->dim * sizeof(float), coords, 0, NULL, NULL);
-  return err == CL_SUCCESS ? DSG_OK
-                           : spmv_cl_fail(err, "reading a k-means point", p->im->rt.dev.name);
+  return read_now(p->im, p->points, i * (size_t)p->dim * sizeof(float),
+                  (size_t)p->dim * sizeof(float), coords, "reading a k-means point");
 }
 
 /* Enqueues kmeans_chunk_sums of d2 and the read of its nchunk sums into chunk_d2. */
@@ -1296,10 +1298,8 @@ int spmv_cl_points_d2(spmv_cl_points *p, size_t from, size_t count, double *out)
     return dsg_error_set(DSG_ERR_INVALID, "k-means distances %zu + %zu of %zu", from, count, p->n);
   if (count == 0)
     return DSG_OK;
-  const cl_int err = clEnqueueReadBuffer(p->im->rt.queue, p->d2, CL_TRUE, from * sizeof(double),
-                                         count * sizeof(double), out, 0, NULL, NULL);
-  return err == CL_SUCCESS ? DSG_OK
-                           : spmv_cl_fail(err, "reading the k-means distances", p->im->rt.dev.name);
+  return read_now(p->im, p->d2, from * sizeof(double), count * sizeof(double), out,
+                  "reading the k-means distances");
 }
 
 int spmv_cl_points_assign(spmv_cl_points *p, const double *centres, double *sums, int64_t *counts,
@@ -1380,10 +1380,7 @@ int spmv_cl_points_keep(spmv_cl_points *p)
 
 int spmv_cl_points_best(spmv_cl_points *p, int *labels)
 {
-  const cl_int err = clEnqueueReadBuffer(p->im->rt.queue, p->best, CL_TRUE, 0,
-                                         p->n * sizeof(cl_int), labels, 0, NULL, NULL);
-  return err == CL_SUCCESS ? DSG_OK
-                           : spmv_cl_fail(err, "reading the k-means labels", p->im->rt.dev.name);
+  return read_now(p->im, p->best, 0, p->n * sizeof(cl_int), labels, "reading the k-means labels");
 }
 
 /* ---- the affinity ---- */
@@ -1525,17 +1522,12 @@ int spmv_cl_affinity(spmv_cl_image *im, const spmv_affinity_geometry *g, int wid
   d_offsets = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)N->ndiag * sizeof(int), N->offsets,
                      "the matrix offsets", &status);
   d_linked = buffer(im, CL_MEM_READ_WRITE, sizeof(int), &is_linked, "the affinity flag", &status);
+  if (status == DSG_OK) {
+    const float zero = 0.0f;
+    status = fill(im, d_values, &zero, sizeof(zero), spmv_dia_bytes(N), "zeroing the matrix");
+  }
   if (status != DSG_OK)
     goto out_release;
-  {
-    const float zero = 0.0f;
-    cl_int err = clEnqueueFillBuffer(im->rt.queue, d_values, &zero, sizeof(zero), 0,
-                                     spmv_dia_bytes(N), 0, NULL, NULL);
-    if (err != CL_SUCCESS) {
-      status = spmv_cl_fail(err, "zeroing the matrix", im->rt.dev.name);
-      goto out_release;
-    }
-  }
 
   const int iw = width, ih = height, ndiag = N->ndiag;
   status =
