@@ -46,8 +46,9 @@ DIASEG_KS = [2, 3, 4, 6, 8, 12]
 # cuts need no eigenvector per k: the list reaches as far as felzenszwalb's scales do
 DIASEG_KS_HIERARCHY = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256]
 # diaseg-ucm: one run with the defaults, its ultrametric contour map cut at thresholds, as the
-# benchmark scores a hierarchy (bwlabel(ucm2 <= t) on the doubled grid)
-UCM_THRESHOLDS = [round(0.03 * i, 2) for i in range(1, 33)]  # 0.03 .. 0.96
+# benchmark scores a hierarchy (bwlabel(ucm2 <= t) on the doubled grid) at its 99 thresholds
+# (bench_bsds500.m's nthresh = 99: linspace(1/100, 99/100, 99))
+UCM_THRESHOLDS = [round(0.01 * i, 2) for i in range(1, 100)]  # 0.01 .. 0.99
 DIASEG_AFFINITIES = ["intensity", "color", "contour", "contour+color"]
 DIASEG_GROUPINGS = ["kmeans", "hierarchy"]
 FZ_SCALES = [100, 200, 400, 800, 1600, 3200, 6400, 12800]
