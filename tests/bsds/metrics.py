@@ -306,8 +306,16 @@ def evaluate_image(segs, gt_segs, gt_bdrys=None, boundaries=True, max_dist=MAX_D
                            "bcntR", "bsumR", "bcntP", "bsumP", "nseg")}
     best_gt = None
     areas = np.concatenate([np.bincount(g.ravel(), minlength=int(g.max()) + 1)[1:] for g in gt_segs])
+    prev = None
     for seg in segs:
         s = relabel(seg)
+        if prev is not None and np.array_equal(s, prev):
+            # the same partition as the scale before (a hierarchy's neighbouring thresholds often
+            # give one): the same counts, without scoring it again
+            for k in out:
+                out[k].append(out[k][-1])
+            continue
+        prev = s
         out["nseg"].append(int(s.max()))
         ri = voi = 0.0
         for g in gt_segs:

@@ -453,12 +453,33 @@ def data_checks(bsds):
           "grid: sane ranges %r" % g)
 
 
+def toy_repeated_scales():
+    # a hierarchy's neighbouring thresholds often give the same partition: evaluate_image reuses
+    # the counts of the scale before, which must equal scoring each scale on its own (a partition
+    # under other label values, and another partition into as many regions, included)
+    g = halves(6, 8, 4)
+    a = halves(6, 8, 3)
+    b = a * 5 + 1                       # a, other label values
+    c = a.copy()
+    c[0, 0] = 3                         # a with one pixel apart
+    d = halves(6, 8, 6)                 # two regions too, split elsewhere
+    one = np.ones((6, 8), dtype=np.int64)
+    segs = [a, a.copy(), b, d, c, one, one.copy()]
+    together = M.evaluate_image(segs, [g])
+    alone = [M.evaluate_image([x], [g]) for x in segs]
+    same = all(together[k][i] == alone[i][k][0] for i in range(len(segs)) for k in together
+               if k != "cntR_best")
+    check(same, "repeated scales: counts equal to scoring each scale alone")
+    check(together["nseg"] == [2, 2, 2, 2, 3, 1, 1], "repeated scales: nseg %r" % together["nseg"])
+
+
 def main():
     ap = argparse.ArgumentParser(description="checks of the BSDS500 measures")
     ap.add_argument("--bsds", default="/work/shared/bsds")
     args = ap.parse_args()
     for t in (toy_identical, toy_one_vs_two, toy_covering_unequal, toy_tolerance, toy_one_to_one,
-              toy_thin_seg2bmap, toy_aggregation, toy_thresholds, toy_boundary_pr, toy_aggregate_pr):
+              toy_thin_seg2bmap, toy_aggregation, toy_thresholds, toy_boundary_pr, toy_aggregate_pr,
+              toy_repeated_scales):
         t()
     skipped = 0
     if os.path.isdir(os.path.join(args.bsds, "groundTruth", "val")):
