@@ -17,7 +17,8 @@ typedef struct cpu_basis {
   float *w;
   float *tmp;   /* restart: (m + 1) columns */
   double *coef; /* m steps x (m + 2) */
-  double *part; /* nchunks x max(m + 1, known) partial sums */
+  double *part;  /* nchunks x max(m + 1, known) partial sums */
+  double *npart; /* nchunks partial sums of a |x|^2 */
   int nchunks;
 } cpu_basis;
 
@@ -31,6 +32,7 @@ void spmv_cpu_basis_destroy(spmv_basis *b)
   free(c->tmp);
   free(c->coef);
   free(c->part);
+  free(c->npart);
   free(c);
   b->impl = NULL;
 }
@@ -110,30 +112,34 @@ static void dots_v(const cpu_basis *c, int n, int nc, const float *x, double *do
   }
 }
 
-/* x -= V[:, 0..nc) h */
-static void update_v(const cpu_basis *c, int n, int nc, const double *h, float *x)
+/* sum over r0 <= r < r1 of x[r]^2 */
+static double chunk_norm2(const float *x, int r0, int r1)
 {
-#pragma omp parallel for schedule(static)
-  for (int r0 = 0; r0 < n; r0 += CHUNK_ROWS)
-    chunk_update(c->V, (size_t)n, nc, h, x, r0, r0 + CHUNK_ROWS < n ? r0 + CHUNK_ROWS : n);
+  double t = 0.0;
+#pragma omp simd reduction(+ : t)
+  for (int r = r0; r < r1; r++)
+    t += (double)x[r] * (double)x[r];
+  return t;
+}
+
+/* |x| from the chunks' partial sums (npart, one per chunk), added in chunk order */
+static double norm_from(const cpu_basis *c)
+{
+  double s = 0.0;
+  for (int q = 0; q < c->nchunks; q++)
+    s += c->npart[q];
+  return sqrt(s);
 }
 
 static double norm_of(const cpu_basis *c, int n, const float *x)
 {
   const int nch = c->nchunks;
-  double *part = c->part, s = 0.0;
 #pragma omp parallel for schedule(static)
   for (int q = 0; q < nch; q++) {
     const int r0 = q * CHUNK_ROWS, r1 = r0 + CHUNK_ROWS < n ? r0 + CHUNK_ROWS : n;
-    double t = 0.0;
-#pragma omp simd reduction(+ : t)
-    for (int r = r0; r < r1; r++)
-      t += (double)x[r] * (double)x[r];
-    part[q] = t;
+    c->npart[q] = chunk_norm2(x, r0, r1);
   }
-  for (int q = 0; q < nch; q++)
-    s += part[q];
-  return sqrt(s);
+  return norm_from(c);
 }
 
 /* x -= sum_c (v_c . x) v_c over the known vectors (disjoint supports). */
@@ -168,30 +174,56 @@ static void project_known(spmv_basis *b, float *x)
   free(dots);
 }
 
+/* x -= V h chunk by chunk, each chunk's rows then read again while they are in cache: the
+ * chunk's partial sums of V^T x (part, when dots) and of |x|^2 (npart) for the x left. */
+static void update_then_dots(cpu_basis *c, int n, int nc, const double *h, float *x, int dots)
+{
+  const int nch = c->nchunks;
+#pragma omp parallel for schedule(static)
+  for (int q = 0; q < nch; q++) {
+    const int r0 = q * CHUNK_ROWS, r1 = r0 + CHUNK_ROWS < n ? r0 + CHUNK_ROWS : n;
+    chunk_update(c->V, (size_t)n, nc, h, x, r0, r1);
+    if (dots)
+      chunk_dots(c->V, (size_t)n, nc, x, r0, r1, c->part + (size_t)q * (size_t)nc);
+    c->npart[q] = chunk_norm2(x, r0, r1);
+  }
+}
+
 /* Classical Gram-Schmidt of x against V[:, 0..nc) with the DGKS test: a second pass only when
  * the first cancelled more than half of |x|^2 (|x - V h|^2 = |x|^2 - |h|^2 < |x|^2 / 2), as on
- * the OpenCL path; coef[i] += h_i. */
-static void cgs2(spmv_basis *b, int nc, float *x, double *coef)
+ * the OpenCL path; coef[i] += h_i. Returns |x| after it. The first pass's update also makes the
+ * second pass's V^T x on the rows it has just written (one sweep over V fewer when the second
+ * pass runs, as it does on nearly every step near NCut's clustered top of the spectrum); the sums
+ * are the ones separate sweeps would make, in the same order. */
+static double cgs2(spmv_basis *b, int nc, float *x, double *coef)
 {
   cpu_basis *c = b->impl;
-  double h[4097];
-  for (int pass = 1; pass <= 2 && nc > 0; pass++) {
-    double xx = 0.0, hh = 0.0;
-    if (pass == 1) {
-      xx = norm_of(c, b->n, x);
-      xx *= xx;
-    }
-    dots_v(c, b->n, nc, x, h);
-    update_v(c, b->n, nc, h, x);
-    for (int i = 0; i < nc; i++) {
-      hh += h[i] * h[i];
-      if (coef)
-        coef[i] += h[i];
-    }
-    if (pass == 1 && !(xx - hh < 0.5 * xx))
-      break; /* the DGKS test: no second pass needed */
-    b->timing.second_passes += pass == 1;
+  const int n = b->n, nch = c->nchunks;
+  double h[4097], xx, hh = 0.0;
+  if (nc <= 0)
+    return norm_of(c, n, x);
+  xx = norm_of(c, n, x);
+  xx *= xx;
+  dots_v(c, n, nc, x, h);
+  update_then_dots(c, n, nc, h, x, 1);
+  for (int i = 0; i < nc; i++) {
+    hh += h[i] * h[i];
+    if (coef)
+      coef[i] += h[i];
   }
+  if (!(xx - hh < 0.5 * xx))
+    return norm_from(c); /* the DGKS test: no second pass needed */
+  b->timing.second_passes++;
+  for (int i = 0; i < nc; i++) { /* the second pass's V^T x, from its partial sums */
+    double t = 0.0;
+    for (int q = 0; q < nch; q++)
+      t += c->part[(size_t)q * (size_t)nc + (size_t)i];
+    h[i] = t;
+    if (coef)
+      coef[i] += t;
+  }
+  update_then_dots(c, n, nc, h, x, 0);
+  return norm_from(c);
 }
 
 int spmv_cpu_basis_set(spmv_basis *b, int col, const float *x, double *norm)
@@ -202,8 +234,7 @@ int spmv_cpu_basis_set(spmv_basis *b, int col, const float *x, double *norm)
   double t0 = dsg_seconds(), nrm;
   memcpy(c->w, x, (size_t)n * sizeof(float));
   project_known(b, c->w);
-  cgs2(b, col, c->w, NULL);
-  nrm = norm_of(c, n, c->w);
+  nrm = cgs2(b, col, c->w, NULL);
   for (int r = 0; r < n; r++)
     v[r] = nrm > 0.0 ? (float)((double)c->w[r] / nrm) : 0.0f;
   *norm = nrm;
@@ -223,10 +254,9 @@ int spmv_cpu_basis_expand(spmv_basis *b, int j)
   project_known(b, c->w);
   t0 = dsg_seconds();
   b->timing.project_s += t0 - t1;
-  cgs2(b, j + 1, c->w, coef);
+  beta = cgs2(b, j + 1, c->w, coef);
   t1 = dsg_seconds();
   b->timing.orth_s += t1 - t0;
-  beta = norm_of(c, n, c->w);
   coef[j + 1] = beta;
   {
     float *v = c->V + (size_t)(j + 1) * (size_t)n;
@@ -310,7 +340,8 @@ int spmv_cpu_basis_create(spmv_basis *b, const spmv_dia *A)
   c->w = malloc(n * sizeof(float));
   c->coef = calloc((size_t)b->m * ((size_t)b->m + 2), sizeof(double));
   c->part = malloc((size_t)c->nchunks * (size_t)width * sizeof(double));
-  if (!c->V || !c->tmp || !c->w || !c->coef || !c->part) {
+  c->npart = malloc((size_t)c->nchunks * sizeof(double));
+  if (!c->V || !c->tmp || !c->w || !c->coef || !c->part || !c->npart) {
     spmv_cpu_basis_destroy(b);
     return dsg_error_set(DSG_ERR_NOMEM,
                          "cannot allocate a Lanczos basis of %zu x %zu floats "
