@@ -15,8 +15,8 @@ typedef struct cpu_basis {
   const spmv_dia *A; /* the matvec's matrix (borrowed) */
   float *V;          /* (m + 1) columns of n */
   float *w;
-  float *tmp;   /* restart: (m + 1) columns */
-  double *coef; /* m steps x (m + 2) */
+  float *tmp;    /* restart: (m + 1) columns */
+  double *coef;  /* m steps x (m + 2) */
   double *part;  /* nchunks x max(m + 1, known) partial sums */
   double *npart; /* nchunks partial sums of a |x|^2 */
   int nchunks;
