@@ -51,6 +51,13 @@ typedef struct spmv_dia {
    * the image's left and right edges (0 <= x + dx < W fails) is zero. A backend may then tile
    * the product in 2D. spmv_dia_create sets 0; spmv_dia_validate checks the promise. */
   int width;
+  /* 0, or 1 when A = A^T exactly: the offsets come in pairs o, -o (and 0 among them) and
+   * values[-o][r + o] == values[o][r] for every row r. spmv_dia_mul then reads the diagonals of
+   * offsets >= 0 alone (half the bytes), each entry below the main diagonal as its mirror above.
+   * spmv_dia_create sets 0; the affinity builders set 1 (N is symmetric by construction);
+   * whoever changes values sets it back to 0 unless the change keeps the promise, which
+   * spmv_dia_validate checks. */
+  int symmetric;
   /* NULL, or the values as they are on a backend's device (equal to values, owned by A): whoever
    * changes values after it is set drops it first (spmv_dia_drop_device). */
   spmv_dia_device *device;
@@ -91,7 +98,9 @@ double spmv_dia_row_mul(const spmv_dia *A, int row, const float *x);
  * sum |a_rd| |x_c| (1 for an empty row): the measure every test and bench check uses. */
 double spmv_dia_row_error(const spmv_dia *A, const float *x, const float *y, const float *ref);
 /* Threaded (OpenMP), vectorised y = A x over row blocks, eight diagonals at a time; float
- * accumulation. x and y have rows elements and must not alias. */
+ * accumulation. A symmetric matrix (A->symmetric) is read through its upper half: four diagonals
+ * at a time, each entry for its own row and for its mirror's. x and y have rows elements and must
+ * not alias. */
 void spmv_dia_mul(const spmv_dia *A, const float *x, float *y);
 
 /* Connected components of the graph whose edges are the entries |a_ij| > threshold (i != j).

@@ -383,6 +383,7 @@ int app_affinity_build_cancel(int width, int height, const float *features, int 
     goto out_free;
   }
 done:
+  A->symmetric = 1; /* N_ij = N_ji exactly: W's terms are symmetric in i, j, and s_i s_j too */
   *N_out = A;
   A = NULL;
   if (sqrt_degree) {

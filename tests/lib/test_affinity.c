@@ -107,6 +107,32 @@ out:
   free(sd_ref);
 }
 
+/* The contour cue's N is symmetric bit for bit as well (each pair's line is the same pixels seen
+ * from either end), which the matrix promises (spmv_dia.symmetric: its C product reads the upper
+ * half) and validate checks, on narrow and square images with a random contour map. */
+static void contour_case(int w, int h, int radius)
+{
+  const int n = w * h;
+  float *f = malloc((size_t)n * sizeof(*f)), *e = malloc((size_t)n * sizeof(*e));
+  spmv_dia *A = NULL;
+  for (int i = 0; i < n; i++) {
+    f[i] = (float)test_uniform();
+    e[i] = test_uniform() < 0.2 ? (float)test_uniform() : 0.0f;
+  }
+  app_affinity_params p = {radius, 0.3, 4.0, e, 0.1, NULL};
+  int status = app_affinity_build(w, h, f, 1, &p, &A, NULL);
+  CHECK(status == DSG_OK, "contours %dx%d r=%d: build failed: %s", w, h, radius,
+        dsg_error_message());
+  if (status == DSG_OK) {
+    CHECK(A->symmetric == 1, "contours %dx%d r=%d: N promises symmetry", w, h, radius);
+    CHECK(spmv_dia_validate(A) == DSG_OK, "contours %dx%d r=%d: %s", w, h, radius,
+          dsg_error_message());
+  }
+  spmv_dia_destroy(A);
+  free(f);
+  free(e);
+}
+
 int main(void)
 {
   static const int shapes[][2] = {{7, 5}, {1, 17}, {17, 1}, {13, 11}, {3, 40}, {40, 3}, {12, 12}};
@@ -115,6 +141,10 @@ int main(void)
     for (size_t r = 0; r < sizeof(radii) / sizeof(radii[0]); r++)
       for (int nf = 1; nf <= 3; nf += 2)
         one_case(shapes[s][0], shapes[s][1], radii[r], nf);
+  for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
+    for (size_t r = 0; r < sizeof(radii) / sizeof(radii[0]); r++)
+      contour_case(shapes[s][0], shapes[s][1], radii[r]);
+  contour_case(61, 47, 5);
 
   /* the disc: 81 offsets at radius 5, 317 at radius 10, (0,0) included, row-major */
   CHECK(app_disc_size(5) == 81, "disc(5) = %d", app_disc_size(5));
