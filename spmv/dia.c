@@ -488,9 +488,11 @@ static void join_span(int *parent, const spmv_links *L, const spmv_links *except
 
 /* Joins the rows L links into parent (see join_span). Where parent is still every row its own
  * (fresh), in bands of rows on the threads: first each band's pairs within it (a band's finds
- * and roots stay in it), then, on one thread, the pairs that cross from a band into the rows
- * after it; else (parent already joined elsewhere, where a find may lead into another band) on
- * one thread. Then one flattening. The partition, and so the roots, do not depend on the bands. */
+ * and roots stay in it, flattened after each offset), then, on one thread, the pairs that cross
+ * from a band into the rows after it; else (parent already joined elsewhere, where a find may
+ * lead into another band, and where the pairs L adds to `except`'s are few) on one thread,
+ * without the flattening after each offset (40 sweeps of every row for a few new pairs: most of
+ * the nested pass's time). Then one flattening. The partition, and so the roots, do not depend on the bands. */
 static void join_links(int *parent, const spmv_links *L, const spmv_links *except, int fresh)
 {
   const int n = L->rows;
@@ -507,7 +509,7 @@ static void join_links(int *parent, const spmv_links *L, const spmv_links *excep
     const int b0 = (int)(t * band < n ? t * band : n),
               b1 = (int)((t + 1) * band < n ? (t + 1) * band : n);
     if (b1 > b0)
-      join_span(parent, L, except, b0, b1, b0, b1, 1);
+      join_span(parent, L, except, b0, b1, b0, b1, fresh);
   }
   for (int t = 0; t + 1 < nbands; t++) {
     const int b1 = (int)((t + 1) * band < n ? (t + 1) * band : n);
