@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNK_ROWS 4096 /* rows per reduction chunk: a chunk of w stays in L1 */
+#define CHUNK_ROWS 4096     /* rows per reduction chunk: a chunk of w stays in L1 */
+#define BASIS_DENSE_KNOWN 8 /* up to this many known vectors are held as dense columns, */
+#define BASIS_DENSE_KNOWN_BYTES ((size_t)64 << 20) /* in at most this many bytes */
 
 typedef struct cpu_basis {
   const spmv_dia *A; /* the matvec's matrix (borrowed) */
@@ -19,6 +21,7 @@ typedef struct cpu_basis {
   double *coef;  /* m steps x (m + 2) */
   double *part;  /* nchunks x max(m + 1, known) partial sums */
   double *npart; /* nchunks partial sums of a |x|^2 */
+  float *K;      /* the known vectors as dense columns (zeros off their supports), or NULL */
   int nchunks;
 } cpu_basis;
 
@@ -33,6 +36,7 @@ void spmv_cpu_basis_destroy(spmv_basis *b)
   free(c->coef);
   free(c->part);
   free(c->npart);
+  free(c->K);
   free(c);
   b->impl = NULL;
 }
@@ -94,15 +98,17 @@ SPMV_CLONES static void chunk_update(const float *V, size_t n, int nc, const dou
   }
 }
 
-/* dots[i] = V[:, i] . x for i < nc (double, chunked, added in chunk order). */
-static void dots_v(const cpu_basis *c, int n, int nc, const float *x, double *dots)
+/* dots[i] = M[:, i] . x for i < nc, M column-major with n rows (double, chunked, added in chunk
+ * order). */
+static void dots_v_of(const cpu_basis *c, const float *M, int n, int nc, const float *x,
+                      double *dots)
 {
   const int nch = c->nchunks;
   double *part = c->part;
 #pragma omp parallel for schedule(static)
   for (int q = 0; q < nch; q++) {
     const int r0 = q * CHUNK_ROWS, r1 = r0 + CHUNK_ROWS < n ? r0 + CHUNK_ROWS : n;
-    chunk_dots(c->V, (size_t)n, nc, x, r0, r1, part + (size_t)q * (size_t)nc);
+    chunk_dots(M, (size_t)n, nc, x, r0, r1, part + (size_t)q * (size_t)nc);
   }
   for (int i = 0; i < nc; i++) {
     double s = 0.0;
@@ -110,6 +116,12 @@ static void dots_v(const cpu_basis *c, int n, int nc, const float *x, double *do
       s += part[(size_t)q * (size_t)nc + (size_t)i];
     dots[i] = s;
   }
+}
+
+/* dots[i] = V[:, i] . x for i < nc */
+static void dots_v(const cpu_basis *c, int n, int nc, const float *x, double *dots)
+{
+  dots_v_of(c, c->V, n, nc, x, dots);
 }
 
 /* sum over r0 <= r < r1 of x[r]^2 */
@@ -151,6 +163,16 @@ static void project_known(spmv_basis *b, float *x)
   double *dots, *part = c->part;
   if (nk <= 0)
     return;
+  if (c->K) { /* dense columns: the Gram-Schmidt loops, vectorised, no indirection */
+    double h[BASIS_DENSE_KNOWN];
+    dots_v_of(c, c->K, n, nk, x, h);
+#pragma omp parallel for schedule(static)
+    for (int q = 0; q < nch; q++) {
+      const int r0 = q * CHUNK_ROWS, r1 = r0 + CHUNK_ROWS < n ? r0 + CHUNK_ROWS : n;
+      chunk_update(c->K, (size_t)n, nk, h, x, r0, r1);
+    }
+    return;
+  }
   dots = calloc((size_t)nk, sizeof(*dots));
   if (!dots)
     return; /* checked at creation: part has room; dots is small */
@@ -341,6 +363,16 @@ int spmv_cpu_basis_create(spmv_basis *b, const spmv_dia *A)
   c->coef = calloc((size_t)b->m * ((size_t)b->m + 2), sizeof(double));
   c->part = malloc((size_t)c->nchunks * (size_t)width * sizeof(double));
   c->npart = malloc((size_t)c->nchunks * sizeof(double));
+  /* a few known vectors become dense columns (the OpenCL basis does the same), up to
+   * BASIS_DENSE_KNOWN_BYTES (within the memory check's margin: app/lib/memory.c counts them not) */
+  if (b->known.count > 0 && b->known.count <= BASIS_DENSE_KNOWN && b->known.count <= b->m + 1 &&
+      (size_t)b->known.count * n * sizeof(float) <= BASIS_DENSE_KNOWN_BYTES) {
+    c->K = calloc((size_t)b->known.count * n, sizeof(float));
+    if (c->K)
+      for (size_t r = 0; r < n; r++)
+        if (b->known.label[r] >= 0)
+          c->K[(size_t)b->known.label[r] * n + r] = b->known.value[r];
+  }
   if (!c->V || !c->tmp || !c->w || !c->coef || !c->part || !c->npart) {
     spmv_cpu_basis_destroy(b);
     return dsg_error_set(DSG_ERR_NOMEM,

@@ -260,6 +260,47 @@ out:
   free(cg);
 }
 
+/* The C basis projects the known vectors out of every column it makes, whether it holds them as
+ * dense columns (up to 8) or through their labels (more): count vectors on interleaved rows,
+ * each of unit norm, and every column's dot with each of them ~ 0. */
+static void known_projection(spmv_matvec *cpu, int count)
+{
+  const int n = spmv_matvec_rows(cpu), m = 10;
+  int *label = malloc((size_t)n * sizeof(*label));
+  float *value = malloc((size_t)n * sizeof(*value)), *x = malloc((size_t)n * sizeof(*x));
+  float *V = malloc((size_t)m * n * sizeof(*V));
+  double Y[10 * 10], worst = 0.0, norm = 0.0;
+  spmv_basis *b = NULL;
+  for (int i = 0; i < n; i++) {
+    const int c = i % count, rows = n / count + (c < n % count);
+    label[i] = c;
+    value[i] = (float)(1.0 / sqrt((double)rows));
+    x[i] = (float)(test_uniform() - 0.5);
+  }
+  spmv_known known = {count, label, value};
+  CHECK(spmv_basis_create(&b, cpu, m, &known, 1) == DSG_OK, "known %d: basis", count);
+  if (b && spmv_basis_set(b, 0, x, &norm) == DSG_OK) {
+    for (int j = 0; j + 1 < m; j++)
+      CHECK(spmv_basis_expand(b, j) == DSG_OK, "known %d: expand %d", count, j);
+    for (int i = 0; i < m * m; i++)
+      Y[i] = i % m == i / m;
+    CHECK(spmv_basis_ritz(b, Y, m, m, m, V) == DSG_OK, "known %d: columns", count);
+    for (int col = 0; col < m; col++)
+      for (int c = 0; c < count; c++) {
+        double dot = 0.0;
+        for (int i = c; i < n; i += count)
+          dot += (double)value[i] * V[(size_t)col * n + i];
+        worst = fmax(worst, fabs(dot));
+      }
+    CHECK(worst < 1e-5, "known %d: a column's dot with a known vector is %.3g", count, worst);
+  }
+  spmv_basis_destroy(b);
+  free(label);
+  free(value);
+  free(x);
+  free(V);
+}
+
 int main(void)
 {
   dsg_image img;
@@ -320,6 +361,8 @@ int main(void)
    * close to ncv: converge, or stop at the limit with converged pairs only */
   problem_make(&p, &img, 64, 48, test_cue("intensity"));
   spmv_matvec_create_cpu(&cpu, p.N);
+  known_projection(cpu, 3);  /* dense columns */
+  known_projection(cpu, 12); /* through the labels */
   {
     static const struct {
       int nev, ncv, max_iter;
