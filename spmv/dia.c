@@ -492,7 +492,8 @@ static void join_span(int *parent, const spmv_links *L, const spmv_links *except
  * from a band into the rows after it; else (parent already joined elsewhere, where a find may
  * lead into another band, and where the pairs L adds to `except`'s are few) on one thread,
  * without the flattening after each offset (40 sweeps of every row for a few new pairs: most of
- * the nested pass's time). Then one flattening. The partition, and so the roots, do not depend on the bands. */
+ * the nested pass's time). Then one flattening. The partition, and so the roots, do not depend on
+ * the bands. */
 static void join_links(int *parent, const spmv_links *L, const spmv_links *except, int fresh)
 {
   const int n = L->rows;

@@ -98,6 +98,17 @@ SPMV_CLONES static void chunk_update(const float *V, size_t n, int nc, const dou
   }
 }
 
+/* dots[i] = the chunks' partial sums of entry i (part, nc a chunk), added in chunk order */
+static void sum_parts(const cpu_basis *c, int nc, double *dots)
+{
+  for (int i = 0; i < nc; i++) {
+    double s = 0.0;
+    for (int q = 0; q < c->nchunks; q++)
+      s += c->part[(size_t)q * (size_t)nc + (size_t)i];
+    dots[i] = s;
+  }
+}
+
 /* dots[i] = M[:, i] . x for i < nc, M column-major with n rows (double, chunked, added in chunk
  * order). */
 static void dots_v_of(const cpu_basis *c, const float *M, int n, int nc, const float *x,
@@ -110,12 +121,7 @@ static void dots_v_of(const cpu_basis *c, const float *M, int n, int nc, const f
     const int r0 = q * CHUNK_ROWS, r1 = r0 + CHUNK_ROWS < n ? r0 + CHUNK_ROWS : n;
     chunk_dots(M, (size_t)n, nc, x, r0, r1, part + (size_t)q * (size_t)nc);
   }
-  for (int i = 0; i < nc; i++) {
-    double s = 0.0;
-    for (int q = 0; q < nch; q++)
-      s += part[(size_t)q * (size_t)nc + (size_t)i];
-    dots[i] = s;
-  }
+  sum_parts(c, nc, dots);
 }
 
 /* dots[i] = V[:, i] . x for i < nc */
@@ -220,7 +226,7 @@ static void update_then_dots(cpu_basis *c, int n, int nc, const double *h, float
 static double cgs2(spmv_basis *b, int nc, float *x, double *coef)
 {
   cpu_basis *c = b->impl;
-  const int n = b->n, nch = c->nchunks;
+  const int n = b->n;
   double h[4097], xx, hh = 0.0;
   if (nc <= 0)
     return norm_of(c, n, x);
@@ -236,14 +242,9 @@ static double cgs2(spmv_basis *b, int nc, float *x, double *coef)
   if (!(xx - hh < 0.5 * xx))
     return norm_from(c); /* the DGKS test: no second pass needed */
   b->timing.second_passes++;
-  for (int i = 0; i < nc; i++) { /* the second pass's V^T x, from its partial sums */
-    double t = 0.0;
-    for (int q = 0; q < nch; q++)
-      t += c->part[(size_t)q * (size_t)nc + (size_t)i];
-    h[i] = t;
-    if (coef)
-      coef[i] += t;
-  }
+  sum_parts(c, nc, h); /* the second pass's V^T x, from the first update's partial sums */
+  for (int i = 0; coef && i < nc; i++)
+    coef[i] += h[i];
   update_then_dots(c, n, nc, h, x, 0);
   return norm_from(c);
 }

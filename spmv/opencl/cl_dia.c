@@ -215,22 +215,6 @@ cl_mem spmv_cl_dia_device_values(const spmv_dia *A, cl_context ctx)
   return A->device && A->device->release == release_device && d->ctx == ctx ? d->values : NULL;
 }
 
-/* *m = a read-only buffer of `bytes` holding host's: created, then written (a blocking write:
- * NVIDIA's driver took 3-4x longer to copy a large host array in at creation, through
- * CL_MEM_COPY_HOST_PTR, the first time a process did; cl_image.c's buffer()). */
-static cl_int upload(const spmv_cl_runtime *rt, cl_mem *m, const void *host, size_t bytes)
-{
-  cl_int err;
-  *m = clCreateBuffer(rt->ctx, CL_MEM_READ_ONLY, bytes, NULL, &err);
-  if (err == CL_SUCCESS)
-    err = clEnqueueWriteBuffer(rt->queue, *m, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
-  if (err != CL_SUCCESS && *m) {
-    clReleaseMemObject(*m);
-    *m = NULL;
-  }
-  return err;
-}
-
 /* A on the device, into dia->A: pitched as on the host, or packed (diag * rows + row). A pitched
  * copy already on rt's context is taken as it is; a matrix with no host values is read back from
  * its device copy for the upload. */
@@ -261,10 +245,10 @@ static int upload_values(const spmv_cl_runtime *rt, spmv_cl_dia *dia, const spmv
     for (int d = 0; d < A->ndiag; d++)
       memcpy(packed + (size_t)d * (size_t)A->rows, values + (size_t)d * A->pitch,
              (size_t)A->rows * sizeof(float));
-    err = upload(rt, &dia->A, packed, packed_floats * sizeof(float));
+    err = spmv_cl_upload(rt, CL_MEM_READ_ONLY, packed, packed_floats * sizeof(float), &dia->A);
     free(packed);
   } else {
-    err = upload(rt, &dia->A, values, spmv_dia_bytes(A));
+    err = spmv_cl_upload(rt, CL_MEM_READ_ONLY, values, spmv_dia_bytes(A), &dia->A);
   }
   free(read);
   return err == CL_SUCCESS ? DSG_OK : spmv_cl_fail(err, "uploading the matrix", rt->dev.name);

@@ -74,10 +74,10 @@ const char *spmv_cl_image_device(const spmv_cl_image *im) { return im->rt.dev.na
 
 /* ---- helpers ---- */
 
-/* Host data of at least this many bytes goes up by a write into a new buffer, not as the
- * buffer's CL_MEM_COPY_HOST_PTR: on the H200 with NVIDIA's driver, 4.9 MB took 2.2-3.8 ms the
- * first times a process copied them at creation and 0.45-0.8 ms by a blocking write (33 MB:
- * 20-22 ms against 5.0-5.6 ms; smaller ones are as fast either way). */
+/* Host data of at least this many bytes goes up by spmv_cl_upload, not as the buffer's
+ * CL_MEM_COPY_HOST_PTR: on the H200 with NVIDIA's driver, 4.9 MB took 2.2-3.8 ms the first times
+ * a process copied them at creation and 0.45-0.8 ms by a blocking write (33 MB: 20-22 ms against
+ * 5.0-5.6 ms; smaller ones are as fast either way). */
 #define BUFFER_WRITE_MIN ((unsigned long long)1 << 20)
 
 /* A buffer of `bytes` (at least 1), copied from host when given; nothing when *status is already
@@ -100,13 +100,11 @@ static cl_mem buffer(spmv_cl_image *im, cl_mem_flags flags, unsigned long long b
                             spmv_cl_bytes(im->rt.max_alloc, cap));
     return NULL;
   }
-  m = clCreateBuffer(im->rt.ctx, flags | (host && !write ? CL_MEM_COPY_HOST_PTR : 0),
-                     bytes ? (size_t)bytes : 1, host && !write ? (void *)host : NULL, &err);
-  if (err == CL_SUCCESS && write) {
-    err = clEnqueueWriteBuffer(im->rt.queue, m, CL_TRUE, 0, (size_t)bytes, host, 0, NULL, NULL);
-    if (err != CL_SUCCESS)
-      clReleaseMemObject(m);
-  }
+  if (write)
+    err = spmv_cl_upload(&im->rt, flags, host, (size_t)bytes, &m);
+  else
+    m = clCreateBuffer(im->rt.ctx, flags | (host ? CL_MEM_COPY_HOST_PTR : 0),
+                       bytes ? (size_t)bytes : 1, (void *)host, &err);
   if (err != CL_SUCCESS) {
     char msg[128];
     snprintf(msg, sizeof(msg), "%s %s", write ? "uploading" : "allocating", what);

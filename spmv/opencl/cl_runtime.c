@@ -294,6 +294,20 @@ void spmv_cl_runtime_close(spmv_cl_runtime *rt)
   memset(rt, 0, sizeof(*rt));
 }
 
+cl_int spmv_cl_upload(const spmv_cl_runtime *rt, cl_mem_flags flags, const void *host, size_t bytes,
+                      cl_mem *m)
+{
+  cl_int err;
+  *m = clCreateBuffer(rt->ctx, flags, bytes, NULL, &err);
+  if (err == CL_SUCCESS)
+    err = clEnqueueWriteBuffer(rt->queue, *m, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
+  if (err != CL_SUCCESS && *m) {
+    clReleaseMemObject(*m);
+    *m = NULL;
+  }
+  return err;
+}
+
 /* ---- programs ---- */
 
 const char *spmv_cl_bytes(unsigned long long bytes, char buf[32])

@@ -55,6 +55,12 @@ const char *spmv_cl_error_name(cl_int e);
 int spmv_cl_fail(cl_int err, const char *what, const char *device);
 /* bytes as "1000 bytes", "12.3 KiB", "4.5 MiB", ... in buf; returns buf. */
 const char *spmv_cl_bytes(unsigned long long bytes, char buf[32]);
+/* *m = a new buffer of `bytes` (flags: its access, no host pointer) holding host's bytes, put
+ * there by a blocking write on rt's queue: NVIDIA's driver took 3-4x longer to copy a large host
+ * array in at creation (CL_MEM_COPY_HOST_PTR) the first times a process did (docs/PERFORMANCE.md,
+ * "Uploads by a write"). On failure *m is NULL and the error is returned. */
+cl_int spmv_cl_upload(const spmv_cl_runtime *rt, cl_mem_flags flags, const void *host, size_t bytes,
+                      cl_mem *m);
 /* A finished event's device time (profiling), 0 if unavailable. */
 double spmv_cl_event_seconds(cl_event ev);
 
