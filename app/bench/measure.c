@@ -405,10 +405,16 @@ static int input_problem(const dsg_options *opt, bench_input *in)
 
 /* ---- one backend ---- */
 
-/* Whether bench runs solver `name` (--solver NAME or all). */
+/* Whether bench runs solver `name` (--solver NAME, all, or auto: the one segment takes with
+ * --e2e, eigs's without). */
 static int solver_wanted(const app_config *cfg, const char *name)
 {
-  return strcmp(cfg->opt.solver, "all") == 0 || strcmp(cfg->opt.solver, name) == 0;
+  dsg_options opt = cfg->opt;
+  if (strcmp(opt.solver, "all") == 0)
+    return 1;
+  if (!cfg->e2e)
+    opt.k = 0; /* eigenpairs only */
+  return strcmp(app_solver(&opt), name) == 0;
 }
 
 /* The solver a backend's matvec is made ready for (dsg_problem_matvec): of those bench runs, the

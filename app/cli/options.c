@@ -95,7 +95,7 @@ static const opt_def options[] = {
     {"pictures", 0, "N", OPT_PICTURES, SOLVE_CMDS,
      "eigenvector pictures: the first N non-constant vectors (default 4), 0 none, or all"},
     {"nev", 0, "N", OPT_NEV, (SOLVE_CMDS | BENCH_CMD),
-     "eigenpairs to compute, 1 <= N < pixels (default 8)"},
+     "eigenpairs to compute, 1 <= N < pixels (default 16)"},
     {"ncv", 0, "M", OPT_NCV, (SOLVE_CMDS | BENCH_CMD),
      "Lanczos basis size, nev < M <= pixels (default max(2 nev + 1, 32)); chfsi: block size "
      "(default nev + max(8, nev / 2), at most 64)"},
@@ -129,11 +129,11 @@ static const opt_def options[] = {
     {"matvec", 0, "BACKEND", OPT_MATVEC, (SOLVE_CMDS | BENCH_CMD | CONTOURS_CMD),
      "auto (default: first OpenCL GPU, else cpu), cpu, opencl"},
     {"solver", 0, "NAME", OPT_SOLVER, (SOLVE_CMDS | BENCH_CMD),
-     "lanczos (default: diaseg's own, device-resident on OpenCL), chfsi (diaseg's block "
-     "solver: each product reads the matrix once for a block of vectors) or arpack"},
+     "auto (default: chfsi for the hierarchy's labels, else lanczos), lanczos (diaseg's own, "
+     "device-resident on OpenCL), chfsi (diaseg's block solver: each product reads the matrix "
+     "once for a block of vectors) or arpack"},
     {"no-coarse-start", 0, NULL, OPT_NO_COARSE_START, (SOLVE_CMDS | BENCH_CMD),
-     "chfsi on the C path: start from the random block, not from the image shrunk 5x solved "
-     "first"},
+     "chfsi: start from the random block, not from the image shrunk 5x solved first"},
     {"cl-device", 0, "DEV", OPT_CL_DEVICE, (SOLVE_CMDS | BENCH_CMD | DEVICES_CMD | CONTOURS_CMD),
      "OpenCL device: index or name substring (see 'diaseg devices'; $DIASEG_CL_DEVICE)"},
     {"kernel", 0, "NAME", OPT_KERNEL, (SOLVE_CMDS | BENCH_CMD),
@@ -505,14 +505,14 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
     cfg->opt.matvec = v;
     break;
   case OPT_SOLVER:
-    if (cfg->command != APP_CMD_BENCH || strcmp(v, "all") != 0) {
+    if ((cfg->command != APP_CMD_BENCH || strcmp(v, "all") != 0) && strcmp(v, "auto") != 0) {
       const eig_solver *solver;
       if (eig_solver_find(v, &solver) != DSG_OK) {
         char names[128] = "";
         for (int s = 0; s < eig_solver_count(); s++)
           snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", s ? ", " : "",
                    eig_solver_at(s)->name);
-        return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not one of %s%s", flag, v, names,
+        return dsg_error_set(DSG_ERR_INVALID, "%s: '%s' is not one of auto, %s%s", flag, v, names,
                              cfg->command == APP_CMD_BENCH ? ", all" : "");
       }
     }

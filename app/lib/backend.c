@@ -98,6 +98,18 @@ int app_backend_check(const char *name)
                        name ? name : "");
 }
 
+int app_auto_has_gpu(const dsg_options *opt)
+{
+  spmv_cl_device *list = NULL;
+  int count = 0, index = -1;
+  int status = spmv_cl_devices(&list, &count);
+  if (status == DSG_OK)
+    status = spmv_cl_pick(list, count, opt->cl_device, 1, &index);
+  free(list);
+  dsg_error_clear();
+  return status == DSG_OK;
+}
+
 int app_image_device(const dsg_options *opt, spmv_cl_image **im)
 {
   spmv_cl_device *list = NULL;

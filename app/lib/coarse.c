@@ -31,6 +31,7 @@ void app_coarse_free(app_coarse *c)
 {
   free(c->block);
   free(c->values);
+  free(c->sqrt_degree);
   memset(c, 0, sizeof(*c));
 }
 
@@ -53,28 +54,43 @@ static int lift(const float *u, int cols, const double *sd_c, int cw, int ch, co
   return DSG_OK;
 }
 
-int app_coarse_start(const dsg_image *coarse, const dsg_options *opt, const dsg_problem *fine,
-                     app_coarse *out)
+/* The options a coarse solve depends on beyond the problem's own: a solve made ahead of time is
+ * used only by a solve of the same ones. */
+static void coarse_key(const dsg_options *opt, app_coarse *c)
+{
+  c->nev = opt->nev;
+  c->ncv = opt->ncv;
+  c->max_iter = opt->max_iter;
+  c->seed = opt->seed;
+  c->tol = app_tol(opt);
+}
+
+int app_coarse_matches(const app_coarse *c, const dsg_options *opt)
+{
+  app_coarse key;
+  coarse_key(opt, &key);
+  return c->block && c->nev == key.nev && c->ncv == key.ncv && c->max_iter == key.max_iter &&
+         c->seed == key.seed && c->tol == key.tol;
+}
+
+int app_coarse_solve(const dsg_image *coarse, const dsg_options *opt, app_coarse *out)
 {
   const double t0 = dsg_seconds();
-  const double *sqrt_degree = app_problem_sqrt_degree(fine);
-  int width, height;
   dsg_options copt = *opt;
   dsg_problem *cp = NULL;
   spmv_matvec *mv = NULL;
   const eig_solver *solver = NULL;
   eig_options eo;
   eig_result eig;
-  float *v_c = NULL;
   int status;
 
-  app_problem_size(fine, &width, &height);
-  const size_t n = (size_t)width * (size_t)height;
   memset(out, 0, sizeof(*out));
   memset(&eig, 0, sizeof(eig));
+  coarse_key(opt, out);
   copt.progress = NULL;
   copt.log = NULL;
   copt.coarse_start = 0;
+  copt.matvec = "cpu"; /* 1/25 of the pixels: the host's, beside the device's work */
   status = eig_solver_find("chfsi", &solver);
   if (status == DSG_OK)
     status = dsg_problem_create(coarse, &copt, &cp);
@@ -94,18 +110,15 @@ int app_coarse_start(const dsg_image *coarse, const dsg_options *opt, const dsg_
     status = DSG_OK;
   if (status != DSG_OK || !eig.block)
     goto out;
-  out->block = malloc((size_t)eig.block_cols * n * sizeof(*out->block));
-  v_c = malloc((size_t)eig.block_cols * (size_t)coarse->width * (size_t)coarse->height *
-               sizeof(*v_c));
-  if (!out->block || !v_c) {
-    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a start block of %d x %zu floats",
-                           eig.block_cols, n);
+  const size_t nc = (size_t)coarse->width * (size_t)coarse->height;
+  out->sqrt_degree = malloc(nc * sizeof(*out->sqrt_degree));
+  if (!out->sqrt_degree) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a coarse problem's degrees");
     goto out;
   }
-  status = lift(eig.block, eig.block_cols, app_problem_sqrt_degree(cp), coarse->width,
-                coarse->height, sqrt_degree, width, height, v_c, out->block);
-  if (status != DSG_OK)
-    goto out;
+  memcpy(out->sqrt_degree, app_problem_sqrt_degree(cp), nc * sizeof(*out->sqrt_degree));
+  out->block = eig.block;
+  eig.block = NULL;
   out->values = eig.block_values;
   eig.block_values = NULL;
   out->cols = eig.block_cols;
@@ -114,16 +127,49 @@ int app_coarse_start(const dsg_image *coarse, const dsg_options *opt, const dsg_
   out->products = eig.matvecs;
 out:
   out->seconds = dsg_seconds() - t0;
-  if (status != DSG_OK) {
-    free(out->block);
-    free(out->values);
-    out->block = NULL;
-    out->values = NULL;
-    out->cols = 0;
-  }
-  free(v_c);
+  if (status != DSG_OK)
+    app_coarse_free(out);
   eig_result_free(&eig);
   spmv_matvec_destroy(mv);
   dsg_problem_destroy(cp);
+  return status;
+}
+
+int app_coarse_lift(app_coarse *c, const dsg_problem *fine)
+{
+  const double t0 = dsg_seconds();
+  int width, height, status;
+  float *block = NULL, *v_c = NULL;
+  app_problem_size(fine, &width, &height);
+  const size_t n = (size_t)width * (size_t)height;
+  block = malloc((size_t)c->cols * n * sizeof(*block));
+  v_c = malloc((size_t)c->cols * (size_t)c->width * (size_t)c->height * sizeof(*v_c));
+  if (!block || !v_c)
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a start block of %d x %zu floats",
+                           c->cols, n);
+  else
+    status = lift(c->block, c->cols, c->sqrt_degree, c->width, c->height,
+                  app_problem_sqrt_degree(fine), width, height, v_c, block);
+  free(v_c);
+  free(c->block);
+  free(c->sqrt_degree);
+  c->sqrt_degree = NULL;
+  c->block = status == DSG_OK ? block : NULL;
+  if (status != DSG_OK) {
+    free(block);
+    free(c->values);
+    c->values = NULL;
+    c->cols = 0;
+  }
+  c->seconds += dsg_seconds() - t0;
+  return status;
+}
+
+int app_coarse_start(const dsg_image *coarse, const dsg_options *opt, const dsg_problem *fine,
+                     app_coarse *out)
+{
+  int status = app_coarse_solve(coarse, opt, out);
+  if (status == DSG_OK)
+    status = app_coarse_lift(out, fine);
   return status;
 }

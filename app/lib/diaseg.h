@@ -131,12 +131,15 @@ typedef struct dsg_options {
   int ncv;      /* basis size; 0: automatic */
   double tol;   /* |N u - lambda u| <= tol |lambda|; DSG_MIN_TOL <= tol < 1; 0: DSG_TOL_AUTO */
   int max_iter; /* restart limit */
-  const char *solver; /* "lanczos" (default), "chfsi" or "arpack" (eig_solver_find) */
-  /* chfsi on the C path: 1 (default) starts the solve from the block of the same problem solved on
-   * the image shrunk 5x each way, brought back (fewer products; docs/PIPELINE.md, "Coarse-to-fine
-   * starts"), where that image is at least 16 pixels each way; 0: from the random block. The other
-   * solvers, and chfsi on OpenCL (whose products are cheap beside the coarse problem), do not read
-   * it. */
+  /* "auto" (default): chfsi for the hierarchy's labels (gPb's spectral term wants the top of the
+   * spectrum's cluster near 1, which chfsi from the coarse start finds and Lanczos at
+   * DSG_TOL_HIERARCHY does not; docs/QUALITY.md), lanczos where the eigenvectors are the result or
+   * k-means groups them; or "lanczos", "chfsi", "arpack" (eig_solver_find) */
+  const char *solver;
+  /* chfsi: 1 (default) starts the solve from the block of the same problem solved on the image
+   * shrunk 5x each way (on the C path, whatever the backend), brought back (docs/PIPELINE.md,
+   * "Coarse-to-fine starts"), where that image is at least 16 pixels each way; 0: from the random
+   * block. The other solvers do not read it. */
   int coarse_start;
   /* backend */
   const char *matvec;     /* "auto": the first OpenCL GPU, else the C path; "cpu"; "opencl" */
@@ -160,11 +163,12 @@ typedef struct dsg_options {
 
 #define DSG_MAX_K 64 /* k-means segments at most, and k values in a list at most */
 /* k = DSG_K_AUTO (the default) chooses the scale: grouping "hierarchy" cuts at level
- * DSG_AUTO_THRESHOLD, the UCM threshold of the best Covering and boundary F on BSDS500 train
- * (the default options: gPb from nev 8 eigenvectors; docs/QUALITY.md); "kmeans" takes the k in [2,
- * nev - 1] before the largest eigengap lambda_k - lambda_(k+1). The report says which ("scale"). */
+ * DSG_AUTO_THRESHOLD, the UCM threshold of the best Covering + boundary F on BSDS500 train
+ * (the default options: gPb from nev 16 eigenvectors by chfsi; docs/QUALITY.md); "kmeans" takes
+ * the k in [2, nev - 1] before the largest eigengap lambda_k - lambda_(k+1). The report says which
+ * ("scale"). */
 #define DSG_K_AUTO (-1)
-#define DSG_AUTO_THRESHOLD 0.6
+#define DSG_AUTO_THRESHOLD 0.64
 /* The spectral term's weight in gPb (spectral_weight): the best boundary F of segment's
  * contours on BSDS500 train (docs/QUALITY.md, "gPb"). */
 #define DSG_SPECTRAL_WEIGHT 0.2
@@ -182,17 +186,18 @@ typedef struct dsg_options {
  * C path and OpenCL: docs/RELIABILITY.md); dsg_options_check refuses a smaller tol. */
 #define DSG_MIN_TOL 1e-6
 /* tol 0 (the default) chooses by what the eigenvectors are for (measured on BSDS500 val,
- * docs/QUALITY.md): DSG_TOL_HIERARCHY when they only draw pictures beside the hierarchy's labels
- * (the labels do not depend on it), DSG_TOL_VECTORS when they are the result or k-means groups
- * them (k-means labels at 1e-5 agree with 1e-6's on 95% of the pixels, at 1e-3 on 44%). */
+ * docs/QUALITY.md): DSG_TOL_HIERARCHY when they feed the hierarchy's gPb (chfsi from the coarse
+ * start, solver auto: the BSDS500 train scores of its vectors at 1e-3 are above Lanczos' at 1e-5),
+ * DSG_TOL_VECTORS when they are the result or k-means groups them (k-means labels at 1e-5 agree
+ * with 1e-6's on 95% of the pixels, at 1e-3 on 44%). */
 #define DSG_TOL_AUTO 0.0
 #define DSG_TOL_HIERARCHY 1e-3
 #define DSG_TOL_VECTORS 1e-5
 
 /* The defaults: k auto, tol auto, work_pixels DSG_WORK_PIXELS, seed 1, restarts 8, grouping
  * hierarchy, spectral_weight DSG_SPECTRAL_WEIGHT, min_region 0 (automatic), affinity contour,
- * radius 5, sigma_i 0.1, sigma_x 4, sigma_c 0.1, nev 8, tol 1e-5, max_iter 1000, lanczos, auto; no
- * list of k (ks NULL, nks 0); no callbacks. */
+ * radius 5, sigma_i 0.1, sigma_x 4, sigma_c 0.1, nev 16, tol auto, max_iter 1000, solver auto,
+ * matvec auto; no list of k (ks NULL, nks 0); no callbacks. */
 void dsg_options_init(dsg_options *opt);
 /* Checks opt on its own (names, ranges, every k of ks, tol against DSG_MIN_TOL), before any work.
  * Returns DSG_OK or DSG_ERR_INVALID. */

@@ -355,6 +355,8 @@ int app_backend_check(const char *name);
 int app_cl_options(const dsg_options *opt, spmv_cl_options *cl);
 /* The eigensolver options opt asks for (nev, ncv, tol, max_iter; the rest at their defaults). */
 void app_eig_options(const dsg_options *opt, eig_options *eo);
+/* Whether matvec "auto" takes an OpenCL GPU with opt: one that cl_device names, or the first. */
+int app_auto_has_gpu(const dsg_options *opt);
 /* The OpenCL device for the image stages (contours, affinity) that opt->matvec asks for: "cpu"
  * gives *im NULL (the C path); "opencl" opt's device, failures are errors; "auto" the named
  * device or the first GPU, else (or when it cannot be opened, with a warning) NULL. */
@@ -390,6 +392,9 @@ typedef struct app_grouping {
 int app_option_ks(const dsg_options *opt, int *ks);
 /* The tolerance of the solve: opt->tol, or for DSG_TOL_AUTO the one its grouping needs. */
 double app_tol(const dsg_options *opt);
+/* The solver's name: opt->solver, or for "auto" the one its grouping needs (chfsi for the
+ * hierarchy's labels, lanczos where the eigenvectors are the result or k-means groups them). */
+const char *app_solver(const dsg_options *opt);
 
 /* The problem's size, components and D^1/2 (coarse.c). */
 void app_problem_size(const dsg_problem *p, int *width, int *height);
@@ -400,20 +405,33 @@ spmv_cl_image *app_problem_device(const dsg_problem *p);
 
 /* ---- coarse-to-fine starts for chfsi (coarse.c) ---- */
 typedef struct app_coarse {
-  float *block;      /* cols columns of the fine problem's n: the start block, or NULL */
-  double *values;    /* their Ritz values on the coarse problem, descending */
-  int cols;          /* the coarse solve's block size */
-  int width, height; /* the coarse image's */
-  long products;     /* the coarse solve's vector products (of width * height rows) */
-  double seconds;    /* the coarse problem, its solve and the lift */
+  float *block;           /* cols columns: of the coarse grid after app_coarse_solve, of the fine
+                           * problem's n after app_coarse_lift; or NULL */
+  double *values;         /* their Ritz values on the coarse problem, descending */
+  double *sqrt_degree;    /* the coarse problem's D^1/2, until the lift */
+  int cols;               /* the coarse solve's block size */
+  int width, height;      /* the coarse image's */
+  long products;          /* the coarse solve's vector products (of width * height rows) */
+  double seconds;         /* the coarse problem, its solve and the lift */
+  int beside;             /* 1: solved beside the fine problem's making (a worker thread) */
+  int nev, ncv, max_iter; /* the options it was solved with (app_coarse_matches) */
+  uint64_t seed;
+  double tol;
 } app_coarse;
 /* 1 when opt asks for coarse starts (coarse_start; the chfsi solve takes them) and the coarse
  * image of a width x height image, *cw x *ch, is large enough; 0 when not (*cw, *ch set either
  * way). */
 int app_coarse_size(const dsg_options *opt, int width, int height, int *cw, int *ch);
-/* The start block of the problem `fine`: `coarse` (its image shrunk, app_coarse_size) made into a
- * problem with opt, solved with chfsi, its block brought to the fine grid. On an error out->block
- * is NULL and the caller may go on without a start. */
+/* `coarse` (the image shrunk, app_coarse_size) made into a problem with opt on the C path and
+ * solved with chfsi: its block on the coarse grid. Needs nothing of the fine problem, so it may
+ * run beside its making. On an error out->block is NULL. */
+int app_coarse_solve(const dsg_image *coarse, const dsg_options *opt, app_coarse *out);
+/* Whether c was solved with the options a solve with opt needs. */
+int app_coarse_matches(const app_coarse *c, const dsg_options *opt);
+/* c's block brought to the fine grid of `fine` (in place). On an error c->block is NULL. */
+int app_coarse_lift(app_coarse *c, const dsg_problem *fine);
+/* The two in a row: the start block of the problem `fine`. On an error out->block is NULL and
+ * the caller may go on without a start. */
 int app_coarse_start(const dsg_image *coarse, const dsg_options *opt, const dsg_problem *fine,
                      app_coarse *out);
 void app_coarse_free(app_coarse *c);

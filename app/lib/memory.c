@@ -83,7 +83,7 @@ static double host_bytes(const dsg_options *opt, double input, double n, double 
 void dsg_memory_need(const dsg_options *opt, int width, int height, dsg_memory *m)
 {
   int w = width > 0 ? width : 0, h = height > 0 ? height : 0;
-  const mem_solver *s = solver_row(opt->solver);
+  const mem_solver *s = solver_row(app_solver(opt));
   memset(m, 0, sizeof(*m));
   if (w > 0 && h > 0)
     app_work_size(w, h, opt->work_pixels, &w, &h);
@@ -94,9 +94,12 @@ void dsg_memory_need(const dsg_options *opt, int width, int height, dsg_memory *
   /* Lanczos' basis is one buffer of ncv + 1 columns and the dense known vectors */
   const double basis =
       strcmp(s->name, "lanczos") == 0 ? 4.0 * (cols + 1 + MEM_DEVICE_DENSE_KNOWN) * n : 0.0;
+  /* chfsi's coarse start: its block, lifted to the working size, stays on the host until the
+   * solve ends, whatever the backend */
+  const double start = strcmp(s->name, "chfsi") == 0 && opt->coarse_start ? cols : 0.0;
   m->work_pixels = (long long)n;
-  m->host_cpu = host_bytes(opt, input, n, s->host_c_per_col * cols + s->host_c_extra);
-  m->host_opencl = host_bytes(opt, input, n, s->host_cl_per_col * cols + s->host_cl_extra);
+  m->host_cpu = host_bytes(opt, input, n, s->host_c_per_col * cols + s->host_c_extra + start);
+  m->host_opencl = host_bytes(opt, input, n, s->host_cl_per_col * cols + s->host_cl_extra + start);
   m->device = MEM_MARGIN *
               (matrix + (4.0 * (s->dev_per_col * cols + s->dev_extra) + MEM_DEVICE_PER_WORK) * n);
   m->device_buffer = basis > matrix ? basis : matrix;

@@ -3,6 +3,7 @@
  * cost of a few tenths of a second on a GPU, are paid while the caller still reads its image. */
 #include "diaseg_internal.h"
 
+#include <limits.h>
 #include <omp.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -28,18 +29,6 @@ static int prepare_image(int side, dsg_image *img)
       p[2] = (unsigned char)(square ? 90 : 30 + x + y);
     }
   return DSG_OK;
-}
-
-/* Whether matvec "auto" takes an OpenCL GPU with opt: one that cl_device names, or the first. */
-static int auto_has_gpu(const dsg_options *opt)
-{
-  spmv_cl_device *list = NULL;
-  int count = 0, index = -1;
-  int status = spmv_cl_devices(&list, &count);
-  if (status == DSG_OK)
-    status = spmv_cl_pick(list, count, opt->cl_device, 1, &index);
-  free(list);
-  return status == DSG_OK;
 }
 
 /* k-means' program, on the device the grouping will take: the problem's, or for a cue without
@@ -83,7 +72,7 @@ int dsg_prepare(const dsg_options *opt)
    * on another's). */
   kept = sigaltstack(NULL, &own) == 0;
   is_auto = strcmp(opt->matvec, "auto") == 0;
-  if (is_auto && !auto_has_gpu(opt)) {
+  if (is_auto && !app_auto_has_gpu(opt)) {
     dsg_error_clear();
     status = DSG_OK; /* the C path: nothing to open */
     goto out_stack;
@@ -91,12 +80,16 @@ int dsg_prepare(const dsg_options *opt)
   /* the run's cue, disc, device, kernels and solver: what chooses the programs and their
    * options; the rest made small and quiet (no grouping, nothing logged or reported) */
   tiny = *opt;
+  tiny.solver = app_solver(opt); /* the run's, which tiny's k = 0 would not choose */
   tiny.k = 0;
   tiny.ks = NULL;
   tiny.nks = 0;
   tiny.threshold = 0.0;
   tiny.nev = 2;
-  tiny.ncv = 0;
+  /* chfsi builds its block kernels for the run's block size (nev's, on any real image) */
+  tiny.ncv = strcmp(tiny.solver, "chfsi") == 0 && opt->ncv == 0
+                 ? eig_chfsi_block_size(opt->nev, INT_MAX, 0)
+                 : 0;
   tiny.work_pixels = 0;
   tiny.keep_specks = 1;
   tiny.progress = NULL;

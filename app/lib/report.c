@@ -113,7 +113,7 @@ int dsg_result_report(const dsg_result *r, const dsg_report_info *info, char **j
   app_json_int(&j, "max_iter", opt->max_iter);
   app_json_int(&j, "ncv", e->ncv);
   app_json_string(&j, "matvec", opt->matvec);
-  app_json_string(&j, "solver", e->solver ? e->solver : opt->solver);
+  app_json_string(&j, "solver", e->solver ? e->solver : app_solver(opt));
   app_json_bool(&j, "coarse_start", opt->coarse_start);
   app_json_int(&j, "seed", (long long)opt->seed);
   app_json_int(&j, "restarts", opt->restarts);
@@ -235,7 +235,8 @@ int dsg_result_report(const dsg_result *r, const dsg_report_info *info, char **j
     app_json_int(&j, "width", r->coarse.width);
     app_json_int(&j, "height", r->coarse.height);
     app_json_int(&j, "products", (int)r->coarse.products);
-    app_json_number(&j, "seconds", r->coarse.seconds);
+    app_json_number(&j, "seconds", r->coarse.seconds); /* what the solve waited for */
+    app_json_bool(&j, "beside", r->coarse.beside);     /* solved beside the device's work */
     app_json_end_object(&j);
   }
   app_json_end_object(&j);

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,7 @@ struct dsg_problem {
   float *oriented;       /* the detector's combination at each orientation, when the spectral term
                           * joins it (gPb); else NULL */
   dsg_image coarse;      /* the image shrunk for chfsi's coarse start (coarse.c), when asked */
+  app_coarse early;      /* its solve, made beside the problem's making (coarse_job), if any */
   spmv_cl_image *device; /* the device for the grouping (gPb, k-means): the detector's, kept;
                           * for k-means of a cue without contours the run's (NULL: the C path) */
 };
@@ -53,11 +55,11 @@ void dsg_options_init(dsg_options *opt)
   opt->grouping = "hierarchy";
   opt->spectral_weight = DSG_SPECTRAL_WEIGHT;
   opt->work_pixels = DSG_WORK_PIXELS;
-  opt->nev = 8;
+  opt->nev = 16;
   opt->ncv = 0;
   opt->tol = DSG_TOL_AUTO;
   opt->max_iter = 1000;
-  opt->solver = "lanczos";
+  opt->solver = "auto";
   opt->coarse_start = 1;
   opt->matvec = "auto";
 }
@@ -85,11 +87,22 @@ double app_tol(const dsg_options *opt)
 {
   if (opt->tol != DSG_TOL_AUTO)
     return opt->tol;
-  /* the hierarchy's labels do not move with a tighter solve: its pictures and its spectral
-   * term were measured at DSG_TOL_HIERARCHY (docs/QUALITY.md) */
+  /* the hierarchy's spectral term was fit and measured at DSG_TOL_HIERARCHY (docs/QUALITY.md) */
   if (app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY && (opt->k != 0 || opt->nks > 0))
     return DSG_TOL_HIERARCHY;
   return DSG_TOL_VECTORS;
+}
+
+const char *app_solver(const dsg_options *opt)
+{
+  if (!opt->solver || strcmp(opt->solver, "auto") != 0)
+    return opt->solver; /* NULL: eig_solver_find says what is wrong */
+  /* gPb's spectral term from chfsi's coarse-started vectors: the top of the spectrum's cluster
+   * near 1, where Lanczos at DSG_TOL_HIERARCHY stops at mixtures from lower in it; better on every
+   * BSDS500 train measure and a fraction of the solve (docs/QUALITY.md) */
+  if (app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY && (opt->k != 0 || opt->nks > 0))
+    return "chfsi";
+  return "lanczos";
 }
 
 int app_option_ks(const dsg_options *opt, int *ks)
@@ -183,7 +196,7 @@ int dsg_options_check(const dsg_options *opt)
   const eig_solver *solver;
   spmv_kernel kernel;
   int status = app_cue_find(opt->affinity, &cue);
-  if (status == DSG_OK)
+  if (status == DSG_OK && !(opt->solver && strcmp(opt->solver, "auto") == 0))
     status = eig_solver_find(opt->solver, &solver);
   if (status == DSG_OK)
     status = app_backend_check(opt->matvec);
@@ -494,12 +507,61 @@ void dsg_problem_destroy(dsg_problem *p)
   free(p->oriented);
   app_components_free(&p->comps);
   dsg_image_free(&p->coarse);
+  app_coarse_free(&p->early);
   spmv_cl_image_destroy(p->device);
   free(p);
 }
 
+/* chfsi's coarse problem solved on a worker thread while the problem is made: it needs only the
+ * shrunk image, and where the detector and the affinity run on a device the host is otherwise
+ * waiting for it (the device's opening alone is 0.25 s on the H200). On the C path the two would
+ * share the same cores, so it is solved in the solve, as before. */
+typedef struct coarse_job {
+  const dsg_image *img;
+  dsg_options opt; /* the caller's, valid until dsg_problem_create returns (it joins) */
+  app_coarse out;
+  pthread_t thread;
+  int started;
+} coarse_job;
+
+static void *coarse_job_run(void *arg)
+{
+  coarse_job *job = arg;
+  if (app_coarse_solve(job->img, &job->opt, &job->out) != DSG_OK)
+    dsg_error_clear(); /* this thread's: the solve goes on from the random block */
+  job->out.beside = 1;
+  return NULL;
+}
+
+static void coarse_job_start(coarse_job *job, const dsg_problem *p, const dsg_options *opt)
+{
+  memset(job, 0, sizeof(*job));
+  /* the image stages take a device for the contour cues (build_affinity) */
+  if (!p->coarse.pixels || !p->cue->contours || strcmp(app_solver(opt), "chfsi") != 0 ||
+      !opt->matvec || strcmp(opt->matvec, "cpu") == 0 ||
+      (strcmp(opt->matvec, "auto") == 0 && !app_auto_has_gpu(opt)))
+    return;
+  job->img = &p->coarse;
+  job->opt = *opt;
+  job->started = pthread_create(&job->thread, NULL, coarse_job_run, job) == 0;
+}
+
+/* Waits for the job; its block goes to p when the problem is made (status DSG_OK). */
+static void coarse_job_join(coarse_job *job, dsg_problem *p, int status)
+{
+  if (!job->started)
+    return;
+  pthread_join(job->thread, NULL);
+  job->started = 0;
+  if (status == DSG_OK && p && job->out.block)
+    p->early = job->out;
+  else
+    app_coarse_free(&job->out);
+}
+
 int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem **out)
 {
+  coarse_job job = {0};
   dsg_problem *p = NULL;
   double t0 = dsg_seconds();
   app_progress pr;
@@ -523,6 +585,14 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
   app_cue_find(opt->affinity, &p->cue);
   p->t_start = t0;
   progress_init(&pr, opt, p->cue, t0);
+  {
+    int cw, ch;
+    if (app_coarse_size(opt, p->width, p->height, &cw, &ch))
+      status = app_image_shrink(img, cw, ch, &p->coarse);
+    if (status != DSG_OK)
+      goto fail;
+  }
+  coarse_job_start(&job, p, opt);
   /* the spectral term joins the detector's oriented combination (gPb) for the hierarchy */
   const int gpb = uses_gpb(opt, p->cue);
   /* the device the detector ran on stays for the grouping (gPb, k-means) */
@@ -558,16 +628,11 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
   if (status != DSG_OK)
     goto fail;
   p->t_components = dsg_seconds() - t0;
-  {
-    int cw, ch;
-    if (status == DSG_OK && app_coarse_size(opt, p->width, p->height, &cw, &ch))
-      status = app_image_shrink(img, cw, ch, &p->coarse);
-    if (status != DSG_OK)
-      goto fail;
-  }
+  coarse_job_join(&job, p, status);
   *out = p;
   return DSG_OK;
 fail:
+  coarse_job_join(&job, p, status);
   spmv_links_free(&links[0]);
   spmv_links_free(&links[1]);
   dsg_problem_destroy(p);
@@ -584,7 +649,7 @@ int dsg_problem_dia(const dsg_problem *p, const struct spmv_dia **N)
 int dsg_problem_matvec(dsg_problem *p, const dsg_options *opt, int solve, struct spmv_matvec **mv)
 {
   const eig_solver *solver = NULL;
-  int status = solve ? eig_solver_find(opt->solver, &solver) : DSG_OK;
+  int status = solve ? eig_solver_find(app_solver(opt), &solver) : DSG_OK;
   if (status == DSG_OK)
     status = app_matvec_create(opt, p->N, solver, mv);
   /* N's device copy (the OpenCL affinity's) has served: the product holds its own reference, and
@@ -672,14 +737,19 @@ static int solve(dsg_problem *p, const dsg_options *opt, const eig_solver *solve
   int status = DSG_OK, carved = 0;
   double t0 = dsg_seconds();
   int cw, ch;
-  /* chfsi on the C path from the coarse problem's block: its time is part of the solve's. On
-   * OpenCL the products are cheap beside making the coarse problem (H200, docs/PERFORMANCE.md:
-   * 0.070 against 0.024 s at 481x321, 0.83 against 0.48 s at 3840x2160), so none there. */
+  /* chfsi from the coarse problem's block (on every backend: its vectors are the top of the
+   * cluster near 1 that gPb wants, docs/QUALITY.md); its time is part of the solve's */
   if (p->coarse.pixels && strcmp(solver->name, "chfsi") == 0 &&
-      strcmp(spmv_matvec_backend(mv), "cpu") == 0 &&
       app_coarse_size(opt, p->width, p->height, &cw, &ch) && cw == p->coarse.width &&
       ch == p->coarse.height) {
-    status = app_coarse_start(&p->coarse, opt, p, &r->coarse);
+    if (app_coarse_matches(&p->early, opt)) { /* solved beside the problem's making */
+      r->coarse = p->early;
+      memset(&p->early, 0, sizeof(p->early));
+      r->coarse.seconds = 0.0; /* the solve waits for the lift alone */
+      status = app_coarse_lift(&r->coarse, p);
+    } else {
+      status = app_coarse_start(&p->coarse, opt, p, &r->coarse);
+    }
     if (status == DSG_ERR_INTERRUPTED)
       return status;
     if (status != DSG_OK) /* short of a start (memory, too few linked pixels): the random block */
@@ -947,7 +1017,7 @@ int dsg_problem_solve_on(dsg_problem *p, const dsg_options *opt, struct spmv_mat
   const spmv_cl_info *cl;
   app_progress pr;
   const size_t n = (size_t)p->N->rows;
-  int status = eig_solver_find(opt->solver, &solver);
+  int status = eig_solver_find(app_solver(opt), &solver);
 
   *out = NULL;
   if (status == DSG_OK)

@@ -290,7 +290,7 @@ def main(argv=None):
     ap.add_argument("--diaseg-opt", action="append", default=[], metavar="NAME=VALUE",
                     help="another diaseg option for every diaseg method (repeatable), e.g. "
                     "sigma_c=0.1; it is part of the cache key")
-    ap.add_argument("--nev", type=int, default=12)
+    ap.add_argument("--nev", type=int, default=16)
     ap.add_argument("--tol", type=float, default=1e-3, help="diaseg eigensolver tolerance")
     ap.add_argument("--fz-scales", type=int_list, default=FZ_SCALES)
     ap.add_argument("--slic-ns", type=int_list, default=SLIC_NS)

@@ -1103,7 +1103,7 @@ def hierarchy_cases(tmp, data):
     check(params.get("affinity") == "contour" and params.get("grouping") == "hierarchy" and
           params.get("spectral_weight") == 0.2 and params.get("min_region") == 0 and
           params.get("sigma_c") == 0.1, f"hierarchy report parameters {params}")
-    check(rep.get("ks") == [2, 3, 20] and rep.get("eigensolves") == 1 and rep.get("nev") == 8 and
+    check(rep.get("ks") == [2, 3, 20] and rep.get("eigensolves") == 1 and rep.get("nev") == 16 and
           [s["k"] for s in rep.get("segmentations", [])] == [2, 3, 20] and
           all(s["written"] for s in rep.get("segmentations", [])),
           f"hierarchy report: ks {rep.get('ks')} {rep.get('segmentations')}")
@@ -1515,7 +1515,7 @@ def first_hour_cases(tmp):
         labels = np.load(os.path.join(out, name, "labels.npy"))
         check(labels.shape == want.shape, f"batch {name}: labels {labels.shape}")
         rep = json.load(open(os.path.join(out, name, "report.json")))
-        check(rep["scale"]["auto"] is True and rep["parameters"]["threshold"] == 0.6 and
+        check(rep["scale"]["auto"] is True and rep["parameters"]["threshold"] == 0.64 and
               rep["parameters"]["tol"] == 1e-3, f"batch {name}: auto scale {rep['scale']} "
               f"{rep['parameters']['threshold']} tol {rep['parameters']['tol']}")
     # two image arguments: the same names in two folders get distinct output folders

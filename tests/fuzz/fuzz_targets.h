@@ -372,8 +372,8 @@ static int fuzz_cli_check_config(const app_config *c, char *why, size_t cap)
                          (c->command != APP_CMD_BENCH || strcmp(c->opt.matvec, "all") != 0)))
     return fuzz_fail(why, cap, "matvec = '%s'", c->opt.matvec ? c->opt.matvec : "(null)");
   if (!c->opt.solver ||
-      (strcmp(c->opt.solver, "lanczos") != 0 && strcmp(c->opt.solver, "arpack") != 0 &&
-       strcmp(c->opt.solver, "chfsi") != 0 &&
+      (strcmp(c->opt.solver, "auto") != 0 && strcmp(c->opt.solver, "lanczos") != 0 &&
+       strcmp(c->opt.solver, "arpack") != 0 && strcmp(c->opt.solver, "chfsi") != 0 &&
        (c->command != APP_CMD_BENCH || strcmp(c->opt.solver, "all") != 0)))
     return fuzz_fail(why, cap, "solver = '%s'", c->opt.solver ? c->opt.solver : "(null)");
   if (c->opt.kernel) {

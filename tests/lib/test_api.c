@@ -618,10 +618,10 @@ int main(void)
    * the other tests (tests/python, tests/cli) take them from here, through diaseg.defaults() or
    * the report of a run without options. */
   dsg_options_init(&opt);
-  CHECK(opt.k == DSG_K_AUTO && opt.nev == 8 && opt.radius == 5 && opt.sigma_i == 0.1 &&
+  CHECK(opt.k == DSG_K_AUTO && opt.nev == 16 && opt.radius == 5 && opt.sigma_i == 0.1 &&
             opt.sigma_x == 4.0 && opt.tol == DSG_TOL_AUTO && opt.work_pixels == DSG_WORK_PIXELS &&
             opt.max_iter == 1000 && strcmp(opt.affinity, "contour") == 0 &&
-            strcmp(opt.solver, "lanczos") == 0 && strcmp(opt.matvec, "auto") == 0,
+            strcmp(opt.solver, "auto") == 0 && strcmp(opt.matvec, "auto") == 0,
         "defaults");
   CHECK(opt.sigma_c == 0.1 && opt.grouping && strcmp(opt.grouping, "hierarchy") == 0 &&
             opt.spectral_weight == 0.2 && opt.min_region == 0 && opt.ks == NULL && opt.nks == 0,
@@ -673,13 +673,13 @@ int main(void)
             "%s '%s': %s", bad[i].field, bad[i].value, dsg_error_message());
     }
     dsg_options_init(&opt);
-    opt.k = 9;
+    opt.k = 17;
     opt.grouping = "kmeans";
     CHECK(dsg_options_check(&opt) == DSG_ERR_INVALID && strstr(dsg_error_message(), "k <= nev"),
-          "k 9 > nev 8: %s", dsg_error_message());
+          "k 17 > nev 16: %s", dsg_error_message());
     /* a cut of the hierarchy needs no eigenvector per segment: k may exceed nev, not 64 */
     opt.grouping = "hierarchy";
-    CHECK(dsg_options_check(&opt) == DSG_OK, "hierarchy, k 9 > nev 8: %s", dsg_error_message());
+    CHECK(dsg_options_check(&opt) == DSG_OK, "hierarchy, k 17 > nev 16: %s", dsg_error_message());
     opt.k = DSG_MAX_K + 1;
     CHECK(dsg_options_check(&opt) == DSG_OK, "hierarchy, k %d: %s", opt.k, dsg_error_message());
     opt.k = DSG_MAX_CUT + 1;
@@ -735,7 +735,7 @@ int main(void)
             strstr(dsg_error_message(), "at least 2 pixels"),
         "1 x 1: %s", dsg_error_message());
   CHECK(dsg_check_size(&opt, 3, 2) == DSG_ERR_INVALID &&
-            strstr(dsg_error_message(), "nev 8 is out of range for a 3 x 2 image"),
+            strstr(dsg_error_message(), "nev 16 is out of range for a 3 x 2 image"),
         "nev >= n: %s", dsg_error_message());
   {
     dsg_image none = {W, H, 1, NULL};

@@ -43,6 +43,8 @@ static void test_model(void)
   dsg_options opt;
   dsg_memory m, m2;
   dsg_options_init(&opt);
+  opt.solver = "lanczos"; /* the model's rows for lanczos at nev 8, then chfsi's */
+  opt.nev = 8;
   opt.work_pixels = 0; /* full resolution: the working size is the image */
   dsg_memory_need(&opt, 481, 321, &m);
   const double n = 481.0 * 321.0;
@@ -75,6 +77,8 @@ static void test_model(void)
 
   /* the working size: a 12 MP photo is solved at about DSG_WORK_PIXELS, its outputs at 12 MP */
   dsg_options_init(&opt);
+  opt.solver = "lanczos";
+  opt.nev = 8;
   dsg_memory_need(&opt, 4000, 3000, &m);
   CHECK(m.work_pixels <= DSG_WORK_PIXELS && m.work_pixels > DSG_WORK_PIXELS * 0.98,
         "work pixels %lld", m.work_pixels);

@@ -176,7 +176,8 @@ def test_report():
     assert p["sigma_i"] == 0.12 and p["sigma_x"] == 3.5 and p["radius"] == 4
     assert p["seed"] == 7 and p["restarts"] == 4 and p["matvec"] == "cpu"
     d = diaseg.defaults()  # the options not given are the defaults
-    assert p["affinity"] == d["affinity"] and p["solver"] == d["solver"] == "lanczos"
+    # solver auto: chfsi for the hierarchy's labels
+    assert p["affinity"] == d["affinity"] and d["solver"] == "auto" and p["solver"] == "chfsi"
     assert p["grouping"] == d["grouping"] and p["sigma_c"] == d["sigma_c"]
     assert p["spectral_weight"] == d["spectral_weight"] and p["min_region"] == d["min_region"]
     assert rep["width"] == 60 and rep["height"] == 40 and rep["channels"] == 1
@@ -271,8 +272,8 @@ def test_defaults(diaseg_cli, tmp_path):
     d = diaseg.defaults()
     # the values pinned here are those no change in view touches; the cue and the grouping are
     # pinned once, in tests/lib/test_api.c (dsg_options_init), and only named here
-    expected = {"k": "auto", "nev": 8, "tol": 0.0, "work_pixels": 160000, "radius": 5, "sigma_i": 0.1, "sigma_x": 4.0,
-                "solver": "lanczos", "matvec": "auto", "max_iter": 1000, "seed": 1, "restarts": 8,
+    expected = {"k": "auto", "nev": 16, "tol": 0.0, "work_pixels": 160000, "radius": 5, "sigma_i": 0.1, "sigma_x": 4.0,
+                "solver": "auto", "matvec": "auto", "max_iter": 1000, "seed": 1, "restarts": 8,
                 "ncv": 0, "keep_specks": False, "sigma_c": 0.1, "spectral_weight": 0.2,
                 "min_region": 0, "threshold": 0.0, "coarse_start": True}
     for name, value in expected.items():
@@ -302,12 +303,13 @@ def test_defaults(diaseg_cli, tmp_path):
     rep = json.loads(p.stdout)
     params = rep["parameters"]
     for name in ("radius", "sigma_i", "sigma_x", "sigma_c", "affinity", "grouping",
-                 "spectral_weight", "min_region", "max_iter", "solver", "seed", "restarts",
+                 "spectral_weight", "min_region", "max_iter", "seed", "restarts",
                  "keep_specks", "coarse_start"):
         assert params[name] == d[name], (name, params[name], d[name])
-    # the automatic choices, as the report states them: the tolerance the hierarchy's pictures
-    # need, the scale chosen (no k: the cut at a level)
+    # the automatic choices, as the report states them: the tolerance and the solver of the
+    # hierarchy's gPb, the scale chosen (no k: the cut at a level)
     assert d["tol"] == 0.0 and params["tol"] == 1e-3
+    assert d["solver"] == "auto" and params["solver"] == "chfsi"
     assert d["k"] == "auto" and rep["scale"]["auto"] is True and rep["k"] is None
     assert rep["nev"] == d["nev"] and rep["work"]["pixels_cap"] == d["work_pixels"]
 
@@ -607,14 +609,14 @@ def test_working_resolution_and_auto():
     lam = a.eigenvalues
     gaps = [lam[k - 1] - lam[k] for k in range(2, len(lam))]
     assert a.report["scale"]["auto"] and a.report["k"] == 2 + int(np.argmax(gaps))
-    b = diaseg.segment(img, k=12, grouping="kmeans", matvec="cpu")
-    assert b.report["nev"] == 12 and len(np.unique(b.labels)) == 12
+    b = diaseg.segment(img, k=20, grouping="kmeans", matvec="cpu")  # nev follows k above 16
+    assert b.report["nev"] == 20 and len(np.unique(b.labels)) == 20
 
 
 def test_memory():
     """diaseg.memory: the library's model (docs/PIPELINE.md, "9. Memory") and check, and
     segment refusing a run over max_memory before any work."""
-    m = diaseg.memory((321, 481), work_pixels=0, matvec="cpu")
+    m = diaseg.memory((321, 481), work_pixels=0, matvec="cpu", solver="lanczos", nev=8)
     n = 481 * 321
     # the C path with Lanczos: 32 MiB + 1.1 (18 N + (4 x 81 + 4 x 33 + 200) n), N = n
     assert m["work_pixels"] == n

@@ -475,7 +475,7 @@ def segment(image, k=None, **options):
         2 gray and alpha, 3 RGB (use ``affinity='color'``), 4 RGBA. At least 2 pixels.
     k : int, "auto" or sequence of int, optional
         The number of segments. "auto" (the default) chooses the scale: the hierarchy cut at
-        level 0.6 (the best Covering and boundary F on BSDS500 train), or for
+        level 0.64 (the best Covering + boundary F on BSDS500 train), or for
         ``grouping="kmeans"`` the k before the largest eigengap; the report's "scale" says
         which. 0 computes the eigenpairs only. For k-means k <= 64, and nev follows k unless
         given. A list (``k=[2, 4, 8]``) solves once and groups once per k, with the
@@ -486,8 +486,8 @@ def segment(image, k=None, **options):
     **options
         Any option by its dsg_options name (see :func:`defaults` for all of them and their
         defaults): nev, ncv, tol, max_iter, radius, sigma_i, sigma_x, affinity, keep_specks,
-        seed, restarts, solver, coarse_start (chfsi on the C path: start from the image shrunk
-        5x, default True), matvec ('auto', 'cpu', 'opencl'), cl_device, kernel,
+        seed, restarts, solver ('auto': chfsi for the hierarchy, else lanczos), coarse_start
+        (chfsi: start from the image shrunk 5x, default True), matvec ('auto', 'cpu', 'opencl'), cl_device, kernel,
         local_size, kernel_dir, cl_max_alloc, cl_max_mem, max_memory (host bytes the run may
         take; default what the machine has available), work_pixels. None means the default.
         work_pixels (default 160000): an image of more pixels is segmented at the largest size
