@@ -126,9 +126,9 @@ int app_coarse_solve(const dsg_image *coarse, const dsg_options *opt, app_coarse
   out->height = coarse->height;
   out->products = eig.matvecs;
 out:
-  out->seconds = dsg_seconds() - t0;
   if (status != DSG_OK)
     app_coarse_free(out);
+  out->seconds = dsg_seconds() - t0; /* on a failure too: the solve's clock counts it */
   eig_result_free(&eig);
   spmv_matvec_destroy(mv);
   dsg_problem_destroy(cp);
