@@ -514,8 +514,9 @@ void dsg_problem_destroy(dsg_problem *p)
 
 /* chfsi's coarse problem solved on a worker thread while the problem is made: it needs only the
  * shrunk image, and where the detector and the affinity run on a device the host is otherwise
- * waiting for it (the device's opening alone is 0.25 s on the H200). On the C path the two would
- * share the same cores, so it is solved in the solve, as before. */
+ * waiting for it (for the device's stages, and for its opening where no dsg_prepare came
+ * first: 0.25 s on the H200). On the C path the two would share the same cores, so it is solved
+ * in the solve, as before. */
 typedef struct coarse_job {
   const dsg_image *img;
   dsg_options opt; /* the caller's, valid until dsg_problem_create returns (it joins) */
