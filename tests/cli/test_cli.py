@@ -296,6 +296,13 @@ def opencl_runs(tmp, data):
               f"(ARI {adjusted_rand(ref_labels.ravel(), labels.ravel())})")
         split = rep["seconds"]["solve_split"]
         check(split["matvec_kernel"] > 0 and split["matvec_transfer"] >= 0, f"split {split}")
+        # the default solve (chfsi from the coarse start, 24 x 16 here): its coarse problem solved
+        # beside the device's stages on OpenCL, in the solve on the C path
+        check(rep["parameters"]["solver"] == "chfsi" and
+              split.get("coarse_start", {}).get("beside") is True and
+              ref["seconds"]["solve_split"].get("coarse_start", {}).get("beside") is False,
+              f"--kernel {kernel}: coarse start {split.get('coarse_start')}, the C path's "
+              f"{ref['seconds']['solve_split'].get('coarse_start')}")
 
     # no OpenCL at all: an empty ICD directory (Debian's ocl-icd loader honours OCL_ICD_VENDORS;
     # some vendors' loaders do not, and then this case cannot be produced here)
