@@ -98,22 +98,30 @@ int app_backend_check(const char *name)
                        name ? name : "");
 }
 
-int app_auto_has_gpu(const dsg_options *opt)
+/* The device matvec "auto" takes with opt (*index in spmv_cl_devices' list): the one cl_device
+ * names, else the first GPU; an error (its message set) when there is none. */
+static int auto_device(const dsg_options *opt, int *index)
 {
   spmv_cl_device *list = NULL;
-  int count = 0, index = -1;
+  int count = 0;
   int status = spmv_cl_devices(&list, &count);
   if (status == DSG_OK)
-    status = spmv_cl_pick(list, count, opt->cl_device, 1, &index);
+    status = spmv_cl_pick(list, count, opt->cl_device, 1, index);
   free(list);
+  return status;
+}
+
+int app_auto_has_gpu(const dsg_options *opt)
+{
+  int index = -1;
+  const int status = auto_device(opt, &index);
   dsg_error_clear();
   return status == DSG_OK;
 }
 
 int app_image_device(const dsg_options *opt, spmv_cl_image **im)
 {
-  spmv_cl_device *list = NULL;
-  int status, count = 0, index = -1;
+  int status, index = -1;
   char spec[16];
   /* kernel_dir is the DIA and Lanczos kernels' (--kernel-dir): the image stages build their
    * built-in copies */
@@ -124,10 +132,7 @@ int app_image_device(const dsg_options *opt, spmv_cl_image **im)
   if (strcmp(opt->matvec, "opencl") == 0)
     return spmv_cl_image_create(im, opt->cl_device, kdir);
   /* auto: a named device, else the first GPU, else the C path */
-  status = spmv_cl_devices(&list, &count);
-  if (status == DSG_OK)
-    status = spmv_cl_pick(list, count, opt->cl_device, 1, &index);
-  free(list);
+  status = auto_device(opt, &index);
   if (status != DSG_OK) {
     if (opt->cl_device && *opt->cl_device)
       app_log(opt, DSG_LOG_INFO, "image stages: the C path (%s)", dsg_error_raw());
@@ -154,8 +159,7 @@ int app_matvec_create(const dsg_options *opt, spmv_dia *N, const eig_solver *sol
                       spmv_matvec **mv)
 {
   spmv_cl_options cl;
-  spmv_cl_device *list = NULL;
-  int status, bad_options, count = 0, index = -1;
+  int status, bad_options, index = -1;
   char spec[16];
 
   *mv = NULL;
@@ -174,10 +178,7 @@ int app_matvec_create(const dsg_options *opt, spmv_dia *N, const eig_solver *sol
     return status;
   }
   /* auto: a named device, else the first GPU, else the C path */
-  status = spmv_cl_devices(&list, &count);
-  if (status == DSG_OK)
-    status = spmv_cl_pick(list, count, opt->cl_device, 1, &index);
-  free(list);
+  status = auto_device(opt, &index);
   if (status != DSG_OK) {
     app_log(opt, DSG_LOG_INFO, "matvec: the C path (%s)", dsg_error_raw());
     return create_cpu(N, mv);

@@ -73,7 +73,6 @@ int dsg_prepare(const dsg_options *opt)
   kept = sigaltstack(NULL, &own) == 0;
   is_auto = strcmp(opt->matvec, "auto") == 0;
   if (is_auto && !app_auto_has_gpu(opt)) {
-    dsg_error_clear();
     status = DSG_OK; /* the C path: nothing to open */
     goto out_stack;
   }
