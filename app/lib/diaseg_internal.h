@@ -412,8 +412,11 @@ typedef struct app_coarse {
   int cols;               /* the coarse solve's block size */
   int width, height;      /* the coarse image's */
   long products;          /* the coarse solve's vector products (of width * height rows) */
-  double seconds;         /* the coarse problem, its solve and the lift */
+  double seconds;         /* what the solve spent on it: the coarse problem, its solve and the
+                           * lift; the lift alone where it was solved beside */
   int beside;             /* 1: solved beside the fine problem's making (a worker thread) */
+  double worker_seconds;  /* beside: the worker's own time for the coarse problem and its solve */
+  double waited;          /* beside: how long the making waited for the worker at its end */
   int nev, ncv, max_iter; /* the options it was solved with (app_coarse_matches) */
   uint64_t seed;
   double tol;

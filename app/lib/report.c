@@ -237,6 +237,10 @@ int dsg_result_report(const dsg_result *r, const dsg_report_info *info, char **j
     app_json_int(&j, "products", (int)r->coarse.products);
     app_json_number(&j, "seconds", r->coarse.seconds); /* what the solve waited for */
     app_json_bool(&j, "beside", r->coarse.beside);     /* solved beside the device's work */
+    if (r->coarse.beside) {
+      app_json_number(&j, "worker_seconds", r->coarse.worker_seconds); /* its own time */
+      app_json_number(&j, "waited", r->coarse.waited); /* the setup's wait for the worker */
+    }
     app_json_end_object(&j);
   }
   app_json_end_object(&j);

@@ -531,6 +531,7 @@ static void *coarse_job_run(void *arg)
   if (app_coarse_solve(job->img, &job->opt, &job->out) != DSG_OK)
     dsg_error_clear(); /* this thread's: the solve goes on from the random block */
   job->out.beside = 1;
+  job->out.worker_seconds = job->out.seconds;
   return NULL;
 }
 
@@ -552,7 +553,9 @@ static void coarse_job_join(coarse_job *job, dsg_problem *p, int status)
 {
   if (!job->started)
     return;
+  const double t0 = dsg_seconds();
   pthread_join(job->thread, NULL);
+  job->out.waited = dsg_seconds() - t0; /* part of the setup stage */
   job->started = 0;
   if (status == DSG_OK && p && job->out.block)
     p->early = job->out;
@@ -628,8 +631,8 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
   }
   if (status != DSG_OK)
     goto fail;
-  p->t_components = dsg_seconds() - t0;
   coarse_job_join(&job, p, status);
+  p->t_components = dsg_seconds() - t0; /* with the wait for the worker: setup's */
   *out = p;
   return DSG_OK;
 fail:

@@ -303,6 +303,13 @@ def opencl_runs(tmp, data):
               ref["seconds"]["solve_split"].get("coarse_start", {}).get("beside") is False,
               f"--kernel {kernel}: coarse start {split.get('coarse_start')}, the C path's "
               f"{ref['seconds']['solve_split'].get('coarse_start')}")
+        # beside, the worker's own time and the setup's wait for it are reported; on the C path
+        # (solved in the solve) neither is
+        cs, ref_cs = split.get("coarse_start", {}), ref["seconds"]["solve_split"].get("coarse_start", {})
+        check(cs.get("products", 0) > 0 and cs.get("worker_seconds", -1) > 0 and
+              cs.get("waited", -1) >= 0 and "worker_seconds" not in ref_cs and
+              "waited" not in ref_cs,
+              f"--kernel {kernel}: coarse start {cs}, the C path's {ref_cs}")
 
     # no OpenCL at all: an empty ICD directory (Debian's ocl-icd loader honours OCL_ICD_VENDORS;
     # some vendors' loaders do not, and then this case cannot be produced here)
