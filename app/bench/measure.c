@@ -409,11 +409,13 @@ static int input_problem(const dsg_options *opt, bench_input *in)
  * --e2e, eigs's without). */
 static int solver_wanted(const app_config *cfg, const char *name)
 {
-  dsg_options opt = cfg->opt;
+  dsg_options opt = cfg->opt, defaults;
   if (strcmp(opt.solver, "all") == 0)
     return 1;
-  if (!cfg->e2e)
-    opt.k = 0; /* eigenpairs only */
+  /* eigenpairs only; --e2e: segment's default k (bench has no -k), so that auto resolves to the
+   * solver a default segment takes (run_bench's opt.k) */
+  dsg_options_init(&defaults);
+  opt.k = cfg->e2e ? defaults.k : 0;
   return strcmp(app_solver(&opt), name) == 0;
 }
 

@@ -295,6 +295,10 @@ def e2e(a, tmp):
     rows = r["results"]
     # segment's nev (16, tests/lib/test_api.c), which bench's own default happens to equal
     check(r["mode"] == "e2e" and r["nev"] == 16, f"e2e: {r['mode']}, nev {r['nev']} (segment's)")
+    # and segment's solver: --solver auto takes chfsi for the default hierarchy (a bench that
+    # resolved auto as for eigenpairs alone timed Lanczos instead)
+    check(all(x["solver"] == "chfsi" for x in rows),
+          f"e2e solvers {[x['solver'] for x in rows]}, segment's default is chfsi")
     check(len(rows) >= 1 and len(table_rows) == len(rows) and rows[0]["backend"] == "cpu",
           f"e2e: {len(rows)} rows, {len(table_rows)} in the table")
     for x in rows:
