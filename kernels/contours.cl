@@ -233,6 +233,15 @@ inline float put(const float v, const int o, const int n, const int i, const int
   return fmax(peak, v);
 }
 
+/* One offset e of the disc: the pixel's bin counted in e's sector (hl: the work-item's counters,
+ * wpr words per sector row). */
+inline void count_offset(__local uint *hl, __global const uchar *centre, const int2 e,
+                         const int wpr)
+{
+  const uint b = centre[e.x];
+  atomic_add(&hl[(e.y * wpr + (int)(b / PER_WORD)) * WG], 1u << (b % PER_WORD * BITS));
+}
+
 /* The gradients of channel c at its scales s (part p = part0 + s), value v_p(o): with want & 1,
  * grad[(p * NORIENT + o) * n + i] = v_p(o); with want & 2, z[o * n + i] = weight[0] v_0(o) + ...
  * + weight[p] v_p(o) (part 0 writes it, the others add theirs: the launches run in the parts'
@@ -266,13 +275,15 @@ inline void gradients(__local uint *hist, const int nb, const int sr, const int 
   int j = 0;
   for (int s = 0; s < nscales; s++) {
     const int end = count[c * nscales + s];
-    /* fire and forget: the adds need no result, so they need not wait for each other */
-#pragma unroll 8
-    for (; j < end; j++) {
-      const int2 e = disc[j];
-      const uint b = centre[e.x];
-      atomic_add(&hl[(e.y * wpr + (int)(b / PER_WORD)) * WG], 1u << (b % PER_WORD * BITS));
-    }
+    /* fire and forget: the adds need no result, so they need not wait for each other; 8 at a
+     * time, unrolled by hand (on this loop, `#pragma unroll 8` is more than PoCL's LLVM can do,
+     * and its compiler says so on the program's stderr) */
+    for (; j + 8 <= end; j += 8)
+#pragma unroll
+      for (int u = 0; u < 8; u++)
+        count_offset(hl, centre, disc[j + u], wpr);
+    for (; j < end; j++)
+      count_offset(hl, centre, disc[j], wpr);
     mem_fence(CLK_LOCAL_MEM_FENCE); /* the adds land before this work-item reads its words */
 
     const int p = part0 + s;
