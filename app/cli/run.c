@@ -819,7 +819,10 @@ static int run_contours(run *r, const dsg_options *opt, double t_start)
 
 /* The OpenCL device of a run, opened and its programs built (dsg_prepare) on a thread of their
  * own while the image is read and decoded: on a GPU a few tenths of a second of the first run of
- * the process, paid beside the decode instead of after it. */
+ * the process, paid beside the decode instead of after it. The run starts once it is done: run
+ * beside it, with OpenCL calls on both threads at once, LeakSanitizer's exit check crashed on
+ * PoCL in one of five passes of the sanitized CLI (tests/run_all.sh), for a gain of at most the
+ * setup's wait for the coarse problem (0.02-0.13 s on the H200, docs/PERFORMANCE.md). */
 typedef struct device_warmup {
   dsg_options opt;
   pthread_t thread;

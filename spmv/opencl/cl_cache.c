@@ -16,7 +16,9 @@ typedef struct cache_device {
   cl_command_queue queue;
 } cache_device;
 
-/* One built program: the cache holds one reference to prog. */
+/* One built program: the cache holds one reference to prog. Or one being built (building 1,
+ * prog NULL): claimed by the thread that builds it, which keeps or abandons it; the others that
+ * want it wait for that (built). */
 typedef struct cache_program {
   struct cache_program *next;
   cl_context ctx;
@@ -26,9 +28,11 @@ typedef struct cache_program {
   char *source;  /* the text it was built from (compared in full after the hash) */
   char *options;
   cl_program prog;
+  int building;
 } cache_program;
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t built = PTHREAD_COND_INITIALIZER; /* a claim kept, abandoned or forgotten */
 static cache_device *devices;
 static cache_program *programs;
 static spmv_cl_cache_counts counts;
@@ -49,10 +53,11 @@ static void free_program(cache_program *p)
 {
   if (p->prog)
     clReleaseProgram(p->prog);
+  if (!p->building)
+    counts.programs--;
   free(p->source);
   free(p->options);
   free(p);
-  counts.programs--;
 }
 
 /* Drops every program of ctx, and with it, ctx's device. Under the lock. */
@@ -79,6 +84,7 @@ static void forget_locked(cl_context ctx)
     free(d);
     counts.contexts--;
   }
+  pthread_cond_broadcast(&built); /* claims dropped: their waiters look again */
 }
 
 /* At exit the cache is released, so that leak checkers see nothing held; when another thread
@@ -155,63 +161,103 @@ static cache_program *find_locked(cl_context ctx, cl_device_id device, uint64_t 
   return NULL;
 }
 
-int spmv_cl_cache_program_find(cl_context ctx, cl_device_id device, const char *source,
-                               const char *options, cl_program *prog)
+int spmv_cl_cache_program_claim(cl_context ctx, cl_device_id device, const char *source,
+                                const char *options, cl_program *prog)
 {
   size_t length;
   const uint64_t hash = text_hash(source, &length);
   cache_program *p;
 
+  *prog = NULL;
   pthread_mutex_lock(&cache_lock);
-  p = find_locked(ctx, device, hash, length, source, options);
+  /* a build of the same program in flight on another thread: wait for it rather than build it
+   * twice (the CLI's warm-up and its run, both at the device's first programs) */
+  while ((p = find_locked(ctx, device, hash, length, source, options)) && p->building)
+    pthread_cond_wait(&built, &cache_lock);
   if (p) {
     clRetainProgram(p->prog);
     counts.reuses++;
+    *prog = p->prog;
+  } else { /* the caller builds it: claimed, so that others wait (out of memory: unclaimed) */
+    p = calloc(1, sizeof(*p));
+    if (p) {
+      p->source = malloc(length + 1);
+      p->options = strdup(options);
+    }
+    if (p && p->source && p->options) {
+      p->ctx = ctx;
+      p->device = device;
+      p->hash = hash;
+      p->length = length;
+      memcpy(p->source, source, length + 1);
+      p->building = 1;
+      p->next = programs;
+      programs = p;
+    } else if (p) {
+      free(p->source);
+      free(p->options);
+      free(p);
+    }
   }
-  *prog = p ? p->prog : NULL;
   pthread_mutex_unlock(&cache_lock);
-  return p != NULL;
+  return *prog != NULL;
+}
+
+/* The claim of (ctx, device, source, options), unlinked; NULL when there is none (forgotten, or
+ * never made). Under the lock. */
+static cache_program *unclaim_locked(cl_context ctx, cl_device_id device, const char *source,
+                                     const char *options)
+{
+  size_t length;
+  const uint64_t hash = text_hash(source, &length);
+  for (cache_program **pp = &programs; *pp; pp = &(*pp)->next) {
+    cache_program *p = *pp;
+    if (p->building && p->ctx == ctx && p->device == device && p->hash == hash &&
+        p->length == length && strcmp(p->options, options) == 0 &&
+        memcmp(p->source, source, length) == 0) {
+      *pp = p->next;
+      return p;
+    }
+  }
+  return NULL;
+}
+
+void spmv_cl_cache_program_abandon(cl_context ctx, cl_device_id device, const char *source,
+                                   const char *options)
+{
+  pthread_mutex_lock(&cache_lock);
+  cache_program *p = unclaim_locked(ctx, device, source, options);
+  if (p)
+    free_program(p);
+  pthread_cond_broadcast(&built);
+  pthread_mutex_unlock(&cache_lock);
 }
 
 void spmv_cl_cache_program_keep(cl_context ctx, cl_device_id device, const char *source,
                                 const char *options, cl_program prog)
 {
-  size_t length;
-  const uint64_t hash = text_hash(source, &length);
-  cache_program *p = calloc(1, sizeof(*p));
   cache_device *d;
 
-  if (p) {
-    p->ctx = ctx;
-    p->device = device;
-    p->hash = hash;
-    p->length = length;
-    p->source = malloc(length + 1);
-    p->options = strdup(options);
-  }
   pthread_mutex_lock(&cache_lock);
   counts.builds++;
+  cache_program *p = unclaim_locked(ctx, device, source, options);
   for (d = devices; d; d = d->next)
     if (d->ctx == ctx)
       break;
-  if (!p || !p->source || !p->options || !d ||
-      find_locked(ctx, device, hash, length, source, options)) {
-    /* out of memory, a context the cache no longer holds (cleared or forgotten since the caller
-     * opened it), or another thread built the same program meanwhile: keep nothing */
-    pthread_mutex_unlock(&cache_lock);
-    if (p) {
-      free(p->source);
-      free(p->options);
-      free(p);
-    }
-    return;
+  if (p && d) {
+    /* the claim becomes the program; a context the cache no longer holds (cleared or forgotten
+     * since the caller opened it) keeps nothing, nor does a build that was never claimed (out of
+     * memory at the claim) */
+    clRetainProgram(prog);
+    p->prog = prog;
+    p->building = 0;
+    p->next = programs;
+    programs = p;
+    counts.programs++;
+  } else if (p) {
+    free_program(p);
   }
-  memcpy(p->source, source, length + 1);
-  clRetainProgram(prog);
-  p->prog = prog;
-  p->next = programs;
-  programs = p;
-  counts.programs++;
+  pthread_cond_broadcast(&built);
   pthread_mutex_unlock(&cache_lock);
 }
 

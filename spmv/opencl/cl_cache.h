@@ -5,7 +5,7 @@
  * Everything it hands out carries a reference of the caller's own (released with clRelease*), so
  * that releasing it, or clearing the cache (spmv_cl_cache_clear, spmv.h), never frees what the
  * other holds. Guarded by one mutex; nothing slow (no build) runs under it but a context's
- * creation. docs/ARCHITECTURE.md, "The OpenCL cache". */
+ * creation. A program is built once: a thread that wants one another is building waits for it. docs/ARCHITECTURE.md, "The OpenCL cache". */
 #ifndef DIASEG_SPMV_CL_CACHE_H
 #define DIASEG_SPMV_CL_CACHE_H
 
@@ -18,16 +18,23 @@ int spmv_cl_cache_queue(cl_device_id device, const char *dev_name, cl_context *c
                         cl_command_queue *queue);
 
 /* The program built from `source` (NUL-terminated) with `options` in ctx for device, retained for
- * the caller, into *prog; 0 and *prog NULL when there is none. */
-int spmv_cl_cache_program_find(cl_context ctx, cl_device_id device, const char *source,
-                               const char *options, cl_program *prog);
-/* Keeps prog, successfully built from `source` with `options` in ctx for device, and counts the
- * build; the caller keeps its own reference. Only programs of a context the cache holds are
- * kept. A text that changed (an edited file of the kernel folder) is another key: built and kept
- * beside the old one, which stays until the cache is cleared. Out of memory, it keeps nothing
- * (the next run builds again). */
+ * the caller, into *prog: 1. When another thread is building it, waits for that build first.
+ * When there is none: 0, *prog NULL, and the program is claimed for the caller, who builds it and
+ * then calls spmv_cl_cache_program_keep (built) or spmv_cl_cache_program_abandon (not), so that
+ * the threads that want it meanwhile wait instead of building it again. */
+int spmv_cl_cache_program_claim(cl_context ctx, cl_device_id device, const char *source,
+                                const char *options, cl_program *prog);
+/* Keeps prog, successfully built from `source` with `options` in ctx for device after a claim,
+ * and counts the build; the caller keeps its own reference. Only programs of a context the cache
+ * holds are kept. A text that changed (an edited file of the kernel folder) is another key: built
+ * and kept beside the old one, which stays until the cache is cleared. Out of memory at the
+ * claim, it keeps nothing (the next run builds again). */
 void spmv_cl_cache_program_keep(cl_context ctx, cl_device_id device, const char *source,
                                 const char *options, cl_program prog);
+/* Drops the caller's claim of a program it could not build: a thread waiting for it builds it
+ * itself (and meets the same failure). */
+void spmv_cl_cache_program_abandon(cl_context ctx, cl_device_id device, const char *source,
+                                   const char *options);
 
 /* Drops the cache's references to ctx, its queue and every program built in it, so that the
  * next runtime on the device gets a fresh context (after an OpenCL failure that may have left ctx

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +92,7 @@ static void get_string(cl_device_id d, cl_device_info what, char *buf, size_t ca
   memcpy(buf, tmp, cap);
 }
 
-static int list_devices(spmv_cl_device **list, cl_device_id **ids, int *count)
+static int list_devices_unlocked(spmv_cl_device **list, cl_device_id **ids, int *count)
 {
   cl_uint nplat = 0;
   cl_platform_id plats[32];
@@ -189,6 +190,18 @@ static int list_devices(spmv_cl_device **list, cl_device_id **ids, int *count)
   else
     free(dev_ids);
   return DSG_OK;
+}
+
+/* The platforms and devices, listed by one thread at a time: a runtime's first listing loads its
+ * drivers, and PoCL's, raced by a second thread (the CLI's warm-up beside its run), has handed
+ * that thread no device, or crashed it. */
+static int list_devices(spmv_cl_device **list, cl_device_id **ids, int *count)
+{
+  static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&list_lock);
+  const int status = list_devices_unlocked(list, ids, count);
+  pthread_mutex_unlock(&list_lock);
+  return status;
 }
 
 int spmv_cl_devices(spmv_cl_device **list, int *count) { return list_devices(list, NULL, count); }
@@ -406,12 +419,14 @@ int spmv_cl_build(const spmv_cl_runtime *rt, const char *name, const char *optio
   }
   if (!options)
     options = "";
-  if (src && spmv_cl_cache_program_find(rt->ctx, rt->device, src, options, prog))
-    goto out;
+  if (src && spmv_cl_cache_program_claim(rt->ctx, rt->device, src, options, prog))
+    goto out; /* built before, or by another thread meanwhile; else claimed: built below */
   *prog = clCreateProgramWithSource(rt->ctx, 1, &src, NULL, &err);
   if (err != CL_SUCCESS) {
     *prog = NULL;
     status = spmv_cl_fail(err, "clCreateProgramWithSource", rt->dev.name);
+    if (src)
+      spmv_cl_cache_program_abandon(rt->ctx, rt->device, src, options);
     goto out;
   }
   err = clBuildProgram(*prog, 1, &rt->device, options, NULL, NULL);
@@ -428,6 +443,7 @@ int spmv_cl_build(const spmv_cl_runtime *rt, const char *name, const char *optio
                            rt->dev.name);
     clReleaseProgram(*prog); /* a failed build is neither kept nor handed out */
     *prog = NULL;
+    spmv_cl_cache_program_abandon(rt->ctx, rt->device, src, options);
   }
 out:
   free(from_disk);

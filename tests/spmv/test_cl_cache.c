@@ -278,45 +278,74 @@ static void failure(const spmv_dia *A)
 
 typedef struct worker {
   const spmv_dia *A;
-  int ok;
+  const char *kernel_dir;
+  pthread_barrier_t *start;
+  int status, ok;
 } worker;
 
 static void *work(void *arg)
 {
   worker *w = arg;
   float *y = malloc((size_t)w->A->rows * sizeof(*y));
-  int status;
-  spmv_matvec *mv = create(w->A, NULL, &status);
-  w->ok = status == DSG_OK && y && product_ok(mv, w->A, y);
+  pthread_barrier_wait(w->start); /* all at once, so that their builds would overlap */
+  spmv_matvec *mv = create(w->A, w->kernel_dir, &w->status);
+  w->ok = w->status == DSG_OK && y && product_ok(mv, w->A, y);
   spmv_matvec_destroy(mv);
   free(y);
   return NULL;
 }
 
-/* Matvecs created on several threads at once: one context, one program kept. */
-static void threads(const spmv_dia *A)
+/* THREADS threads create a matvec at once from kernel_dir (NULL: the built-in kernels); their
+ * statuses and products into w. */
+static void race(const spmv_dia *A, const char *kernel_dir, worker *w)
 {
   pthread_t tid[THREADS];
-  worker w[THREADS];
+  pthread_barrier_t start;
   int started[THREADS];
+  pthread_barrier_init(&start, NULL, THREADS);
+  for (int i = 0; i < THREADS; i++) {
+    w[i] = (worker){A, kernel_dir, &start, -1, 0};
+    started[i] = pthread_create(&tid[i], NULL, work, &w[i]) == 0;
+    CHECK(started[i], "pthread_create %d", i);
+    if (!started[i]) /* the barrier would wait for it forever */
+      exit(1);
+  }
+  for (int i = 0; i < THREADS; i++)
+    pthread_join(tid[i], NULL);
+  pthread_barrier_destroy(&start);
+}
+
+/* Matvecs created on several threads at once: one context, and one build of the program, which
+ * the others wait for (claimed by the first; before, each thread that missed it built its own
+ * copy). A build that fails on one thread is not handed to the others: each meets the failure
+ * itself, nothing is kept, and none waits forever. */
+static void threads(const spmv_dia *A)
+{
+  char dir[] = "/tmp/diaseg-test-race-XXXXXX", path[256];
+  worker w[THREADS];
   spmv_cl_cache_counts c;
 
   spmv_cl_cache_clear();
-  for (int i = 0; i < THREADS; i++) {
-    w[i].A = A;
-    w[i].ok = 0;
-    started[i] = pthread_create(&tid[i], NULL, work, &w[i]) == 0;
-    CHECK(started[i], "pthread_create %d", i);
-  }
+  race(A, NULL, w);
   for (int i = 0; i < THREADS; i++)
-    if (started[i]) {
-      pthread_join(tid[i], NULL);
-      CHECK(w[i].ok, "thread %d: the matvec failed or its product is wrong", i);
-    }
+    CHECK(w[i].ok, "thread %d: the matvec failed or its product is wrong", i);
   c = spmv_cl_cache_stats();
-  CHECK(c.contexts == 1 && c.programs == 1 && c.builds >= 1 && c.builds + c.reuses == THREADS,
-        "%d threads: %d contexts, %d programs, %ld builds, %ld reuses", THREADS, c.contexts,
-        c.programs, c.builds, c.reuses);
+  CHECK(c.contexts == 1 && c.programs == 1 && c.builds == 1 && c.reuses == THREADS - 1,
+        "%d threads: %d contexts, %d programs, %ld builds, %ld reuses (want 1, 1, 1, %d)", THREADS,
+        c.contexts, c.programs, c.builds, c.reuses, THREADS - 1);
+
+  CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+  write_kernel(dir, "__kernel void dia_vector(__global float *A) { not OpenCL C; }\n", "");
+  race(A, dir, w);
+  for (int i = 0; i < THREADS; i++)
+    CHECK(w[i].status == DSG_ERR_OPENCL && !w[i].ok, "thread %d, broken kernel file: status %d",
+          i, w[i].status);
+  c = spmv_cl_cache_stats();
+  CHECK(c.programs == 1 && c.builds == 1, "broken kernel file, %d threads: %d programs, %ld builds",
+        THREADS, c.programs, c.builds);
+  snprintf(path, sizeof(path), "%s/dia_spmv.cl", dir);
+  unlink(path);
+  rmdir(dir);
 }
 
 int main(void)
