@@ -5,7 +5,8 @@
  * Everything it hands out carries a reference of the caller's own (released with clRelease*), so
  * that releasing it, or clearing the cache (spmv_cl_cache_clear, spmv.h), never frees what the
  * other holds. Guarded by one mutex; nothing slow (no build) runs under it but a context's
- * creation. A program is built once: a thread that wants one another is building waits for it. docs/ARCHITECTURE.md, "The OpenCL cache". */
+ * creation. A program is built once: a thread that wants one another is building waits for it.
+ * docs/ARCHITECTURE.md, "The OpenCL cache". */
 #ifndef DIASEG_SPMV_CL_CACHE_H
 #define DIASEG_SPMV_CL_CACHE_H
 

@@ -338,8 +338,8 @@ static void threads(const spmv_dia *A)
   write_kernel(dir, "__kernel void dia_vector(__global float *A) { not OpenCL C; }\n", "");
   race(A, dir, w);
   for (int i = 0; i < THREADS; i++)
-    CHECK(w[i].status == DSG_ERR_OPENCL && !w[i].ok, "thread %d, broken kernel file: status %d",
-          i, w[i].status);
+    CHECK(w[i].status == DSG_ERR_OPENCL && !w[i].ok, "thread %d, broken kernel file: status %d", i,
+          w[i].status);
   c = spmv_cl_cache_stats();
   CHECK(c.programs == 1 && c.builds == 1, "broken kernel file, %d threads: %d programs, %ld builds",
         THREADS, c.programs, c.builds);
