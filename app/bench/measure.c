@@ -406,17 +406,20 @@ static int input_problem(const dsg_options *opt, bench_input *in)
 /* ---- one backend ---- */
 
 /* Whether bench runs solver `name` (--solver NAME, all, or auto: the one segment takes with
- * --e2e, eigs's without). */
-static int solver_wanted(const app_config *cfg, const char *name)
+ * --e2e on an input of width x height, eigs's without; 0 x 0: no input in view). */
+static int solver_wanted(const app_config *cfg, const char *name, int width, int height)
 {
   dsg_options opt = cfg->opt, defaults;
+  int w = 0, h = 0;
   if (strcmp(opt.solver, "all") == 0)
     return 1;
   /* eigenpairs only; --e2e: segment's default k (bench has no -k), so that auto resolves to the
-   * solver a default segment takes (run_bench's opt.k) */
+   * solver a default segment takes (run_bench's opt.k) at the input's working size */
   dsg_options_init(&defaults);
   opt.k = cfg->e2e ? defaults.k : 0;
-  return strcmp(app_solver(&opt), name) == 0;
+  if (cfg->e2e && width > 0 && height > 0)
+    app_work_size(width, height, opt.work_pixels, &w, &h);
+  return strcmp(app_solver_at(&opt, w, h), name) == 0;
 }
 
 /* The solver a backend's matvec is made ready for (dsg_problem_matvec): of those bench runs, the
@@ -427,7 +430,7 @@ static const char *solver_to_prepare(const app_config *cfg)
   const char *first = NULL;
   for (int s = 0; s < bench_solver_count(); s++) {
     const eig_solver *solver;
-    if (!solver_wanted(cfg, bench_solver_name(s)))
+    if (!solver_wanted(cfg, bench_solver_name(s), 0, 0))
       continue;
     if (eig_solver_find(bench_solver_name(s), &solver) == DSG_OK && solver->prepare)
       return solver->name;
@@ -522,7 +525,7 @@ static int bench_solves(bench *b, const dsg_options *opt, bench_input *in, spmv_
     bench_watch watch;
     const bench_row *faster;
     int over = 0;
-    if (!solver_wanted(cfg, name))
+    if (!solver_wanted(cfg, name, 0, 0))
       continue;
     if (!first) { /* another row, with the same SpMV figures */
       bench_row *next = new_row(b);
@@ -1041,7 +1044,7 @@ static int bench_e2e(bench *b, const dsg_options *base, bench_input *in)
       dsg_options opt = *base;
       char spec[16];
       bench_row *row;
-      if (!solver_wanted(cfg, bench_solver_name(s)))
+      if (!solver_wanted(cfg, bench_solver_name(s), in->width, in->height))
         continue;
       if (!(row = new_row(b))) {
         status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate bench results");

@@ -83,10 +83,10 @@ static double host_bytes(const dsg_options *opt, double input, double n, double 
 void dsg_memory_need(const dsg_options *opt, int width, int height, dsg_memory *m)
 {
   int w = width > 0 ? width : 0, h = height > 0 ? height : 0;
-  const mem_solver *s = solver_row(app_solver(opt));
   memset(m, 0, sizeof(*m));
   if (w > 0 && h > 0)
     app_work_size(w, h, opt->work_pixels, &w, &h);
+  const mem_solver *s = solver_row(app_solver_at(opt, w, h));
   const double input = (double)(width > 0 ? width : 0) * (double)(height > 0 ? height : 0);
   const double n = (double)w * (double)h;
   const double cols = columns(opt, s, (long long)n);

@@ -105,6 +105,16 @@ const char *app_solver(const dsg_options *opt)
   return "lanczos";
 }
 
+const char *app_solver_at(const dsg_options *opt, int width, int height)
+{
+  const char *name = app_solver(opt);
+  int cw, ch;
+  if (opt->solver && strcmp(opt->solver, "auto") == 0 && name && strcmp(name, "chfsi") == 0 &&
+      width > 0 && height > 0 && !app_coarse_size(opt, width, height, &cw, &ch))
+    return "lanczos";
+  return name;
+}
+
 int app_option_ks(const dsg_options *opt, int *ks)
 {
   if (opt->nks > 0 && opt->ks) {
@@ -539,7 +549,8 @@ static void coarse_job_start(coarse_job *job, const dsg_problem *p, const dsg_op
 {
   memset(job, 0, sizeof(*job));
   /* the image stages take a device for the contour cues (build_affinity) */
-  if (!p->coarse.pixels || !p->cue->contours || strcmp(app_solver(opt), "chfsi") != 0 ||
+  if (!p->coarse.pixels || !p->cue->contours ||
+      strcmp(app_solver_at(opt, p->width, p->height), "chfsi") != 0 ||
       !opt->matvec || strcmp(opt->matvec, "cpu") == 0 ||
       (strcmp(opt->matvec, "auto") == 0 && !app_auto_has_gpu(opt)))
     return;
@@ -653,7 +664,7 @@ int dsg_problem_dia(const dsg_problem *p, const struct spmv_dia **N)
 int dsg_problem_matvec(dsg_problem *p, const dsg_options *opt, int solve, struct spmv_matvec **mv)
 {
   const eig_solver *solver = NULL;
-  int status = solve ? eig_solver_find(app_solver(opt), &solver) : DSG_OK;
+  int status = solve ? eig_solver_find(app_solver_at(opt, p->width, p->height), &solver) : DSG_OK;
   if (status == DSG_OK)
     status = app_matvec_create(opt, p->N, solver, mv);
   /* N's device copy (the OpenCL affinity's) has served: the product holds its own reference, and
@@ -1021,7 +1032,7 @@ int dsg_problem_solve_on(dsg_problem *p, const dsg_options *opt, struct spmv_mat
   const spmv_cl_info *cl;
   app_progress pr;
   const size_t n = (size_t)p->N->rows;
-  int status = eig_solver_find(app_solver(opt), &solver);
+  int status = eig_solver_find(app_solver_at(opt, p->width, p->height), &solver);
 
   *out = NULL;
   if (status == DSG_OK)

@@ -1035,6 +1035,26 @@ def threshold_cases(tmp):
               f"{' '.join(args)}: {code} {err!r}")
 
 
+def small_image_solver(tmp):
+    """The default segment of images too small for the coarse start (under 80 pixels a side)
+    takes Lanczos, not chfsi from a random block, which at nev 16 did not converge in 1000
+    restarts on a few hundred pixels (exit 3 after seconds); a larger one takes chfsi."""
+    rng = np.random.default_rng(3)
+    for w, h, solver in ((1, 50, "lanczos"), (50, 3, "lanczos"), (40, 8, "lanczos"),
+                         (96, 80, "chfsi")):
+        pixels = np.clip(110 + rng.normal(0, 20, (h, w, 3)), 0, 255).astype(np.uint8)
+        image = write_png(os.path.join(tmp, f"small_{w}x{h}.png"), pixels)
+        out = os.path.join(tmp, f"out_small_{w}x{h}")
+        code, _, err = run(["segment", image, "--matvec", "cpu", "-q", "-o", out])
+        check(code == 0 and err == "", f"{w}x{h} default segment: exit {code}, {err!r}")
+        if code != 0:
+            continue
+        rep = json.load(open(os.path.join(out, "report.json")))
+        check(rep["parameters"]["solver"] == solver and rep["converged"] is True,
+              f"{w}x{h}: solver {rep['parameters']['solver']} (want {solver}), converged "
+              f"{rep['converged']}")
+
+
 def hierarchy_cases(tmp, data):
     """segment --affinity contour --grouping hierarchy -k 2,3,20: one solve, the cuts of the
     hierarchy at 2, 3 and 20 > nev regions, nested; the 3-cut is the three synthetic regions;
@@ -1648,6 +1668,7 @@ def main():
         k_list_cases(tmp, opts.data)
         contour_cases(tmp, opts.data)
         hierarchy_cases(tmp, opts.data)
+        small_image_solver(tmp)
         threshold_cases(tmp)
         first_hour_cases(tmp)
         progress_cases(tmp, opts.data)

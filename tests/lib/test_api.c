@@ -541,8 +541,22 @@ static void check_colormaps(void)
  * with that grouping) comes from
  * the cache that dsg_prepare filled, with the same build options. --matvec cpu opens nothing;
  * a device that does not exist is the run's error with opencl, and nothing with auto. */
-static void check_prepare(const dsg_image *img)
+static void check_prepare(const dsg_image *small)
 {
+  /* small (96 x 64, one channel) with its last row repeated to 96 x 80: large enough for the
+   * coarse start, so that the hierarchy's run takes chfsi, the solver dsg_prepare builds for "auto"
+   * (an image under 80 pixels a side takes Lanczos, whose kernels its run builds itself) */
+  enum { PH = 80 };
+  dsg_image big = {0, 0, 0, NULL}, *img = &big;
+  unsigned char *px = malloc((size_t)W * PH);
+  CHECK(px && small->channels == 1 && small->width == W && small->height == H, "prepare's image");
+  if (!px)
+    return;
+  for (int y = 0; y < PH; y++)
+    memcpy(px + (size_t)y * W, small->pixels + (size_t)(y < H ? y : H - 1) * W, W);
+  CHECK(dsg_image_from_pixels(&big, W, PH, 1, px) == DSG_OK, "prepare's image: %s",
+        dsg_error_message());
+  free(px);
   /* the cue, the grouping and the programs: the detector's and the affinity's for a cue with
    * contours, the product's and the basis', k-means' */
   static const struct {
@@ -603,6 +617,7 @@ static void check_prepare(const dsg_image *img)
   CHECK(dsg_prepare(&opt) == DSG_ERR_INVALID && strstr(dsg_error_message(), "'gpu'"),
         "dsg_prepare, matvec gpu: %s", dsg_error_message());
   CHECK(dsg_prepare(NULL) == DSG_ERR_INVALID, "dsg_prepare(NULL)");
+  dsg_image_free(&big);
 }
 
 int main(void)

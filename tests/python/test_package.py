@@ -176,8 +176,9 @@ def test_report():
     assert p["sigma_i"] == 0.12 and p["sigma_x"] == 3.5 and p["radius"] == 4
     assert p["seed"] == 7 and p["restarts"] == 4 and p["matvec"] == "cpu"
     d = diaseg.defaults()  # the options not given are the defaults
-    # solver auto: chfsi for the hierarchy's labels
-    assert p["affinity"] == d["affinity"] and d["solver"] == "auto" and p["solver"] == "chfsi"
+    # solver auto: chfsi for the hierarchy's labels where the coarse start applies, Lanczos on an
+    # image under 80 pixels a side like this one (tests/cli/test_cli.py, small_image_solver)
+    assert p["affinity"] == d["affinity"] and d["solver"] == "auto" and p["solver"] == "lanczos"
     assert p["grouping"] == d["grouping"] and p["sigma_c"] == d["sigma_c"]
     assert p["spectral_weight"] == d["spectral_weight"] and p["min_region"] == d["min_region"]
     assert rep["width"] == 60 and rep["height"] == 40 and rep["channels"] == 1
@@ -307,9 +308,9 @@ def test_defaults(diaseg_cli, tmp_path):
                  "keep_specks", "coarse_start"):
         assert params[name] == d[name], (name, params[name], d[name])
     # the automatic choices, as the report states them: the tolerance and the solver of the
-    # hierarchy's gPb, the scale chosen (no k: the cut at a level)
+    # hierarchy's gPb at this size, the scale chosen (no k: the cut at a level)
     assert d["tol"] == 0.0 and params["tol"] == 1e-3
-    assert d["solver"] == "auto" and params["solver"] == "chfsi"
+    assert d["solver"] == "auto" and params["solver"] == "lanczos"  # 32 x 24: no coarse start
     assert d["k"] == "auto" and rep["scale"]["auto"] is True and rep["k"] is None
     assert rep["nev"] == d["nev"] and rep["work"]["pixels_cap"] == d["work_pixels"]
 
