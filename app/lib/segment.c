@@ -550,8 +550,8 @@ static void coarse_job_start(coarse_job *job, const dsg_problem *p, const dsg_op
   memset(job, 0, sizeof(*job));
   /* the image stages take a device for the contour cues (build_affinity) */
   if (!p->coarse.pixels || !p->cue->contours ||
-      strcmp(app_solver_at(opt, p->width, p->height), "chfsi") != 0 ||
-      !opt->matvec || strcmp(opt->matvec, "cpu") == 0 ||
+      strcmp(app_solver_at(opt, p->width, p->height), "chfsi") != 0 || !opt->matvec ||
+      strcmp(opt->matvec, "cpu") == 0 ||
       (strcmp(opt->matvec, "auto") == 0 && !app_auto_has_gpu(opt)))
     return;
   job->img = &p->coarse;
