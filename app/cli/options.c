@@ -129,7 +129,7 @@ static const opt_def options[] = {
     {"matvec", 0, "BACKEND", OPT_MATVEC, (SOLVE_CMDS | BENCH_CMD | CONTOURS_CMD),
      "auto (default: first OpenCL GPU, else cpu), cpu, opencl"},
     {"solver", 0, "NAME", OPT_SOLVER, (SOLVE_CMDS | BENCH_CMD),
-     "auto (default: chfsi for the hierarchy's labels of an image of 80 pixels a side or more, "
+     "auto (default: chfsi for the hierarchy's labels of an image of 116 pixels a side or more, "
      "else lanczos), lanczos (diaseg's own, "
      "device-resident on OpenCL), chfsi (diaseg's block solver: each product reads the matrix "
      "once for a block of vectors) or arpack"},

@@ -134,7 +134,7 @@ typedef struct dsg_options {
   /* "auto" (default): chfsi for the hierarchy's labels (gPb's spectral term wants the top of the
    * spectrum's cluster near 1, which chfsi from the coarse start finds and Lanczos at
    * DSG_TOL_HIERARCHY does not; docs/QUALITY.md) where the image is large enough for the coarse
-   * start (80 pixels a side at the working size), lanczos where it is not, where the eigenvectors
+   * start (116 pixels a side at the working size), lanczos where it is not, where the eigenvectors
    * are the result or k-means groups them; or "lanczos", "chfsi", "arpack" (eig_solver_find) */
   const char *solver;
   /* chfsi: 1 (default) starts the solve from the block of the same problem solved on the image
@@ -405,7 +405,7 @@ int dsg_devices_json(const char *cl_device, char **json, size_t *len);
  * queue) and builds every program dsg_segment builds on it with opt (the boundary detector's and
  * the affinity's for a cue with contours; the DIA product's; the solver's), with the same build
  * options, into the process-wide cache, where the run then finds them (with solver "auto", the
- * solver of an image of at least 80 pixels a side: a smaller image's run takes Lanczos and builds
+ * solver of an image of at least 116 pixels a side: a smaller image's run takes Lanczos and builds
  * its kernels itself). Opening a GPU and building
  * its programs take a few tenths of a second on the first run of a process: a caller can pay them
  * on a thread of its own while it reads the image (the diaseg command does), and join it before

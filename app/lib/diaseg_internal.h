@@ -398,7 +398,7 @@ const char *app_solver(const dsg_options *opt);
 /* The same for a problem of width x height pixels (the working size; 0 x 0: not known, as
  * app_solver): auto takes chfsi only where it starts from the coarse problem (app_coarse_size),
  * Lanczos elsewhere. From a random block chfsi's vectors score lower (docs/QUALITY.md), and on a
- * problem of a few hundred pixels (an image under 80 pixels a side) at nev 16 it did not converge
+ * problem of a few hundred pixels (an image under 116 pixels a side) at nev 16 it did not converge
  * in 1000 restarts where Lanczos takes milliseconds. */
 const char *app_solver_at(const dsg_options *opt, int width, int height);
 

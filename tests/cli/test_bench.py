@@ -281,7 +281,7 @@ def e2e(a, tmp):
     output folder behind, and --e2e with --spmv-only is refused."""
     j, c, svg = (os.path.join(tmp, f) for f in ("e2e.json", "e2e.csv", "e2e.svg"))
     stages = ["contours", "affinity", "setup", "solve", "grouping", "resolution", "write"]
-    p = subprocess.run([a.diaseg, "bench", "--e2e", "--size", "96x80", "--repeat", "2",
+    p = subprocess.run([a.diaseg, "bench", "--e2e", "--size", "128x120", "--repeat", "2",
                         "--json", j, "--csv", c, "--chart", svg], capture_output=True, text=True,
                        timeout=300, cwd=tmp)
     check(p.returncode == 0, f"bench --e2e: exit {p.returncode}: {p.stderr[-2000:]}")
@@ -290,13 +290,13 @@ def e2e(a, tmp):
     head = p.stdout.splitlines()[0]
     for s in stages + ["total"]:
         check(f"{s} s" in head, f"--e2e table lacks '{s} s': {head!r}")
-    table_rows = [x for x in p.stdout.splitlines()[1:] if x.startswith("96x80 ")]
+    table_rows = [x for x in p.stdout.splitlines()[1:] if x.startswith("128x120 ")]
     r = json.load(open(j))
     rows = r["results"]
     # segment's nev (16, tests/lib/test_api.c), which bench's own default happens to equal
     check(r["mode"] == "e2e" and r["nev"] == 16, f"e2e: {r['mode']}, nev {r['nev']} (segment's)")
     # and segment's solver: --solver auto takes chfsi for the default hierarchy where the coarse
-    # start applies (96 x 80 shrinks 5x to 20 x 16, at least the 16 x 16 it needs; a bench that
+    # start applies (128 x 120 shrinks 5x to 26 x 24, at least the 24 x 24 it needs; a bench that
     # resolved auto as for eigenpairs alone timed Lanczos instead)
     check(all(x["solver"] == "chfsi" for x in rows),
           f"e2e solvers {[x['solver'] for x in rows]}, segment's default is chfsi")
@@ -311,7 +311,7 @@ def e2e(a, tmp):
               st.get("solve_s", 0) > 0 and st.get("write_s", 0) > 0,
               f"{what}: stages {st}, total {x['total_s']}")
         check(x["total_s"] >= sum(st.values()) - 1e-6, f"{what}: total below the sum of stages")
-        check(x["work_width"] == 96 and x["work_height"] == 80 and x["nconv"] == r["nev"] and
+        check(x["work_width"] == 128 and x["work_height"] == 120 and x["nconv"] == r["nev"] and
               x["matvecs"] > 0, f"{what}: {x['work_width']}x{x['work_height']} {x['nconv']}")
     with open(c) as fh:
         table = list(csv.DictReader(fh))

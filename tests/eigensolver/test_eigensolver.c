@@ -380,11 +380,11 @@ static void start_block(void)
   spmv_dia_destroy(A);
 }
 
-/* The library's coarse start for chfsi (app/lib/coarse.c) on coffee.png at 160 x 112: the image
- * shrunk 5x (32 x 23) is solved first and its block starts the solve. The pairs are the same
+/* The library's coarse start for chfsi (app/lib/coarse.c) on coffee.png at 160 x 120: the image
+ * shrunk 5x (32 x 24) is solved first and its block starts the solve. The pairs are the same
  * problem's (every residual within tol, each eigenvalue within the two residuals of the one
  * solved from the random block) in fewer products at the full size; Lanczos, coarse_start 0 and
- * an image whose coarse size is under 16 pixels a side take no coarse start. */
+ * an image whose coarse size is under 24 pixels a side take no coarse start. */
 static void coarse_start(void)
 {
   dsg_image img, mid;
@@ -392,7 +392,7 @@ static void coarse_start(void)
   CHECK(status == DSG_OK, "load coffee.png: %s", dsg_error_message());
   if (status != DSG_OK)
     return;
-  dsg_image_resize(&img, 160, 112, &mid);
+  dsg_image_resize(&img, 160, 120, &mid);
   dsg_result *with = NULL, *without = NULL, *other = NULL;
   dsg_options opt;
   dsg_options_init(&opt);
@@ -408,7 +408,7 @@ static void coarse_start(void)
   CHECK(status == DSG_OK && without, "no coarse start: %s", dsg_error_message());
   if (with && without) {
     const eig_result *a = app_result_eig(with), *b = app_result_eig(without);
-    CHECK(with->coarse.width == 32 && with->coarse.height == 23 && with->coarse.cols == 16 &&
+    CHECK(with->coarse.width == 32 && with->coarse.height == 24 && with->coarse.cols == 16 &&
               with->coarse.products > 0 && !with->coarse.block && without->coarse.width == 0,
           "coarse: %d x %d, %d columns, %ld products; without: %d wide", with->coarse.width,
           with->coarse.height, with->coarse.cols, with->coarse.products, without->coarse.width);
@@ -420,7 +420,7 @@ static void coarse_start(void)
             "lambda_%d: %.9f from the coarse start, %.9f from the random block", k, a->values[k],
             b->values[k]);
     }
-    printf("chfsi at 160 x 112, nev 8: %ld products from the coarse start (+%ld at 32 x 23), %ld "
+    printf("chfsi at 160 x 120, nev 8: %ld products from the coarse start (+%ld at 32 x 24), %ld "
            "from the random block\n",
            a->matvecs, with->coarse.products, b->matvecs);
     CHECK(a->matvecs < b->matvecs, "coarse start: %ld products, not fewer than %ld", a->matvecs,
@@ -436,11 +436,11 @@ static void coarse_start(void)
   dsg_result_destroy(other);
   other = NULL;
   dsg_image_free(&mid);
-  dsg_image_resize(&img, 96, 64, &mid); /* coarse 20 x 13 */
+  dsg_image_resize(&img, 160, 115, &mid); /* coarse 32 x 23 */
   opt.solver = "chfsi";
   status = dsg_segment(&mid, &opt, &other);
   CHECK(status == DSG_OK && other && other->coarse.width == 0,
-        "96 x 64: a coarse start of 20 x 13 was taken");
+        "160 x 115: a coarse start of 32 x 23 was taken");
   dsg_result_destroy(other);
   dsg_image_free(&mid);
   dsg_image_free(&img);

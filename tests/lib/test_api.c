@@ -543,18 +543,19 @@ static void check_colormaps(void)
  * a device that does not exist is the run's error with opencl, and nothing with auto. */
 static void check_prepare(const dsg_image *small)
 {
-  /* small (96 x 64, one channel) with its last row repeated to 96 x 80: large enough for the
-   * coarse start, so that the hierarchy's run takes chfsi, the solver dsg_prepare builds for "auto"
-   * (an image under 80 pixels a side takes Lanczos, whose kernels its run builds itself) */
-  enum { PH = 80 };
+  /* small (96 x 64, one channel) with its last column and row repeated to 128 x 120: large enough
+   * for the coarse start, so that the hierarchy's run takes chfsi, the solver dsg_prepare builds
+   * for "auto" (an image under 116 pixels a side takes Lanczos, whose kernels its run builds) */
+  enum { PW = 128, PH = 120 };
   dsg_image big = {0, 0, 0, NULL}, *img = &big;
-  unsigned char *px = malloc((size_t)W * PH);
+  unsigned char *px = malloc((size_t)PW * PH);
   CHECK(px && small->channels == 1 && small->width == W && small->height == H, "prepare's image");
   if (!px)
     return;
   for (int y = 0; y < PH; y++)
-    memcpy(px + (size_t)y * W, small->pixels + (size_t)(y < H ? y : H - 1) * W, W);
-  CHECK(dsg_image_from_pixels(&big, W, PH, 1, px) == DSG_OK, "prepare's image: %s",
+    for (int x = 0; x < PW; x++)
+      px[(size_t)y * PW + x] = small->pixels[(size_t)(y < H ? y : H - 1) * W + (x < W ? x : W - 1)];
+  CHECK(dsg_image_from_pixels(&big, PW, PH, 1, px) == DSG_OK, "prepare's image: %s",
         dsg_error_message());
   free(px);
   /* the cue, the grouping and the programs: the detector's and the affinity's for a cue with

@@ -177,7 +177,7 @@ def test_report():
     assert p["seed"] == 7 and p["restarts"] == 4 and p["matvec"] == "cpu"
     d = diaseg.defaults()  # the options not given are the defaults
     # solver auto: chfsi for the hierarchy's labels where the coarse start applies, Lanczos on an
-    # image under 80 pixels a side like this one (tests/cli/test_cli.py, small_image_solver)
+    # image under 116 pixels a side like this one (tests/cli/test_cli.py, small_image_solver)
     assert p["affinity"] == d["affinity"] and d["solver"] == "auto" and p["solver"] == "lanczos"
     assert p["grouping"] == d["grouping"] and p["sigma_c"] == d["sigma_c"]
     assert p["spectral_weight"] == d["spectral_weight"] and p["min_region"] == d["min_region"]

@@ -486,7 +486,7 @@ def segment(image, k=None, **options):
     **options
         Any option by its dsg_options name (see :func:`defaults` for all of them and their
         defaults): nev, ncv, tol, max_iter, radius, sigma_i, sigma_x, affinity, keep_specks,
-        seed, restarts, solver ('auto': chfsi for the hierarchy of an image of 80 pixels a side
+        seed, restarts, solver ('auto': chfsi for the hierarchy of an image of 116 pixels a side
         or more, else lanczos), coarse_start
         (chfsi: start from the image shrunk 5x, default True), matvec ('auto', 'cpu', 'opencl'), cl_device, kernel,
         local_size, kernel_dir, cl_max_alloc, cl_max_mem, max_memory (host bytes the run may
