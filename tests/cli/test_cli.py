@@ -272,13 +272,15 @@ def first_builds_quiet(tmp, data, dev):
     """The first build of every program a segment takes says nothing on stderr: PoCL's compiler
     printed "1 warning generated." there when the detector's disc loop carried `#pragma unroll 8`
     (a quiet run's stderr is then not empty, an error not one line). The compilers' caches are
-    fresh folders, so that every program is built from its source."""
+    fresh folders, so that every program is built from its source: the default segment's at
+    128 x 120 (chfsi from the coarse start), then k-means' and Lanczos'."""
     env = dict(os.environ, POCL_CACHE_DIR=os.path.join(tmp, "pocl_cache"),
                CUDA_CACHE_PATH=os.path.join(tmp, "cuda_cache"))
     image = os.path.join(data, "coffee.png")
-    for extra in ([], ["--grouping", "kmeans", "-k", "3", "--solver", "lanczos"]):
-        out = os.path.join(tmp, "first_build_" + str(len(extra)))
-        code, _, err = run(["segment", image, "--resize", "64x48", "--matvec", "opencl",
+    for size, extra in (("128x120", []),
+                        ("64x48", ["--grouping", "kmeans", "-k", "3", "--solver", "lanczos"])):
+        out = os.path.join(tmp, "first_build_" + size)
+        code, _, err = run(["segment", image, "--resize", size, "--matvec", "opencl",
                             "--cl-device", dev, "-q", "-o", out] + extra, env=env)
         check(code == 0 and err == "", f"first builds {extra}: exit {code}, stderr {err!r}")
 
@@ -1037,8 +1039,8 @@ def threshold_cases(tmp):
 
 
 def small_image_solver(tmp):
-    """The default segment of images too small for the coarse start (under 116 pixels a side: its
-    24 x 24 shrunk 5x) takes Lanczos, not chfsi from a random block, which at nev 16 did not
+    """The default segment of images too small for the coarse start (under 116 pixels a side, whose
+    coarse image would be under 24 pixels a side) takes Lanczos, not chfsi from a random block, which at nev 16 did not
     converge in 1000 restarts on a few hundred pixels (exit 3 after seconds); a larger one takes
     chfsi, and its coarse solve converges (on a flat 76 x 76 to 90 x 90 image the coarse problem,
     16 to 18 pixels a side then, ran 1000 restarts unconverged: 767256 products, 7 s)."""
