@@ -83,12 +83,19 @@ static int check_tol(const dsg_options *opt)
   return DSG_OK;
 }
 
+/* Whether opt's run groups by the hierarchy (some k, a list or auto; not eigenpairs alone). */
+static int hierarchy_labels(const dsg_options *opt)
+{
+  return app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY &&
+         (opt->k != 0 || opt->nks > 0);
+}
+
 double app_tol(const dsg_options *opt)
 {
   if (opt->tol != DSG_TOL_AUTO)
     return opt->tol;
   /* the hierarchy's spectral term was fit and measured at DSG_TOL_HIERARCHY (docs/QUALITY.md) */
-  if (app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY && (opt->k != 0 || opt->nks > 0))
+  if (hierarchy_labels(opt))
     return DSG_TOL_HIERARCHY;
   return DSG_TOL_VECTORS;
 }
@@ -100,7 +107,7 @@ const char *app_solver(const dsg_options *opt)
   /* gPb's spectral term from chfsi's coarse-started vectors: the top of the spectrum's cluster
    * near 1, where Lanczos at DSG_TOL_HIERARCHY stops at mixtures from lower in it; better on every
    * BSDS500 train measure and a fraction of the solve (docs/QUALITY.md) */
-  if (app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY && (opt->k != 0 || opt->nks > 0))
+  if (hierarchy_labels(opt))
     return "chfsi";
   return "lanczos";
 }

@@ -150,15 +150,29 @@ out_unlock:
   return status;
 }
 
-/* The entry of (ctx, device, source, options), or NULL. Under the lock. */
-static cache_program *find_locked(cl_context ctx, cl_device_id device, uint64_t hash, size_t length,
-                                  const char *source, const char *options)
+/* The link to the entry of (ctx, device, source, options), built or claimed, or NULL: at most
+ * one, since a program is claimed only where there is none. Under the lock. */
+static cache_program **slot_locked(cl_context ctx, cl_device_id device, uint64_t hash,
+                                   size_t length, const char *source, const char *options)
 {
-  for (cache_program *p = programs; p; p = p->next)
+  for (cache_program **pp = &programs; *pp; pp = &(*pp)->next) {
+    const cache_program *p = *pp;
     if (p->ctx == ctx && p->device == device && p->hash == hash && p->length == length &&
         strcmp(p->options, options) == 0 && memcmp(p->source, source, length) == 0)
-      return p;
+      return pp;
+  }
   return NULL;
+}
+
+/* The link to the claim of (ctx, device, source, options), or NULL when there is none
+ * (forgotten, or never made). Under the lock. */
+static cache_program **claim_locked(cl_context ctx, cl_device_id device, const char *source,
+                                    const char *options)
+{
+  size_t length;
+  const uint64_t hash = text_hash(source, &length);
+  cache_program **pp = slot_locked(ctx, device, hash, length, source, options);
+  return pp && (*pp)->building ? pp : NULL;
 }
 
 int spmv_cl_cache_program_claim(cl_context ctx, cl_device_id device, const char *source,
@@ -166,18 +180,18 @@ int spmv_cl_cache_program_claim(cl_context ctx, cl_device_id device, const char 
 {
   size_t length;
   const uint64_t hash = text_hash(source, &length);
-  cache_program *p;
+  cache_program **pp, *p;
 
   *prog = NULL;
   pthread_mutex_lock(&cache_lock);
   /* a build of the same program in flight on another thread: wait for it rather than build it
    * twice (the CLI's warm-up and its run, both at the device's first programs) */
-  while ((p = find_locked(ctx, device, hash, length, source, options)) && p->building)
+  while ((pp = slot_locked(ctx, device, hash, length, source, options)) && (*pp)->building)
     pthread_cond_wait(&built, &cache_lock);
-  if (p) {
-    clRetainProgram(p->prog);
+  if (pp) {
+    clRetainProgram((*pp)->prog);
     counts.reuses++;
-    *prog = p->prog;
+    *prog = (*pp)->prog;
   } else { /* the caller builds it: claimed, so that others wait (out of memory: unclaimed) */
     p = calloc(1, sizeof(*p));
     if (p) {
@@ -203,32 +217,21 @@ int spmv_cl_cache_program_claim(cl_context ctx, cl_device_id device, const char 
   return *prog != NULL;
 }
 
-/* The claim of (ctx, device, source, options), unlinked; NULL when there is none (forgotten, or
- * never made). Under the lock. */
-static cache_program *unclaim_locked(cl_context ctx, cl_device_id device, const char *source,
-                                     const char *options)
+/* Unlinks and frees the entry *pp links to. Under the lock. */
+static void drop_locked(cache_program **pp)
 {
-  size_t length;
-  const uint64_t hash = text_hash(source, &length);
-  for (cache_program **pp = &programs; *pp; pp = &(*pp)->next) {
-    cache_program *p = *pp;
-    if (p->building && p->ctx == ctx && p->device == device && p->hash == hash &&
-        p->length == length && strcmp(p->options, options) == 0 &&
-        memcmp(p->source, source, length) == 0) {
-      *pp = p->next;
-      return p;
-    }
-  }
-  return NULL;
+  cache_program *p = *pp;
+  *pp = p->next;
+  free_program(p);
 }
 
 void spmv_cl_cache_program_abandon(cl_context ctx, cl_device_id device, const char *source,
                                    const char *options)
 {
   pthread_mutex_lock(&cache_lock);
-  cache_program *p = unclaim_locked(ctx, device, source, options);
-  if (p)
-    free_program(p);
+  cache_program **pp = claim_locked(ctx, device, source, options);
+  if (pp)
+    drop_locked(pp);
   pthread_cond_broadcast(&built);
   pthread_mutex_unlock(&cache_lock);
 }
@@ -240,22 +243,20 @@ void spmv_cl_cache_program_keep(cl_context ctx, cl_device_id device, const char 
 
   pthread_mutex_lock(&cache_lock);
   counts.builds++;
-  cache_program *p = unclaim_locked(ctx, device, source, options);
+  cache_program **pp = claim_locked(ctx, device, source, options);
   for (d = devices; d; d = d->next)
     if (d->ctx == ctx)
       break;
-  if (p && d) {
+  if (pp && d) {
     /* the claim becomes the program; a context the cache no longer holds (cleared or forgotten
      * since the caller opened it) keeps nothing, nor does a build that was never claimed (out of
      * memory at the claim) */
     clRetainProgram(prog);
-    p->prog = prog;
-    p->building = 0;
-    p->next = programs;
-    programs = p;
+    (*pp)->prog = prog;
+    (*pp)->building = 0;
     counts.programs++;
-  } else if (p) {
-    free_program(p);
+  } else if (pp) {
+    drop_locked(pp);
   }
   pthread_cond_broadcast(&built);
   pthread_mutex_unlock(&cache_lock);
