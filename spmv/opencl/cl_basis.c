@@ -33,6 +33,9 @@ typedef struct cl_basis {
   size_t groups;  /* work-groups of the row-parallel kernels; partials of |w|^2, known dots */
   size_t tgroups; /* row groups of lz_gemvt (each takes every column tile): partials of V^T w */
   int ycap;       /* doubles Y can hold */
+  double *yhost;  /* the host copy of the last restart matrix, written without waiting: the
+                   * caller's Y may be gone once the call returns */
+  cl_event yev;   /* that write (NULL: none pending) */
   cl_event *ev;
   int *ev_kind;
   int nev, evcap;
@@ -191,6 +194,8 @@ int spmv_cl_basis_set(spmv_basis *b, int col, const float *x, double *norm)
       status = spmv_cl_fail(err, "reading a norm", c->rt->dev.name);
     }
   }
+  if (status != DSG_OK)
+    clFinish(c->rt->queue); /* the upload of the caller's x may still be queued */
   drain_events(b);
   return status;
 }
@@ -268,13 +273,23 @@ static int rotate(spmv_basis *b, const double *Y, int ldy, int mcur, int k)
   cl_int err;
   if ((size_t)ldy * (size_t)k > (size_t)c->ycap)
     return dsg_error_set(DSG_ERR_INVALID, "restart matrix of %d x %d is too large", ldy, k);
+  if (c->yev) { /* the copy's previous write, long done as a rule */
+    err = clWaitForEvents(1, &c->yev);
+    clReleaseEvent(c->yev);
+    c->yev = NULL;
+    if (err != CL_SUCCESS)
+      return spmv_cl_fail(err, "uploading the restart matrix", c->rt->dev.name);
+  }
+  memcpy(c->yhost, Y, (size_t)ldy * (size_t)k * sizeof(double));
+  cl_event *ev = track(b, K_TRANSFER);
   err = clEnqueueWriteBuffer(c->rt->queue, c->Y, CL_FALSE, 0,
-                             (size_t)ldy * (size_t)k * sizeof(double), Y, 0, NULL,
-                             track(b, K_TRANSFER));
+                             (size_t)ldy * (size_t)k * sizeof(double), c->yhost, 0, NULL, ev);
   if (err != CL_SUCCESS) {
     untrack_failed(c);
     return spmv_cl_fail(err, "uploading the restart matrix", c->rt->dev.name);
   }
+  clRetainEvent(*ev);
+  c->yev = *ev;
   err = ARG(c->rotate, 0, c->V) | ARG(c->rotate, 1, ld) | ARG(c->rotate, 2, n) |
         ARG(c->rotate, 3, mcur) | ARG(c->rotate, 4, c->Y) | ARG(c->rotate, 5, ldy) |
         ARG(c->rotate, 6, k) | ARG(c->rotate, 7, c->tmp) | ARG(c->rotate, 8, ld);
@@ -421,6 +436,9 @@ void spmv_cl_basis_destroy(spmv_basis *b)
   for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
     if (ms[i])
       clReleaseMemObject(ms[i]);
+  if (c->yev)
+    clReleaseEvent(c->yev);
+  free(c->yhost);
   free(c->col);
   free(c->ev);
   free(c->ev_kind);
@@ -562,6 +580,8 @@ int spmv_cl_basis_create(spmv_basis *b, const spmv_cl_runtime *rt, const spmv_cl
       c->flag = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE, 2 * sizeof(int), NULL, &err);
     if (err == CL_SUCCESS)
       c->Y = clCreateBuffer(rt->ctx, CL_MEM_READ_ONLY, (size_t)ycap * sizeof(double), NULL, &err);
+    if (err == CL_SUCCESS && !(c->yhost = malloc((size_t)ycap * sizeof(double))))
+      err = CL_OUT_OF_HOST_MEMORY;
     if (err == CL_SUCCESS && b->known.count > 0) {
       c->label = clCreateBuffer(rt->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * sizeof(int),
                                 (void *)b->known.label, &err);
