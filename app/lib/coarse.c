@@ -16,8 +16,11 @@
 #include <string.h>
 
 #define APP_COARSE_FACTOR 5 /* the coarse image is the image shrunk this much each way */
-/* ... and at least this many pixels each way: chfsi at nev 16 on a flat 16 x 16 or 20 x 20 problem
- * ran its 1000 restarts unconverged (7 s on 2 cores), from 24 x 24 it converges in 3 (20 ms) */
+/* ... and at least this many pixels each way, where it was measured: before chfsi bounded its
+ * filter's growth (chfsi.c, CHFSI_GROWTH_MAX), chfsi at nev 16 on a flat 16 x 16 or 20 x 20
+ * problem ran its 1000 restarts unconverged (7 s on 2 cores), from 24 x 24 it converged in 3
+ * (20 ms); smaller coarse images now converge too, but what a start from them is worth is not
+ * measured, and below this `auto` takes Lanczos */
 #define APP_COARSE_MIN_SIDE 24
 #define APP_COARSE_TOL_SCALE 10 /* the coarse solve's tolerance: this times the fine one's */
 /* its restarts at most (3 for a BSDS photo's 97 x 65): a start need not converge, and one whose
