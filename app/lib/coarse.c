@@ -12,6 +12,8 @@
  * block (docs/PERFORMANCE.md, "Coarse-to-fine starts and the C block product"). */
 #include "diaseg_internal.h"
 
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -181,4 +183,64 @@ int app_coarse_start(const dsg_image *coarse, const dsg_options *opt, const dsg_
   if (status == DSG_OK)
     status = app_coarse_lift(out, fine);
   return status;
+}
+
+/* ---- a coarse solve made ahead of its run (dsg_presolve) ---- */
+
+/* Every option a run's problem or its coarse solve may depend on, in one string: a solve made
+ * ahead is taken only by a run whose string is the same (the device's options and the callbacks
+ * choose nothing of it: the coarse problem is the host's). */
+static void ahead_key(const dsg_options *o, char *key, size_t len)
+{
+#define STR(s) ((s) ? (s) : "-")
+  int at = snprintf(key, len,
+                    "k%d s%llu r%d g%s w%.17g m%d t%.17g p%lld a%s R%d i%.17g x%.17g c%.17g "
+                    "K%d n%d v%d T%.17g I%d S%s C%d ks",
+                    o->k, (unsigned long long)o->seed, o->restarts, STR(o->grouping),
+                    o->spectral_weight, o->min_region, o->threshold, o->work_pixels,
+                    STR(o->affinity), o->radius, o->sigma_i, o->sigma_x, o->sigma_c, o->keep_specks,
+                    o->nev, o->ncv, app_tol(o), o->max_iter, STR(o->solver), o->coarse_start);
+#undef STR
+  for (int i = 0; i < o->nks && o->ks && at > 0 && (size_t)at < len; i++)
+    at += snprintf(key + at, len - (size_t)at, " %d", o->ks[i]);
+}
+
+static pthread_mutex_t ahead_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+  dsg_image img;  /* the coarse image it was solved from */
+  char key[1024]; /* ahead_key of its options */
+  app_coarse out; /* its solve (block NULL: none kept) */
+} ahead;
+
+void app_coarse_ahead_put(dsg_image *coarse, const dsg_options *opt, app_coarse *c)
+{
+  pthread_mutex_lock(&ahead_lock);
+  dsg_image_free(&ahead.img);
+  app_coarse_free(&ahead.out);
+  ahead.img = *coarse;
+  ahead.out = *c;
+  ahead_key(opt, ahead.key, sizeof(ahead.key));
+  pthread_mutex_unlock(&ahead_lock);
+  memset(coarse, 0, sizeof(*coarse));
+  memset(c, 0, sizeof(*c));
+}
+
+int app_coarse_ahead_take(const dsg_image *coarse, const dsg_options *opt, app_coarse *out)
+{
+  char key[sizeof(ahead.key)];
+  int taken = 0;
+  ahead_key(opt, key, sizeof(key));
+  pthread_mutex_lock(&ahead_lock);
+  if (ahead.out.block && ahead.img.width == coarse->width && ahead.img.height == coarse->height &&
+      ahead.img.channels == coarse->channels &&
+      memcmp(ahead.img.pixels, coarse->pixels,
+             (size_t)coarse->width * (size_t)coarse->height * (size_t)coarse->channels) == 0 &&
+      strcmp(ahead.key, key) == 0 && app_coarse_matches(&ahead.out, opt)) {
+    *out = ahead.out;
+    memset(&ahead.out, 0, sizeof(ahead.out));
+    dsg_image_free(&ahead.img);
+    taken = 1;
+  }
+  pthread_mutex_unlock(&ahead_lock);
+  return taken;
 }

@@ -416,6 +416,19 @@ int dsg_devices_json(const char *cl_device, char **json, size_t *len);
  * DSG_OK, or the error the run would meet on the device (DSG_ERR_NODEVICE, DSG_ERR_OPENCL,
  * DSG_ERR_LIMIT, ...), or DSG_ERR_INVALID for options dsg_options_check refuses. */
 int dsg_prepare(const dsg_options *opt);
+/* Solves ahead what a dsg_segment of img with opt needs of the image alone: chfsi's coarse start
+ * (the image at the run's working size shrunk 5x, made into its problem and solved on the host's
+ * C path; docs/PIPELINE.md, "Coarse-to-fine starts"). It is kept for the process's next run of the
+ * same pixels and options, which then takes it instead of solving it itself (on a device run, on
+ * a worker thread beside the device's stages, whose end the run may wait for); report.json's
+ * `coarse_start.ahead` says so. It makes no OpenCL call, so a caller can run it while dsg_prepare
+ * opens the device on another thread (the diaseg command does, in the device's opening time). One
+ * solve is kept: a later call replaces it; a run of other pixels or options leaves it. Nothing to
+ * do (DSG_OK) where the run takes no coarse start (solver lanczos or arpack, coarse_start 0, an
+ * image under 116 pixels a side). Returns DSG_OK or the error of the options, the image or the
+ * coarse solve (DSG_ERR_NOMEM, DSG_ERR_INTERRUPTED, ...), which the run would meet or not; the
+ * run does not depend on it. Thread-safe. */
+int dsg_presolve(const dsg_image *img, const dsg_options *opt);
 
 /* ---- pictures -------------------------------------------------------------------------------
  * RGB pictures (width * height * 3 bytes, malloc'd: free with dsg_free) of the results. */

@@ -419,10 +419,11 @@ typedef struct app_coarse {
   int width, height;      /* the coarse image's */
   long products;          /* the coarse solve's vector products (of width * height rows) */
   double seconds;         /* what the solve spent on it: the coarse problem, its solve and the
-                           * lift; the lift alone where it was solved beside */
+                           * lift; the lift alone where it was solved beside or ahead */
   int beside;             /* 1: solved beside the fine problem's making (a worker thread) */
   double worker_seconds;  /* beside: the worker's own time for the coarse problem and its solve */
   double waited;          /* beside: how long the making waited for the worker at its end */
+  int ahead;              /* 1: solved ahead of the run (dsg_presolve); seconds: the lift alone */
   int nev, ncv, max_iter; /* the options it was solved with (app_coarse_matches) */
   uint64_t seed;
   double tol;
@@ -444,6 +445,12 @@ int app_coarse_lift(app_coarse *c, const dsg_problem *fine);
 int app_coarse_start(const dsg_image *coarse, const dsg_options *opt, const dsg_problem *fine,
                      app_coarse *out);
 void app_coarse_free(app_coarse *c);
+/* The process's coarse solve made ahead (dsg_presolve): put keeps c, solved from the coarse image
+ * `coarse` with opt (both taken over: zeroed here), in place of any kept before; take moves it
+ * into *out and returns 1 when it was solved from the same pixels with the same options, else
+ * returns 0 and leaves it. Thread-safe. */
+void app_coarse_ahead_put(dsg_image *coarse, const dsg_options *opt, app_coarse *c);
+int app_coarse_ahead_take(const dsg_image *coarse, const dsg_options *opt, app_coarse *out);
 
 struct dsg_result {
   int width, height, channels; /* the labels' and contours' size: the image's */

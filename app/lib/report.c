@@ -237,6 +237,9 @@ int dsg_result_report(const dsg_result *r, const dsg_report_info *info, char **j
     app_json_int(&j, "products", (int)r->coarse.products);
     app_json_number(&j, "seconds", r->coarse.seconds); /* what the solve waited for */
     app_json_bool(&j, "beside", r->coarse.beside);     /* solved beside the device's work */
+    app_json_bool(&j, "ahead", r->coarse.ahead);       /* solved ahead of the run (presolve) */
+    if (r->coarse.ahead)
+      app_json_number(&j, "ahead_seconds", r->coarse.worker_seconds); /* its own time */
     if (r->coarse.beside) {
       app_json_number(&j, "worker_seconds", r->coarse.worker_seconds); /* its own time */
       app_json_number(&j, "waited", r->coarse.waited); /* the setup's wait for the worker */

@@ -614,7 +614,9 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
     if (status != DSG_OK)
       goto fail;
   }
-  coarse_job_start(&job, p, opt);
+  /* a coarse solve made ahead of the run (dsg_presolve) is taken as the worker's would be */
+  if (!p->coarse.pixels || !app_coarse_ahead_take(&p->coarse, opt, &p->early))
+    coarse_job_start(&job, p, opt);
   /* the spectral term joins the detector's oriented combination (gPb) for the hierarchy */
   const int gpb = uses_gpb(opt, p->cue);
   /* the device the detector ran on stays for the grouping (gPb, k-means) */
@@ -1281,6 +1283,41 @@ int dsg_segment(const dsg_image *img, const dsg_options *opt_in, dsg_result **ou
   dsg_image_free(&small);
   /* a device that ran out part-way: what would fit it */
   return planned ? app_memory_explain(opt, img->width, img->height, status) : status;
+}
+
+int dsg_presolve(const dsg_image *img, const dsg_options *opt)
+{
+  dsg_image small = {0, 0, 0, NULL}, coarse = {0, 0, 0, NULL};
+  const dsg_image *work = img;
+  app_coarse c;
+  int w, h, cw, ch, status = check_image(img);
+  memset(&c, 0, sizeof(c));
+  if (status == DSG_OK && !opt)
+    status = dsg_error_set(DSG_ERR_INVALID, "dsg_presolve needs the run's options");
+  if (status == DSG_OK)
+    status = dsg_options_check(opt);
+  if (status == DSG_OK)
+    status = dsg_check_size(opt, img->width, img->height);
+  if (status == DSG_OK && app_work_size(img->width, img->height, opt->work_pixels, &w, &h)) {
+    status = app_image_shrink(img, w, h, &small); /* dsg_segment's working image */
+    work = &small;
+  }
+  /* what the run's problem and solve would take: chfsi from the coarse start at that size */
+  if (status == DSG_OK && app_coarse_size(opt, work->width, work->height, &cw, &ch) &&
+      strcmp(app_solver_at(opt, work->width, work->height), "chfsi") == 0) {
+    status = app_image_shrink(work, cw, ch, &coarse);
+    if (status == DSG_OK)
+      status = app_coarse_solve(&coarse, opt, &c);
+    if (status == DSG_OK && c.block) {
+      c.ahead = 1;
+      c.worker_seconds = c.seconds;
+      app_coarse_ahead_put(&coarse, opt, &c);
+    }
+  }
+  app_coarse_free(&c);
+  dsg_image_free(&coarse);
+  dsg_image_free(&small);
+  return status;
 }
 
 int dsg_result_work_width(const dsg_result *r) { return r->work_width; }

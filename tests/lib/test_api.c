@@ -621,6 +621,114 @@ static void check_prepare(const dsg_image *small)
   dsg_image_free(&big);
 }
 
+/* The report's coarse_start as "ahead beside" flags: 1 each where the report says true, -1 where
+ * the run had no coarse start. */
+static int coarse_flags(const dsg_result *r, int *ahead, int *beside)
+{
+  char *json = NULL;
+  size_t len = 0;
+  *ahead = *beside = -1;
+  if (dsg_result_report(r, NULL, &json, &len) != DSG_OK)
+    return 0;
+  const char *cs = strstr(json, "\"coarse_start\": {");
+  if (cs) {
+    const char *end = strchr(cs, '}');
+    const char *a = strstr(cs, "\"ahead\": true"), *b = strstr(cs, "\"beside\": true");
+    *ahead = a && a < end;
+    *beside = b && b < end;
+  }
+  dsg_free(json);
+  return 1;
+}
+
+/* The two runs gave the same eigenpairs and labels, to the bit. */
+static int same_run(const dsg_result *a, const dsg_result *b)
+{
+  const int n = a ? dsg_result_width(a) * dsg_result_height(a) : 0;
+  return a && b && dsg_result_nconv(a) == dsg_result_nconv(b) && dsg_result_labels(a) &&
+         dsg_result_labels(b) &&
+         memcmp(dsg_result_eigenvalues(a), dsg_result_eigenvalues(b),
+                (size_t)dsg_result_nconv(a) * sizeof(double)) == 0 &&
+         memcmp(dsg_result_labels(a), dsg_result_labels(b), (size_t)n * sizeof(int32_t)) == 0;
+}
+
+/* dsg_presolve: chfsi's coarse start solved ahead and taken by the next run of the same pixels
+ * and options (report.json's coarse_start.ahead), which gives what the run alone gives; a run of
+ * other options or pixels leaves it; nothing is kept where no coarse start applies; bad input is
+ * refused. On an OpenCL device the run alone solves it beside its stages (beside), and after a
+ * presolve does not. */
+static void check_presolve(const dsg_image *small, const char *matvec)
+{
+  enum { PW = 128, PH = 120 };
+  dsg_image big = {0, 0, 0, NULL}, other = {0, 0, 0, NULL};
+  unsigned char *px = malloc((size_t)PW * PH);
+  dsg_options opt, opt8;
+  dsg_result *alone = NULL, *r = NULL;
+  int ahead, beside;
+  if (!px)
+    return;
+  for (int y = 0; y < PH; y++)
+    for (int x = 0; x < PW; x++)
+      px[(size_t)y * PW + x] = small->pixels[(size_t)(y < H ? y : H - 1) * W + (x < W ? x : W - 1)];
+  CHECK(dsg_image_from_pixels(&big, PW, PH, 1, px) == DSG_OK, "presolve's image");
+  px[(size_t)PH / 2 * PW + PW / 2] ^= 0x40; /* one pixel changed: its coarse image differs */
+  CHECK(dsg_image_from_pixels(&other, PW, PH, 1, px) == DSG_OK, "presolve's other image");
+  free(px);
+  dsg_options_init(&opt);
+  opt.matvec = matvec;
+  opt8 = opt;
+  opt8.nev = 8;
+  CHECK(dsg_segment(&big, &opt, &alone) == DSG_OK && coarse_flags(alone, &ahead, &beside) &&
+            ahead == 0 && beside == (strcmp(matvec, "cpu") != 0),
+        "%s: the run alone: %s, ahead %d, beside %d", matvec, dsg_error_message(), ahead, beside);
+  /* taken, and the same run */
+  CHECK(dsg_presolve(&big, &opt) == DSG_OK, "%s: presolve: %s", matvec, dsg_error_message());
+  CHECK(dsg_segment(&big, &opt, &r) == DSG_OK && coarse_flags(r, &ahead, &beside) && ahead == 1 &&
+            beside == 0 && same_run(alone, r),
+        "%s: after presolve: ahead %d, beside %d, the same run %d", matvec, ahead, beside,
+        same_run(alone, r));
+  dsg_result_destroy(r);
+  r = NULL;
+  /* taken once: the next run solves its own */
+  CHECK(dsg_segment(&big, &opt, &r) == DSG_OK && coarse_flags(r, &ahead, &beside) && ahead == 0,
+        "%s: a second run took it again", matvec);
+  dsg_result_destroy(r);
+  r = NULL;
+  /* other options, other pixels: left, and taken by its own run after them */
+  CHECK(dsg_presolve(&big, &opt8) == DSG_OK, "%s: presolve nev 8", matvec);
+  CHECK(dsg_segment(&big, &opt, &r) == DSG_OK && coarse_flags(r, &ahead, &beside) && ahead == 0 &&
+            same_run(alone, r),
+        "%s: a run of nev 16 took nev 8's (ahead %d)", matvec, ahead);
+  dsg_result_destroy(r);
+  r = NULL;
+  CHECK(dsg_segment(&other, &opt8, &r) == DSG_OK && coarse_flags(r, &ahead, &beside) && ahead == 0,
+        "%s: a run of other pixels took it (ahead %d)", matvec, ahead);
+  dsg_result_destroy(r);
+  r = NULL;
+  CHECK(dsg_segment(&big, &opt8, &r) == DSG_OK && coarse_flags(r, &ahead, &beside) && ahead == 1,
+        "%s: nev 8's run did not take nev 8's (ahead %d)", matvec, ahead);
+  dsg_result_destroy(r);
+  r = NULL;
+  /* no coarse start: nothing to do (the small image; Lanczos) */
+  CHECK(dsg_presolve(small, &opt) == DSG_OK && dsg_segment(small, &opt, &r) == DSG_OK &&
+            coarse_flags(r, &ahead, &beside) && ahead == -1,
+        "%s: under 116 pixels a side: %s, ahead %d", matvec, dsg_error_message(), ahead);
+  dsg_result_destroy(r);
+  r = NULL;
+  /* bad input: refused, one message each */
+  dsg_image none = {PW, PH, 0, big.pixels};
+  CHECK(dsg_presolve(NULL, &opt) == DSG_ERR_INVALID &&
+            dsg_presolve(&big, NULL) == DSG_ERR_INVALID &&
+            dsg_presolve(&none, &opt) == DSG_ERR_INVALID &&
+            strstr(dsg_error_message(), "1 to 4 channels"),
+        "%s: presolve's bad input: %s", matvec, dsg_error_message());
+  opt.nev = 0;
+  CHECK(dsg_presolve(&big, &opt) == DSG_ERR_INVALID, "%s: presolve with nev 0", matvec);
+  dsg_result_destroy(alone);
+  dsg_image_free(&big);
+  dsg_image_free(&other);
+}
+
 int main(void)
 {
   dsg_image img;
@@ -775,6 +883,7 @@ int main(void)
     CHECK(strcmp(buf, "a nev") == 0, "render into a short buffer: '%s'", buf);
   }
 
+  check_presolve(&img, "cpu");
   /* segmentation, the C path with both solvers, then an OpenCL device if there is one */
   check_segment(&img, truth, "cpu", "lanczos", &lambda_cpu);
   check_segment(&img, truth, "cpu", "arpack", &lambda_other);
@@ -785,6 +894,7 @@ int main(void)
     int count = 0;
     if (dsg_devices(&list, &count) == DSG_OK && count > 0) {
       check_prepare(&img);
+      check_presolve(&img, "opencl");
       check_segment(&img, truth, "opencl", "lanczos", &lambda_other);
       CHECK(CLOSE(lambda_other, lambda_cpu, 0, 1e-4), "lambda_2: opencl %.7f, cpu %.7f",
             lambda_other, lambda_cpu);
