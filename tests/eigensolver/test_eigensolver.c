@@ -112,9 +112,30 @@ static void known_spectrum(int m1, int m2, int nev, int ncv)
   free(exact);
 }
 
-/* LAPACK's dense symmetric eigensolver: the oracle for small matrices. */
 extern void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
                    double *w, double *work, const int *lwork, int *info);
+
+/* The eigenvalues of the n x n DIA matrix N, ascending, into w (n doubles), by LAPACK on its
+ * dense copy: the oracle for small matrices. Returns dsyev's info (-1: out of memory). */
+static int dense_spectrum(const spmv_dia *N, double *w)
+{
+  const int n = N->rows;
+  int lwork = 8 * n, info = -1;
+  double *dense = calloc((size_t)n * n, sizeof(double)),
+         *work = malloc((size_t)lwork * sizeof(double));
+  if (dense && work) {
+    for (int d = 0; d < N->ndiag; d++)
+      for (int i = 0; i < n; i++) {
+        long long j = (long long)i + N->offsets[d];
+        if (j >= 0 && j < n)
+          dense[(size_t)i * n + j] = N->values[(size_t)d * N->pitch + i];
+      }
+    dsyev_("N", "U", &n, dense, &n, w, work, &lwork, &info);
+  }
+  free(dense);
+  free(work);
+  return info;
+}
 
 /* An image with three regions far apart in intensity (disconnected components: eigenvalue 1
  * has multiplicity 3). With the components passed as known vectors, the solve returns the same
@@ -139,15 +160,8 @@ static void disconnected_components(void)
   CHECK(comps.label[0] == 0 && comps.label[W - 1] == 1 && comps.label[n - 1] == 2,
         "component order %d %d %d", comps.label[0], comps.label[W - 1], comps.label[n - 1]);
 
-  double *dense = calloc((size_t)n * n, sizeof(double)), w[W * H], work[8 * W * H];
-  int lwork = 8 * n, info = 0;
-  for (int d = 0; d < N->ndiag; d++)
-    for (int i = 0; i < n; i++) {
-      long long j = (long long)i + N->offsets[d];
-      if (j >= 0 && j < n)
-        dense[(size_t)i * n + j] = N->values[(size_t)d * N->pitch + i];
-    }
-  dsyev_("N", "U", &n, dense, &n, w, work, &lwork, &info);
+  double w[W * H];
+  int info = dense_spectrum(N, w);
   CHECK(info == 0, "dsyev info %d", info);
 
   spmv_matvec *mv = NULL;
@@ -198,7 +212,6 @@ static void disconnected_components(void)
   app_components_free(&comps);
   spmv_dia_destroy(N);
   free(sd);
-  free(dense);
 }
 
 /* ---- progress reports (eig_progress) ---- */
@@ -464,19 +477,13 @@ static void spread_spectrum(void)
   spmv_matvec *mv = NULL;
   eig_options opt;
   eig_result res;
-  double *dense = calloc((size_t)n * n, sizeof(double)), w[W * H], work[8 * W * H];
-  int lwork = 8 * n, info = 0;
-  CHECK(app_affinity_build(W, H, f, 1, &ap, &N, &sd) == DSG_OK && dense, "spread: affinity");
-  if (!N || !dense)
+  double w[W * H];
+  int info;
+  CHECK(app_affinity_build(W, H, f, 1, &ap, &N, &sd) == DSG_OK, "spread: affinity");
+  if (!N)
     goto out;
   CHECK(app_components_find(N, sd, &comps) == DSG_OK && comps.count == 1, "spread: components");
-  for (int d = 0; d < N->ndiag; d++)
-    for (int i = 0; i < n; i++) {
-      long long j = (long long)i + N->offsets[d];
-      if (j >= 0 && j < n)
-        dense[(size_t)i * n + j] = N->values[(size_t)d * N->pitch + i];
-    }
-  dsyev_("N", "U", &n, dense, &n, w, work, &lwork, &info);
+  info = dense_spectrum(N, w);
   CHECK(info == 0 && w[n - NEV] < 0.5, "spread: dsyev info %d, lambda_%d %g", info, NEV - 1,
         w[n - NEV]);
   spmv_matvec_create_cpu(&mv, N);
@@ -502,7 +509,6 @@ out:
   app_components_free(&comps);
   spmv_dia_destroy(N);
   free(sd);
-  free(dense);
 }
 
 static volatile sig_atomic_t cancel_flag = 0;
