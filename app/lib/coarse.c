@@ -37,6 +37,15 @@ int app_coarse_size(const dsg_options *opt, int width, int height, int *cw, int 
          (long long)*cw * *ch > 4LL * (opt->nev + 1);
 }
 
+int app_coarse_image(const dsg_image *work, const dsg_options *opt, dsg_image *coarse)
+{
+  int cw, ch;
+  memset(coarse, 0, sizeof(*coarse));
+  return app_coarse_size(opt, work->width, work->height, &cw, &ch)
+             ? app_image_shrink(work, cw, ch, coarse)
+             : DSG_OK;
+}
+
 void app_coarse_free(app_coarse *c)
 {
   free(c->block);
@@ -235,7 +244,7 @@ int app_coarse_ahead_take(const dsg_image *coarse, const dsg_options *opt, app_c
       ahead.img.channels == coarse->channels &&
       memcmp(ahead.img.pixels, coarse->pixels,
              (size_t)coarse->width * (size_t)coarse->height * (size_t)coarse->channels) == 0 &&
-      strcmp(ahead.key, key) == 0 && app_coarse_matches(&ahead.out, opt)) {
+      strcmp(ahead.key, key) == 0) {
     *out = ahead.out;
     memset(&ahead.out, 0, sizeof(ahead.out));
     dsg_image_free(&ahead.img);

@@ -421,7 +421,7 @@ typedef struct app_coarse {
   double seconds;         /* what the solve spent on it: the coarse problem, its solve and the
                            * lift; the lift alone where it was solved beside or ahead */
   int beside;             /* 1: solved beside the fine problem's making (a worker thread) */
-  double worker_seconds;  /* beside: the worker's own time for the coarse problem and its solve */
+  double worker_seconds;  /* beside or ahead: the coarse problem's and its solve's own time */
   double waited;          /* beside: how long the making waited for the worker at its end */
   int ahead;              /* 1: solved ahead of the run (dsg_presolve); seconds: the lift alone */
   int nev, ncv, max_iter; /* the options it was solved with (app_coarse_matches) */
@@ -432,6 +432,10 @@ typedef struct app_coarse {
  * image of a width x height image, *cw x *ch, is large enough; 0 when not (*cw, *ch set either
  * way). */
 int app_coarse_size(const dsg_options *opt, int width, int height, int *cw, int *ch);
+/* The coarse image of the working image `work` (shrunk to app_coarse_size) into *coarse, or
+ * *coarse empty (no pixels) where opt takes no coarse start at that size. The one rule both the
+ * problem's making and dsg_presolve follow, so that a presolved start matches its run's pixels. */
+int app_coarse_image(const dsg_image *work, const dsg_options *opt, dsg_image *coarse);
 /* `coarse` (the image shrunk, app_coarse_size) made into a problem with opt on the C path and
  * solved with chfsi: its block on the coarse grid. Needs nothing of the fine problem, so it may
  * run beside its making. On an error out->block is NULL. */

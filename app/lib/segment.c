@@ -607,13 +607,9 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
   app_cue_find(opt->affinity, &p->cue);
   p->t_start = t0;
   progress_init(&pr, opt, p->cue, t0);
-  {
-    int cw, ch;
-    if (app_coarse_size(opt, p->width, p->height, &cw, &ch))
-      status = app_image_shrink(img, cw, ch, &p->coarse);
-    if (status != DSG_OK)
-      goto fail;
-  }
+  status = app_coarse_image(img, opt, &p->coarse);
+  if (status != DSG_OK)
+    goto fail;
   /* a coarse solve made ahead of the run (dsg_presolve) is taken as the worker's would be */
   if (!p->coarse.pixels || !app_coarse_ahead_take(&p->coarse, opt, &p->early))
     coarse_job_start(&job, p, opt);
@@ -1237,13 +1233,27 @@ static int to_full_size(dsg_result *r, const dsg_image *full, const dsg_image *w
   return status;
 }
 
+/* The working image of img under opt (app_work_size): img itself, or img shrunk into *small;
+ * dsg_segment's and dsg_presolve's. */
+static int working_image(const dsg_image *img, const dsg_options *opt, dsg_image *small,
+                         const dsg_image **work)
+{
+  int w, h, status = DSG_OK;
+  *work = img;
+  if (app_work_size(img->width, img->height, opt->work_pixels, &w, &h)) {
+    status = app_image_shrink(img, w, h, small);
+    *work = small;
+  }
+  return status;
+}
+
 int dsg_segment(const dsg_image *img, const dsg_options *opt_in, dsg_result **out)
 {
   dsg_problem *p = NULL;
   dsg_image small = {0, 0, 0, NULL};
   const dsg_image *work = img;
   double t0 = dsg_seconds(), t_resize = 0.0;
-  int w, h, use_cpu = 0, planned = 0, status = check_image(img);
+  int use_cpu = 0, planned = 0, status = check_image(img);
   dsg_options local = *opt_in;
   const dsg_options *opt = &local;
   *out = NULL;
@@ -1255,10 +1265,10 @@ int dsg_segment(const dsg_image *img, const dsg_options *opt_in, dsg_result **ou
   if (use_cpu)
     local.matvec = "cpu";
   planned = status == DSG_OK;
-  if (status == DSG_OK && app_work_size(img->width, img->height, opt->work_pixels, &w, &h)) {
-    status = app_image_shrink(img, w, h, &small);
-    work = &small;
-    t_resize = dsg_seconds() - t0;
+  if (status == DSG_OK) {
+    status = working_image(img, opt, &small, &work);
+    if (work != img)
+      t_resize = dsg_seconds() - t0;
   }
   if (status == DSG_OK)
     status = dsg_problem_create(work, opt, &p);
@@ -1290,7 +1300,7 @@ int dsg_presolve(const dsg_image *img, const dsg_options *opt)
   dsg_image small = {0, 0, 0, NULL}, coarse = {0, 0, 0, NULL};
   const dsg_image *work = img;
   app_coarse c;
-  int w, h, cw, ch, status = check_image(img);
+  int status = check_image(img);
   memset(&c, 0, sizeof(c));
   if (status == DSG_OK && !opt)
     status = dsg_error_set(DSG_ERR_INVALID, "dsg_presolve needs the run's options");
@@ -1298,16 +1308,13 @@ int dsg_presolve(const dsg_image *img, const dsg_options *opt)
     status = dsg_options_check(opt);
   if (status == DSG_OK)
     status = dsg_check_size(opt, img->width, img->height);
-  if (status == DSG_OK && app_work_size(img->width, img->height, opt->work_pixels, &w, &h)) {
-    status = app_image_shrink(img, w, h, &small); /* dsg_segment's working image */
-    work = &small;
-  }
+  if (status == DSG_OK)
+    status = working_image(img, opt, &small, &work);
   /* what the run's problem and solve would take: chfsi from the coarse start at that size */
-  if (status == DSG_OK && app_coarse_size(opt, work->width, work->height, &cw, &ch) &&
-      strcmp(app_solver_at(opt, work->width, work->height), "chfsi") == 0) {
-    status = app_image_shrink(work, cw, ch, &coarse);
-    if (status == DSG_OK)
-      status = app_coarse_solve(&coarse, opt, &c);
+  if (status == DSG_OK && strcmp(app_solver_at(opt, work->width, work->height), "chfsi") == 0)
+    status = app_coarse_image(work, opt, &coarse);
+  if (status == DSG_OK && coarse.pixels) {
+    status = app_coarse_solve(&coarse, opt, &c);
     if (status == DSG_OK && c.block) {
       c.ahead = 1;
       c.worker_seconds = c.seconds;

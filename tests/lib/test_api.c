@@ -535,6 +535,28 @@ static void check_colormaps(void)
         "unknown colour map: %s", dsg_error_message());
 }
 
+/* small (96 x 64, one channel) with its last column and row repeated to PAD_W x PAD_H: large
+ * enough for the coarse start, so that the hierarchy's run takes chfsi (an image under 116 pixels
+ * a side takes Lanczos); `flip` changes its centre pixel (another image with other coarse pixels).
+ */
+enum { PAD_W = 128, PAD_H = 120 };
+static int padded_image(const dsg_image *small, int flip, dsg_image *big)
+{
+  unsigned char *px = malloc((size_t)PAD_W * PAD_H);
+  int status = px ? DSG_ERR_INVALID : DSG_ERR_NOMEM; /* not the 96 x 64 gray image, or no memory */
+  if (px && small->channels == 1 && small->width == W && small->height == H) {
+    for (int y = 0; y < PAD_H; y++)
+      for (int x = 0; x < PAD_W; x++)
+        px[(size_t)y * PAD_W + x] =
+            small->pixels[(size_t)(y < H ? y : H - 1) * W + (x < W ? x : W - 1)];
+    if (flip)
+      px[(size_t)PAD_H / 2 * PAD_W + PAD_W / 2] ^= 0x40;
+    status = dsg_image_from_pixels(big, PAD_W, PAD_H, 1, px);
+  }
+  free(px);
+  return status;
+}
+
 /* issue 17: dsg_prepare warms exactly what a run then looks up. After it, dsg_segment on the
  * device opens nothing and builds nothing: every program it needs (the detector's and the
  * affinity's for a cue with contours, the DIA product's, the Lanczos basis kernels, k-means'
@@ -543,21 +565,12 @@ static void check_colormaps(void)
  * a device that does not exist is the run's error with opencl, and nothing with auto. */
 static void check_prepare(const dsg_image *small)
 {
-  /* small (96 x 64, one channel) with its last column and row repeated to 128 x 120: large enough
-   * for the coarse start, so that the hierarchy's run takes chfsi, the solver dsg_prepare builds
-   * for "auto" (an image under 116 pixels a side takes Lanczos, whose kernels its run builds) */
-  enum { PW = 128, PH = 120 };
+  /* the padded image takes chfsi, the solver dsg_prepare builds for "auto" (an image under 116
+   * pixels a side takes Lanczos, whose kernels its run builds) */
   dsg_image big = {0, 0, 0, NULL}, *img = &big;
-  unsigned char *px = malloc((size_t)PW * PH);
-  CHECK(px && small->channels == 1 && small->width == W && small->height == H, "prepare's image");
-  if (!px)
+  CHECK(padded_image(small, 0, &big) == DSG_OK, "prepare's image: %s", dsg_error_message());
+  if (!big.pixels)
     return;
-  for (int y = 0; y < PH; y++)
-    for (int x = 0; x < PW; x++)
-      px[(size_t)y * PW + x] = small->pixels[(size_t)(y < H ? y : H - 1) * W + (x < W ? x : W - 1)];
-  CHECK(dsg_image_from_pixels(&big, PW, PH, 1, px) == DSG_OK, "prepare's image: %s",
-        dsg_error_message());
-  free(px);
   /* the cue, the grouping and the programs: the detector's and the affinity's for a cue with
    * contours, the product's and the basis', k-means' */
   static const struct {
@@ -659,21 +672,17 @@ static int same_run(const dsg_result *a, const dsg_result *b)
  * presolve does not. */
 static void check_presolve(const dsg_image *small, const char *matvec)
 {
-  enum { PW = 128, PH = 120 };
   dsg_image big = {0, 0, 0, NULL}, other = {0, 0, 0, NULL};
-  unsigned char *px = malloc((size_t)PW * PH);
   dsg_options opt, opt8;
   dsg_result *alone = NULL, *r = NULL;
   int ahead, beside;
-  if (!px)
+  CHECK(padded_image(small, 0, &big) == DSG_OK && padded_image(small, 1, &other) == DSG_OK,
+        "presolve's images: %s", dsg_error_message());
+  if (!big.pixels || !other.pixels) {
+    dsg_image_free(&big);
+    dsg_image_free(&other);
     return;
-  for (int y = 0; y < PH; y++)
-    for (int x = 0; x < PW; x++)
-      px[(size_t)y * PW + x] = small->pixels[(size_t)(y < H ? y : H - 1) * W + (x < W ? x : W - 1)];
-  CHECK(dsg_image_from_pixels(&big, PW, PH, 1, px) == DSG_OK, "presolve's image");
-  px[(size_t)PH / 2 * PW + PW / 2] ^= 0x40; /* one pixel changed: its coarse image differs */
-  CHECK(dsg_image_from_pixels(&other, PW, PH, 1, px) == DSG_OK, "presolve's other image");
-  free(px);
+  }
   dsg_options_init(&opt);
   opt.matvec = matvec;
   opt8 = opt;
@@ -716,7 +725,7 @@ static void check_presolve(const dsg_image *small, const char *matvec)
   dsg_result_destroy(r);
   r = NULL;
   /* bad input: refused, one message each */
-  dsg_image none = {PW, PH, 0, big.pixels};
+  dsg_image none = {PAD_W, PAD_H, 0, big.pixels};
   CHECK(dsg_presolve(NULL, &opt) == DSG_ERR_INVALID &&
             dsg_presolve(&big, NULL) == DSG_ERR_INVALID &&
             dsg_presolve(&none, &opt) == DSG_ERR_INVALID &&
