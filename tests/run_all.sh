@@ -3,7 +3,8 @@
 #   1. a Release build and every ctest test (PoCL is the OpenCL device);
 #   2. the same suite built with AddressSanitizer + UndefinedBehaviorSanitizer, leaks included
 #      (narrow suppressions for the OpenCL runtime in tests/sanitizers/), then the sanitized
-#      `diaseg segment` on every sample image in data/, on the C path and on PoCL;
+#      `diaseg segment` on every sample image in data/, on the C path and on PoCL, and
+#      `diaseg contours` (the edge forest) on each;
 #   3. a bounded libFuzzer run of the image loader and the command line (30 s each, fixed seed).
 # Needs diaseg's build dependencies and clang, libclang-rt-14-dev, libomp-14-dev, llvm-14.
 #
@@ -45,9 +46,21 @@ sanitized_cli() {
         failed=$((failed + 1))
       fi
     done
+    # and the contours alone with the default detector, the edge forest (host only)
+    runs=$((runs + 1))
+    rc=0
+    "$diaseg" contours "$image" --resize 96x64 -q -o "$scratch/out_contours" \
+      2>"$scratch/err" || rc=$?
+    if [ "$rc" -eq 0 ] && ! grep -q "Sanitizer\|runtime error" "$scratch/err"; then
+      echo "ok: contours $name"
+    else
+      echo "FAILED: contours $name --resize 96x64 (exit $rc):"
+      cat "$scratch/err"
+      failed=$((failed + 1))
+    fi
   done
   rm -rf "$scratch"
-  if [ "$runs" -lt 10 ]; then
+  if [ "$runs" -lt 15 ]; then
     echo "FAILED: $runs runs: data/ should hold the five sample images"
     return 1
   fi

@@ -39,6 +39,7 @@ enum opt_id {
   OPT_THRESHOLD,
   OPT_PARTS,
   OPT_AFFINITY,
+  OPT_DETECTOR,
   OPT_MATVEC,
   OPT_SEED,
   OPT_RESTARTS,
@@ -126,6 +127,10 @@ static const opt_def options[] = {
      "contour scale of the contour cues: exp(-max contour / S) (default 0.1)"},
     {"affinity", 0, "KIND", OPT_AFFINITY, (IMAGE_CMDS | BENCH_CMD),
      "cue: contour (default), contour+color, intensity, color"},
+    {"detector", 0, "NAME", OPT_DETECTOR, (IMAGE_CMDS | BENCH_CMD | CONTOURS_CMD),
+     "boundary detector: auto (default: forest for contours without --parts, gradients for the "
+     "contour cues), forest (a structured edge forest learnt from BSDS500 train: the sharper "
+     "map), gradients (oriented histogram gradients of brightness, colour and texture, mPb)"},
     {"matvec", 0, "BACKEND", OPT_MATVEC, (SOLVE_CMDS | BENCH_CMD | CONTOURS_CMD),
      "auto (default: first OpenCL GPU, else cpu), cpu, opencl"},
     {"solver", 0, "NAME", OPT_SOLVER, (SOLVE_CMDS | BENCH_CMD),
@@ -498,6 +503,8 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
   case OPT_AFFINITY:
     return pick_name(flag, strcmp(v, "colour") == 0 ? "color" : v, dsg_cue_count, dsg_cue_name, 0,
                      &cfg->opt.affinity);
+  case OPT_DETECTOR:
+    return pick_name(flag, v, dsg_detector_count, dsg_detector_name, 0, &cfg->opt.detector);
   case OPT_MATVEC:
     if (strcmp(v, "cpu") != 0 && strcmp(v, "opencl") != 0 && strcmp(v, "auto") != 0 &&
         (cfg->command != APP_CMD_BENCH || strcmp(v, "all") != 0))

@@ -532,6 +532,7 @@ static int stage_export(run *r)
   app_json_number(&j, "sigma_x", opt->sigma_x);
   app_json_number(&j, "sigma_c", opt->sigma_c);
   app_json_string(&j, "affinity", opt->affinity);
+  app_json_string(&j, "detector", dsg_options_detector(opt));
   app_json_end_object(&j);
   status = app_json_finish(&j);
   if (status == DSG_OK)

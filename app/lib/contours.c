@@ -100,16 +100,6 @@ const char *dsg_contour_part_name(int p)
   return p >= 0 && p < APP_CONTOUR_PARTS ? names[p] : NULL;
 }
 
-/* i reflected into [0, n) (..., 1, 0 | 0, 1, ..., n-1 | n-1, n-2, ...), for any i and n >= 1 */
-static int reflect(int i, int n)
-{
-  const int period = 2 * n;
-  i %= period;
-  if (i < 0)
-    i += period;
-  return i < n ? i : period - 1 - i;
-}
-
 /* ---- CIELAB ------------------------------------------------------------------------------ */
 
 static double srgb_to_linear(double v)
@@ -178,7 +168,7 @@ void app_conv_sep(const float *src, int w, int h, const float *kx, const float *
           s += (double)kx[t + r] * row[x - t];
       else
         for (int t = -r; t <= r; t++)
-          s += (double)kx[t + r] * row[reflect(x - t, w)];
+          s += (double)kx[t + r] * row[app_reflect(x - t, w)];
       tmp[(size_t)y * w + x] = (float)s;
     }
   }
@@ -192,7 +182,7 @@ void app_conv_sep(const float *src, int w, int h, const float *kx, const float *
           s += (double)ky[t + r] * tmp[(size_t)(y - t) * w + x];
       else
         for (int t = -r; t <= r; t++)
-          s += (double)ky[t + r] * tmp[(size_t)reflect(y - t, h) * w + x];
+          s += (double)ky[t + r] * tmp[(size_t)app_reflect(y - t, h) * w + x];
       dst[(size_t)y * w + x] = (float)s;
     }
   }
@@ -221,8 +211,8 @@ void app_gradient_add(const float *src, int w, int h, const float *k0, const flo
         }
       else
         for (int t = -r; t <= r; t++) {
-          s0 += (double)k0[t + r] * row[reflect(x - t, w)];
-          s1 += (double)k1[t + r] * row[reflect(x - t, w)];
+          s0 += (double)k0[t + r] * row[app_reflect(x - t, w)];
+          s1 += (double)k1[t + r] * row[app_reflect(x - t, w)];
         }
       tmp0[(size_t)y * w + x] = (float)s0;
       tmp1[(size_t)y * w + x] = (float)s1;
@@ -235,7 +225,7 @@ void app_gradient_add(const float *src, int w, int h, const float *k0, const flo
     for (int x = 0; x < w; x++) {
       double sx = 0.0, sy = 0.0;
       for (int t = -r; t <= r; t++) {
-        const size_t at = (size_t)(inside ? y - t : reflect(y - t, h)) * w + x;
+        const size_t at = (size_t)(inside ? y - t : app_reflect(y - t, h)) * w + x;
         sx += (double)k0[t + r] * tmp1[at];
         sy += (double)k1[t + r] * tmp0[at];
       }
@@ -536,7 +526,7 @@ int app_contour_gradients(const unsigned char *bins, int w, int h,
     for (int y = 0; y < ph; y++)
       for (int x = 0; x < pw; x++)
         pad[c * pn + (size_t)y * pw + x] =
-            bins[c * n + (size_t)reflect(y - R, h) * w + reflect(x - R, w)];
+            bins[c * n + (size_t)app_reflect(y - R, h) * w + app_reflect(x - R, w)];
 
   /* rows in bands, the cancel flag looked at in between */
   const int band = 16;
@@ -857,11 +847,70 @@ int app_contour_gpb_cl(spmv_cl_image *im, const spmv_spectral *s, const float *o
   return status;
 }
 
-int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const dsg_image *img,
-                    const app_contour_weights *cw, float *strength, float *parts, float *soft,
-                    float *oriented)
+/* The detectors, a table (dsg_options.detector). */
+static const app_detector detectors[] = {
+    {"auto", "the forest for the contours alone, the gradients for segment's contour cues",
+     APP_DETECTOR_AUTO},
+    {"forest", "the structured edge forest learnt from BSDS500 train's human segmentations",
+     APP_DETECTOR_FOREST},
+    {"gradients",
+     "oriented histogram gradients of brightness, colour and texture (mPb), fit on BSDS500 train",
+     APP_DETECTOR_GRADIENTS},
+};
+
+int dsg_detector_count(void) { return (int)(sizeof(detectors) / sizeof(detectors[0])); }
+
+const char *dsg_detector_name(int i)
+{
+  return i >= 0 && i < dsg_detector_count() ? detectors[i].name : NULL;
+}
+
+const char *app_detector_description(int i)
+{
+  return i >= 0 && i < dsg_detector_count() ? detectors[i].description : NULL;
+}
+
+const char *dsg_options_detector(const dsg_options *opt)
+{
+  const app_cue *cue;
+  const app_detector *det;
+  if (app_cue_find(opt->affinity, &cue) != DSG_OK || !cue->contours ||
+      app_detector_find(opt->detector, 0, &det) != DSG_OK)
+    return NULL;
+  return det->name;
+}
+
+int app_detector_find(const char *name, int alone, const app_detector **out)
+{
+  char names[128] = "";
+  if (!name)
+    name = "auto";
+  for (int i = 0; i < dsg_detector_count(); i++) {
+    if (strcmp(name, detectors[i].name) == 0) {
+      *out = &detectors[i];
+      if (detectors[i].kind == APP_DETECTOR_AUTO)
+        *out = &detectors[alone ? APP_DETECTOR_FOREST : APP_DETECTOR_GRADIENTS];
+      return DSG_OK;
+    }
+    snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "",
+             detectors[i].name);
+  }
+  *out = NULL;
+  return dsg_error_set(DSG_ERR_INVALID, DSG_PARAM("detector") " '%s' is not one of %s", name,
+                       names);
+}
+
+int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const app_detector *det,
+                    const dsg_image *img, const app_contour_weights *cw, float *strength,
+                    float *parts, float *soft, float *oriented)
 {
   int status = DSG_OK;
+  if (det->kind == APP_DETECTOR_FOREST) {
+    if (parts || oriented)
+      return dsg_error_set(DSG_ERR_INVALID, "the forest detector has no parts or orientations: "
+                                            "they are the " DSG_PARAM("detector") " gradients'");
+    return app_forest_contours(img, opt->cancel, strength, soft);
+  }
   if (*im) {
     status = app_contours_cl(*im, img, cw, opt->cancel, strength, parts, soft, oriented);
     if (status != DSG_OK && status != DSG_ERR_INTERRUPTED && status != DSG_ERR_NOMEM &&
@@ -886,6 +935,7 @@ int dsg_contours(const dsg_image *img, const dsg_options *opt, float **strength,
   const dsg_image *work = img;
   dsg_options defaults;
   spmv_cl_image *im = NULL;
+  const app_detector *det;
   *strength = NULL;
   if (parts)
     *parts = NULL;
@@ -900,6 +950,14 @@ int dsg_contours(const dsg_image *img, const dsg_options *opt, float **strength,
   }
   if (app_work_pixels_check(opt->work_pixels) != DSG_OK)
     return DSG_ERR_INVALID;
+  /* "auto": the forest, or the gradients when their parts are asked for */
+  status = app_detector_find(opt->detector, !parts, &det);
+  if (status != DSG_OK)
+    return status;
+  if (parts && det->kind == APP_DETECTOR_FOREST)
+    return dsg_error_set(
+        DSG_ERR_INVALID,
+        "the forest detector has no parts: they are the " DSG_PARAM("detector") " gradients'");
   if (opt->progress) { /* one stage: the detector */
     dsg_progress rec = {"contours", 0, 1, 0, -1, 0, 0, 0.0, 0.0, -1.0};
     opt->progress(opt->progress_data, &rec);
@@ -918,9 +976,10 @@ int dsg_contours(const dsg_image *img, const dsg_options *opt, float **strength,
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of %zu pixels", n);
     goto out_free;
   }
-  status = app_image_device(opt, &im);
+  /* the forest runs on the host: no device to open for it */
+  status = det->kind == APP_DETECTOR_GRADIENTS ? app_image_device(opt, &im) : DSG_OK;
   if (status == DSG_OK)
-    status = app_contours_on(&im, opt, work, &app_contour_alone, s, p, NULL, NULL);
+    status = app_contours_on(&im, opt, det, work, &app_contour_alone, s, p, NULL, NULL);
   spmv_cl_image_destroy(im);
   if (status == DSG_OK && work != img) {
     float *bigp = NULL;

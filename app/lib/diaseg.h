@@ -121,11 +121,17 @@ typedef struct dsg_options {
   long long work_pixels;
   /* affinity */
   const char *affinity; /* the cue: "contour" (default), "contour+color", "intensity", "color" */
-  int radius;           /* disc radius r >= 1 (81 offsets for r = 5) */
-  double sigma_i;       /* feature scale > 0 */
-  double sigma_x;       /* spatial scale > 0 */
-  double sigma_c;       /* contour scale > 0 (the contour cues): exp(-max contour / sigma_c) */
-  int keep_specks;      /* 1: no component or speck handling: the plain top of the spectrum */
+  /* the boundary detector (dsg_detector_name): "auto" (default, or NULL): the forest for
+   * dsg_contours without parts, the gradients for the contour cues (segment's gPb and hierarchy
+   * were fit with them, and they run on the OpenCL device); "forest", the structured edge forest
+   * learnt from BSDS500 train (the sharper boundary map; on the host); "gradients", the oriented
+   * histogram gradients of brightness, colour and texture (mPb). */
+  const char *detector;
+  int radius;      /* disc radius r >= 1 (81 offsets for r = 5) */
+  double sigma_i;  /* feature scale > 0 */
+  double sigma_x;  /* spatial scale > 0 */
+  double sigma_c;  /* contour scale > 0 (the contour cues): exp(-max contour / sigma_c) */
+  int keep_specks; /* 1: no component or speck handling: the plain top of the spectrum */
   /* eigensolver */
   int nev;      /* eigenpairs, 1 <= nev < pixels */
   int ncv;      /* basis size; 0: automatic */
@@ -211,6 +217,13 @@ const char *dsg_grouping_name(int i);
 /* The cue table: cue i's name for i in [0, dsg_cue_count()), NULL past the end. */
 int dsg_cue_count(void);
 const char *dsg_cue_name(int i);
+/* The boundary detectors: detector i's name for i in [0, dsg_detector_count()), NULL past the
+ * end ("auto", "forest", "gradients"). */
+int dsg_detector_count(void);
+const char *dsg_detector_name(int i);
+/* The detector opt's contour cue runs ("auto" resolved: "gradients"), NULL for a cue without
+ * contours or a name not in the tables (report.json's and matrix.json's "detector"). */
+const char *dsg_options_detector(const dsg_options *opt);
 
 /* ---- segmentation ---------------------------------------------------------------------------*/
 typedef struct dsg_result dsg_result;

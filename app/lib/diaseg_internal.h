@@ -142,11 +142,37 @@ int app_contours(const dsg_image *img, const app_contour_weights *cw,
 int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const app_contour_weights *cw,
                     const volatile sig_atomic_t *cancel, float *strength, float *parts, float *soft,
                     float *oriented);
-/* The detector on *im (app_image_device; NULL: the C path). When the device fails and
- * opt->matvec is "auto", a warning, *im is destroyed and set to NULL, and the C path runs. */
-int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const dsg_image *img,
-                    const app_contour_weights *cw, float *strength, float *parts, float *soft,
-                    float *oriented);
+/* The detector table (contours.c): dsg_options.detector's names. */
+enum { APP_DETECTOR_AUTO, APP_DETECTOR_FOREST, APP_DETECTOR_GRADIENTS };
+typedef struct app_detector {
+  const char *name;
+  const char *description; /* one line, for help texts */
+  int kind;                /* APP_DETECTOR_* */
+} app_detector;
+/* The detector `name` names (NULL: "auto"), "auto" resolved for the contours alone (alone = 1:
+ * dsg_contours without parts, the forest) or else (alone = 0: segment's contour cues, whose gPb
+ * and hierarchy the defaults were fit with the gradients; the gradients' parts): never the
+ * "auto" row. DSG_ERR_INVALID, named, for a
+ * name not in the table. */
+int app_detector_find(const char *name, int alone, const app_detector **out);
+const char *app_detector_description(int i);
+/* The detector det (app_detector_find): the gradients on *im (app_image_device; NULL: the C
+ * path; when the device fails and opt->matvec is "auto", a warning, *im is destroyed and set to
+ * NULL, and the C path runs), with the weights cw; the forest on the host (no parts, no
+ * orientations). */
+int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const app_detector *det,
+                    const dsg_image *img, const app_contour_weights *cw, float *strength,
+                    float *parts, float *soft, float *oriented);
+
+/* i reflected into [0, n) (..., 1, 0 | 0, 1, ..., n-1 | n-1, n-2, ...), for any i and n >= 1 */
+static inline int app_reflect(int i, int n)
+{
+  const int period = 2 * n;
+  i %= period;
+  if (i < 0)
+    i += period;
+  return i < n ? i : period - 1 - i;
+}
 
 /* dst = src convolved with kx (2r + 1 taps) along rows, then ky along columns, borders
  * reflected; tmp holds width * height floats */
@@ -160,6 +186,113 @@ void app_conv_sep(const float *src, int width, int height, const float *kx, cons
  * tmp0, tmp1: n floats each. */
 void app_gradient_add(const float *src, int width, int height, const float *k0, const float *k1,
                       int r, float scale, int norient, float *tmp0, float *tmp1, float *out);
+
+/* ---- the structured edge forest (forest.c) ----------------------------------------------- */
+
+#define APP_FOREST_SHRINK 2    /* channels at half resolution */
+#define APP_FOREST_PATCH 32    /* a tree reads the 32 x 32 pixels around a place */
+#define APP_FOREST_OUT 16      /* and its leaf writes the 16 x 16 in the middle */
+#define APP_FOREST_STRIDE 2    /* a place at every other pixel each way */
+#define APP_FOREST_CHANNELS 13 /* L a b, |g| and 4 orientations at full, the same at half size */
+#define APP_FOREST_ORIENTS 4
+#define APP_FOREST_CELLS 5 /* self-similarity: 5 x 5 cells, every pair */
+#define APP_FOREST_PAIRS                                                                           \
+  (APP_FOREST_CELLS * APP_FOREST_CELLS * (APP_FOREST_CELLS * APP_FOREST_CELLS - 1) / 2)
+#define APP_FOREST_REG_FEATURES                                                                    \
+  ((APP_FOREST_PATCH / APP_FOREST_SHRINK) * (APP_FOREST_PATCH / APP_FOREST_SHRINK) *               \
+   APP_FOREST_CHANNELS)
+#define APP_FOREST_FEATURES (APP_FOREST_REG_FEATURES + APP_FOREST_PAIRS * APP_FOREST_CHANNELS)
+#define APP_FOREST_NORM_RADIUS                                                                     \
+  4                             /* the gradient's magnitude over its triangle mean of this radius */
+#define APP_FOREST_REG_SMOOTH 1 /* the regular channels' triangle radius (half-size pixels) */
+#define APP_FOREST_SIM_SMOOTH 4 /* the self-similarity channels' */
+#define APP_FOREST_MAG_SCALE 98.0f   /* 8-bit codes of the normalised magnitude: 2.6 -> 255 */
+#define APP_FOREST_HIST_SCALE 127.0f /* and of its histograms: 2 -> 255 */
+#define APP_FOREST_SHARPEN 2         /* rings of a leaf's boundary the sharpening may move */
+#define APP_FOREST_TREES_EVAL 4      /* trees read at each place */
+#define APP_FOREST_MAX_SEGS 16       /* segments of a leaf */
+#define APP_FOREST_GAIN 1.66f /* the map's scale (Dollar & Zitnick's for 2 sharpening rings) */
+#define APP_FOREST_MAX_BYTES (256u << 20) /* a model's largest inflated size */
+#define APP_FOREST_TOP 0x1.fffffep-1f     /* the thinned strength's largest value, below 1 */
+
+/* An image's grid: padded by reflection, pad pixels each side and to a multiple of 4, pw x ph;
+ * its channels cw x ch; rows x cols places. */
+typedef struct app_forest_grid {
+  int width, height, pad, pw, ph, cw, ch, rows, cols;
+} app_forest_grid;
+void app_forest_geometry(int width, int height, app_forest_grid *g);
+/* Feature f's place in the channels of a cw x ch grid: a regular feature reads channel offset
+ * a (b = -1), a self-similarity feature the difference a - b; relative to the place's corner. */
+void app_forest_feature_at(int f, int cw, int ch, int *channel, int *a, int *b);
+/* The 13 channels of img on grid g, 8 bits each, channel-major (13 cw ch bytes each): reg (the
+ * regular channels) and sim (the self-similarity ones); color (optional, 3 pw ph floats) the
+ * padded RGB in [0, 1] smoothed, for the sharpening; raw (optional, 13 cw ch floats) the channels
+ * before smoothing and coding. */
+int app_forest_channels(const dsg_image *img, const app_forest_grid *g, unsigned char *reg,
+                        unsigned char *sim, float *color, float *raw);
+
+/* A parsed forest: nodes of all trees in one array, tree t's root at tree[t]. */
+typedef struct app_forest {
+  int ntrees;
+  uint32_t nnodes, nleaves, tree[65];
+  uint16_t *fid;        /* the feature a node reads */
+  int16_t *thr;         /* left when the feature is below it */
+  uint32_t *child;      /* the left child (right = left + 1); 0 for a leaf */
+  uint32_t *leaf;       /* a leaf's index */
+  unsigned char *nsegs; /* per leaf: its segments */
+  uint32_t *seg_at;     /* per leaf: its patch's place among the patches (UINT32_MAX: one
+                         * segment, no boundary) */
+  uint32_t nmulti;      /* patches: the leaves of 2 segments or more */
+  unsigned char *segs;  /* per patch: 16 x 16 labels */
+  unsigned char *ring;  /* the patches' boundary pixels and their rings (forest.c) */
+  uint32_t *ring_start; /* per patch: APP_FOREST_SHARPEN + 2 bounds into ring */
+} app_forest;
+/* The model's bytes (zlib-deflated, forest.c) into *out; DSG_ERR_FORMAT when damaged. */
+int app_forest_parse(const unsigned char *data, size_t len, app_forest **out);
+void app_forest_free(app_forest *F);
+/* The forest that comes with the library, parsed on first use (thread-safe). */
+int app_forest_default(const app_forest **out);
+
+/* Every feature's channel offsets on a cw x ch grid (app_forest_feature_at), for the descents. */
+typedef struct app_forest_lookup {
+  int *a, *b;
+} app_forest_lookup;
+int app_forest_lookup_init(int cw, int ch, app_forest_lookup *lk);
+void app_forest_lookup_free(app_forest_lookup *lk);
+/* The leaf tree `tree` reaches at the place whose channel corner is `at` (r cw + c). */
+uint32_t app_forest_descend(const app_forest *F, int tree, const unsigned char *reg,
+                            const unsigned char *sim, size_t at, const app_forest_lookup *lk);
+/* The forest's boundary map of img (width * height floats, before thinning), its leaves'
+ * boundaries sharpened by `sharpen` rings (0 .. APP_FOREST_SHARPEN). */
+int app_forest_detect(const app_forest *F, const dsg_image *img, int sharpen,
+                      const volatile sig_atomic_t *cancel, float *E);
+/* E's orientation at each pixel (the edge along o pi / 8, as app_contour_thin reads it), from
+ * the curvature of E smoothed. */
+int app_forest_orientation(const float *E, int width, int height, unsigned char *orientation);
+/* The same as a direction in [0, pi) (x right, y down), unquantised. */
+int app_forest_tangent(const float *E, int width, int height, float *tangent);
+/* The forest as the contour cues' detector (the library's forest, 2 sharpening rings): the
+ * thinned strength (n floats in [0, 1): app_contour_thin across app_forest_orientation, tapered
+ * to 0 over the APP_FOREST_BORDER pixels nearest the image's edge, at most APP_FOREST_TOP) and soft
+ * (optional) the map before (unbounded: a little past 1 on sharp steps). */
+int app_forest_contours(const dsg_image *img, const volatile sig_atomic_t *cancel, float *strength,
+                        float *soft);
+#define APP_FOREST_BORDER 5
+/* The forest's hierarchy levels u map to u / (u + APP_FOREST_LEVEL_HALF) (hierarchy.c): 0.12
+ * puts the level of the best Covering + F on BSDS500 train (the first 50 images, a forest fit
+ * on the other 150) at DSG_AUTO_THRESHOLD, as the gradients' level is. */
+#define APP_FOREST_LEVEL_HALF 0.12
+/* The forest as segment's contour cue: sigma_c and the spectral weight, fit for the gradients,
+ * are scaled by these (0.1 -> 0.05, 0.2 -> 0.005: the best of those tried on BSDS500 train,
+ * docs/QUALITY.md), so that the defaults carry over. */
+#define APP_FOREST_SIGMA_C 0.5
+#define APP_FOREST_SPECTRAL 0.025
+/* E thinned as app_forest_contours thins it (n floats into strength). */
+int app_forest_thin(const float *E, int width, int height, float *strength);
+/* The forest's gPb: out = E + weight * max over o of spectral (APP_CONTOUR_ORIENTATIONS n
+ * floats, as app_spectral_gradient writes them). */
+void app_forest_gpb(const float *E, const float *spectral, double weight, int width, int height,
+                    float *out);
 
 /* ---- hierarchy (hierarchy.c) ------------------------------------------------------------ */
 
@@ -181,6 +314,9 @@ typedef struct app_hierarchy {
 #define APP_MIN_REGION_FRACTION 1500
 /* Regions below min_area pixels merge before any other. */
 int app_hierarchy_build(const float *E, int width, int height, int min_area, app_hierarchy *H);
+/* Every level u of H (merges and cracks) mapped to u / (u + half): monotone, so the hierarchy
+ * is unchanged, and a map whose strengths are unbounded has its levels in [0, 1), half at 0.5. */
+void app_hierarchy_map_levels(app_hierarchy *H, double half);
 /* Labels (0.., in order of first appearance) of the cut with k regions (k > 0; fewer when the
  * watershed had fewer), or else of the cut at `threshold` (boundaries above it stay). */
 int app_hierarchy_cut(const app_hierarchy *H, int k, double threshold, int32_t *labels);

@@ -605,6 +605,15 @@ out:
   return status;
 }
 
+void app_hierarchy_map_levels(app_hierarchy *H, double half)
+{
+  const size_t ncrack = 2 * (size_t)H->width * H->height;
+  for (int m = 0; m < H->nmerges; m++)
+    H->merge_level[m] = (float)(H->merge_level[m] / (H->merge_level[m] + half));
+  for (size_t c = 0; c < ncrack; c++)
+    H->crack_level[c] = (float)(H->crack_level[c] / (H->crack_level[c] + half));
+}
+
 static int find(int *parent, int x)
 {
   while (parent[x] != x) {

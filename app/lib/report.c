@@ -109,6 +109,7 @@ int dsg_result_report(const dsg_result *r, const dsg_report_info *info, char **j
   app_json_number(&j, "sigma_x", opt->sigma_x);
   app_json_number(&j, "sigma_c", opt->sigma_c);
   app_json_string(&j, "affinity", opt->affinity);
+  app_json_string(&j, "detector", dsg_options_detector(opt));
   app_json_number(&j, "tol", opt->tol);
   app_json_int(&j, "max_iter", opt->max_iter);
   app_json_int(&j, "ncv", e->ncv);

@@ -22,6 +22,7 @@ struct dsg_problem {
   double t_start;        /* dsg_seconds() when it was created: the progress reports' elapsed_s */
   float *contours;       /* the boundary detector's strength when the cue uses it, else NULL */
   float *soft;           /* the same before thinning (the hierarchy's boundary map) */
+  int forest;            /* the contour cue's detector is the forest (no orientations) */
   float *oriented;       /* the detector's combination at each orientation, when the spectral term
                           * joins it (gPb); else NULL */
   dsg_image coarse;      /* the image shrunk for chfsi's coarse start (coarse.c), when asked */
@@ -48,6 +49,7 @@ void dsg_options_init(dsg_options *opt)
   opt->seed = 1;
   opt->restarts = 8;
   opt->affinity = "contour";
+  opt->detector = "auto";
   opt->radius = 5;
   opt->sigma_i = 0.1;
   opt->sigma_x = 4.0;
@@ -212,7 +214,10 @@ int dsg_options_check(const dsg_options *opt)
   const app_cue *cue;
   const eig_solver *solver;
   spmv_kernel kernel;
+  const app_detector *det;
   int status = app_cue_find(opt->affinity, &cue);
+  if (status == DSG_OK)
+    status = app_detector_find(opt->detector, 0, &det);
   if (status == DSG_OK && !(opt->solver && strcmp(opt->solver, "auto") == 0))
     status = eig_solver_find(opt->solver, &solver);
   if (status == DSG_OK)
@@ -385,6 +390,13 @@ static int uses_gpb(const dsg_options *opt, const app_cue *cue)
          app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY;
 }
 
+/* Whether the detector is the forest (whose map has no orientations: its gPb is made apart). */
+static int uses_forest(const dsg_options *opt)
+{
+  const app_detector *det;
+  return app_detector_find(opt->detector, 0, &det) == DSG_OK && det->kind == APP_DETECTOR_FOREST;
+}
+
 /* The link masks the components are found from (app_components_from_links): where N was made
  * on the device, its links are made there too and N's values stay there (links[0] above
  * APP_SPECK_THRESHOLD, links[1] above APP_COMPONENT_THRESHOLD). */
@@ -415,6 +427,7 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
   int nfeat = 0, status = DSG_OK;
   double t0 = dsg_seconds();
   spmv_cl_image *im = NULL;
+  const app_detector *det;
   const int fallback = strcmp(opt->matvec, "auto") == 0; /* "opencl": failures are errors */
   if (contours)
     *contours = NULL;
@@ -440,10 +453,13 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
     if (!edges || (soft && !soft_map) || (oriented && !oriented_map))
       status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of a %d x %d image",
                              img->width, img->height);
-    else
-      status = app_contours_on(&im, opt, img,
+    else if ((status = app_detector_find(opt->detector, 0, &det)) == DSG_OK) {
+      if (det->kind == APP_DETECTOR_FOREST) /* the forest's crests are higher */
+        ap.sigma_c *= APP_FOREST_SIGMA_C;
+      status = app_contours_on(&im, opt, det, img,
                                uses_gpb(opt, cue) ? &app_contour_local : &app_contour_alone, edges,
                                NULL, soft_map, oriented_map);
+    }
     ap.contours = edges;
     if (t_contours)
       *t_contours = dsg_seconds() - t0;
@@ -616,8 +632,10 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
   /* the spectral term joins the detector's oriented combination (gPb) for the hierarchy */
   const int gpb = uses_gpb(opt, p->cue);
   /* the device the detector ran on stays for the grouping (gPb, k-means) */
+  p->forest = p->cue->contours && uses_forest(opt);
   status = build_affinity(img, opt, p->cue, &p->N, &p->sqrt_degree, &p->contours, &p->soft,
-                          gpb ? &p->oriented : NULL, &p->t_contours, links, &pr, &p->device);
+                          gpb && !p->forest ? &p->oriented : NULL, &p->t_contours, links, &pr,
+                          &p->device);
   if (status != DSG_OK)
     goto fail;
   p->t_affinity = dsg_seconds() - t0;
@@ -911,7 +929,8 @@ static int build_hierarchy(dsg_problem *p, const dsg_options *opt, dsg_result *r
 {
   const int w = p->width, h = p->height;
   const size_t n = (size_t)w * h;
-  const int gpb = p->oriented && opt->spectral_weight > 0.0;
+  const int forest_gpb = p->forest && p->soft && opt->spectral_weight > 0.0;
+  const int gpb = (p->oriented || forest_gpb) && opt->spectral_weight > 0.0;
   const int norient = gpb ? APP_CONTOUR_ORIENTATIONS : 0;
   float *E = malloc(n * sizeof(*E)), *spec = NULL;
   unsigned char *orientation = NULL;
@@ -923,7 +942,7 @@ static int build_hierarchy(dsg_problem *p, const dsg_options *opt, dsg_result *r
   if (p->soft && !gpb) {
     memcpy(E, p->soft, n * sizeof(*E));
     ready = 1;
-  } else if (gpb && grouping_device(p, opt)) {
+  } else if (gpb && !forest_gpb && grouping_device(p, opt)) {
     /* on the device the detector ran on: only gPb and its thinning come back */
     status = app_spectral_gpb_cl(p->device, &r->eig, p->sqrt_degree, w, h, p->oriented,
                                  &app_contour_local, opt->spectral_weight, E, NULL, r->contours);
@@ -943,7 +962,12 @@ static int build_hierarchy(dsg_problem *p, const dsg_options *opt, dsg_result *r
     status = app_spectral_gradient(&r->eig, p->sqrt_degree, w, h, norient, spec);
     if (status != DSG_OK)
       goto out;
-    if (norient) {
+    if (forest_gpb) {
+      app_forest_gpb(p->soft, spec, opt->spectral_weight * APP_FOREST_SPECTRAL, w, h, E);
+      status = r->contours ? app_forest_thin(E, w, h, r->contours) : DSG_OK;
+      if (status != DSG_OK)
+        goto out;
+    } else if (norient) {
       app_contour_gpb(p->oriented, &app_contour_local, spec, opt->spectral_weight, w, h, E,
                       orientation);
       if (r->contours)
@@ -962,6 +986,8 @@ static int build_hierarchy(dsg_problem *p, const dsg_options *opt, dsg_result *r
                               : APP_SPECK_PIXELS;
   status = app_hierarchy_build(E, w, h, opt->min_region > 0 ? opt->min_region : (int)auto_min,
                                r->hierarchy);
+  if (status == DSG_OK && p->forest) /* the forest's strengths are unbounded: levels in [0, 1) */
+    app_hierarchy_map_levels(r->hierarchy, APP_FOREST_LEVEL_HALF);
 out:
   free(E);
   free(spec);

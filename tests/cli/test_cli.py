@@ -872,8 +872,9 @@ def contour_cases(tmp, data):
     image and 0 away from it, contours.png its 16-bit round(65535 strength), --parts the 12
     gradients; any size down to 1 x 1; bad input is one line and no output folder."""
     # the C path, like segment --matvec cpu its maps are compared with bit for bit (the OpenCL
-    # detector is checked against the C path in tests/spmv/test_cl_image.c)
-    cpu = ["--matvec", "cpu"]
+    # detector is checked against the C path in tests/spmv/test_cl_image.c); the gradients, the
+    # contour cue's detector and the one with parts (the forest's cases follow these)
+    cpu = ["--matvec", "cpu", "--detector", "gradients"]
     w, h = 60, 40
     step = np.full((h, w), 40, np.uint8)
     step[:, 30:] = 200  # the step lies between columns 29 and 30
@@ -917,6 +918,31 @@ def contour_cases(tmp, data):
     code, _, err = run(["contours", image, "-o", out, "-q"] + cpu)
     check(code == 0 and leftovers(out) == ["contours.npy", "contours.png"],
           f"contours after --parts: {code} {leftovers(out)}")
+    # the default detector: the forest (docs/CLI.md): a line one pixel wide on the step away from
+    # the top and bottom rows (the map tapers to 0 over the 5 nearest the image's edge), faint
+    # marks at most elsewhere; it has no parts
+    code, _, err = run(["contours", image, "-o", out, "-q"])
+    fo = np.load(os.path.join(out, "contours.npy")) if code == 0 else np.zeros((h, w))
+    if code == 0 and fo.shape == (h, w):
+        rows = slice(5, h - 5)
+        far = np.abs(np.arange(w) - 29.5) > 3
+        check(fo.dtype == np.float32 and fo.min() >= 0 and fo.max() < 1 and
+              np.all(fo[rows, 29:31].max(axis=1) > 0.5) and
+              np.all((fo[rows, 29:31] > 0).sum(axis=1) == 1) and fo[:, far].max() < 0.1 and
+              fo[0].max() == 0 and fo[-1].max() == 0,
+              f"the forest's step: per row {fo[rows, 29:31].max(axis=1).min()}, "
+              f"far {fo[:, far].max()}")
+    else:
+        check(False, f"contours (forest): {code} {err!r}")
+    code, _, err = run(["contours", image, "-o", os.path.join(tmp, "out_forest_parts"),
+                        "--detector", "forest", "--parts"])
+    check(code != 0 and one_error(err, "diaseg: ") and "no parts" in err and
+          not os.path.exists(os.path.join(tmp, "out_forest_parts")),
+          f"--detector forest --parts: {code} {err!r}")
+    code, _, err = run(["contours", image, "-o", os.path.join(tmp, "out_bad_detector"),
+                        "--detector", "canny"])
+    check(code != 0 and one_error(err, "diaseg: ") and
+          "'canny' is not one of auto, forest, gradients" in err, f"--detector canny: {err!r}")
     # --resize: the detector runs on the resampled image
     code, _, err = run(["contours", image, "-o", out, "-q", "--resize", "30x20"] + cpu)
     check(code == 0 and np.load(os.path.join(out, "contours.npy")).shape == (20, 30) and
@@ -1138,7 +1164,7 @@ def hierarchy_cases(tmp, data):
     # the contour cue's map is gPb: diaseg contours' map with the eigenvectors' term, its crests
     # within 2 pixels of the detector's (the term may move one by a pixel or two), in [0, 1)
     code, _, err = run(["contours", image, "-o", os.path.join(tmp, "out_three_contours"), "-q",
-                        "--matvec", "cpu"])
+                        "--matvec", "cpu", "--detector", "gradients"])
     gpb = np.load(os.path.join(out, "contours.npy"))
     mpb = np.load(os.path.join(tmp, "out_three_contours", "contours.npy")) if code == 0 else None
     if mpb is not None and mpb.shape == gpb.shape:

@@ -1,6 +1,7 @@
 /* A program of a libdiaseg user: built against the installed header with pkg-config (shared and
  * static) by check_install.sh. Segments a synthetic two-region image and checks the labels, then
- * runs the boundary detector on it and checks that its one contour lies along the step. */
+ * runs the boundary detector (the default: the edge forest, whose model is inside the library)
+ * on it and checks that its one contour lies along the step. */
 #include <diaseg.h>
 
 #include <stdio.h>
@@ -35,12 +36,14 @@ int main(void)
       fprintf(stderr, "example: %s\n", dsg_error_message());
       return 1;
     }
-    /* the step lies between columns W/2 - 1 and W/2: the contour on one of them, in every row */
+    /* the step lies between columns W/2 - 1 and W/2: the contour on one of them, in every row
+     * but the 5 nearest the top and bottom (the forest's map tapers to 0 there); faint marks at
+     * most elsewhere */
     for (int y = 0; y < H; y++) {
       const float *row = strength + y * W;
-      off += !(row[W / 2 - 1] > 0.5f || row[W / 2] > 0.5f);
+      off += y >= 5 && y < H - 5 && !(row[W / 2 - 1] > 0.5f || row[W / 2] > 0.5f);
       for (int x = 0; x < W; x++)
-        off += (x < W / 2 - 1 || x > W / 2) && !(row[x] < 0.01f);
+        off += (x < W / 2 - 1 || x > W / 2) && !(row[x] < 0.1f);
     }
     printf("contours: %d pixels off\n", off);
     wrong += off;

@@ -284,7 +284,11 @@ static void check_contours_api(const dsg_image *regions_img)
   dsg_result *r = NULL;
   for (int i = 0; i < SW * SH; i++)
     step_px[i] = (unsigned char)(i % SW < SW / 2 ? 40 : 200);
-  CHECK(dsg_contours(&step, NULL, &s, NULL) == DSG_OK && s, "dsg_contours: %s",
+  /* the gradients (the detector whose parts there are; "auto" takes them with parts) */
+  dsg_options_init(&opt);
+  opt.matvec = "cpu";
+  opt.detector = "gradients";
+  CHECK(dsg_contours(&step, &opt, &s, NULL) == DSG_OK && s, "dsg_contours: %s",
         dsg_error_message());
   CHECK(dsg_contours(&step, NULL, &s2, &parts) == DSG_OK && s2 && parts,
         "dsg_contours with parts: %s", dsg_error_message());
@@ -311,6 +315,37 @@ static void check_contours_api(const dsg_image *regions_img)
   dsg_free(s);
   dsg_free(s2);
   dsg_free(parts);
+  /* the forest ("auto" without parts): a line one pixel wide on the step, away from the image's
+   * top and bottom (its map tapers to 0 there), nothing of note elsewhere; no parts */
+  s = NULL;
+  CHECK(dsg_contours(&step, NULL, &s, NULL) == DSG_OK && s, "dsg_contours (forest): %s",
+        dsg_error_message());
+  if (s) {
+    int on_step = 0, wide = 0, off_step = 0;
+    for (int y = 0; y < SH; y++)
+      for (int x = 0; x < SW; x++) {
+        const float v = s[y * SW + x];
+        if (x == SW / 2 - 1 || x == SW / 2) {
+          on_step += y >= 5 && y < SH - 5 && v > 0.5f;
+          wide += x == SW / 2 && v > 0.0f && s[y * SW + x - 1] > 0.0f;
+        } else {
+          off_step += v > 0.1f; /* a learnt detector: faint marks (0.09 at most here) elsewhere */
+        }
+      }
+    CHECK(on_step == SH - 10 && wide == 0 && off_step == 0,
+          "forest: %d of %d step rows > 0.5, %d rows two pixels wide, %d others above 0.1", on_step,
+          SH - 10, wide, off_step);
+  }
+  dsg_free(s);
+  opt.detector = "forest";
+  s = parts = (float *)&opt; /* set to NULL on failure */
+  CHECK(dsg_contours(&step, &opt, &s, &parts) == DSG_ERR_INVALID && !s && !parts,
+        "the forest's parts asked for and not refused");
+  opt.detector = "edges";
+  s = NULL;
+  CHECK(dsg_contours(&step, &opt, &s, NULL) == DSG_ERR_INVALID && !s &&
+            strstr(dsg_error_message(), "'edges' is not one of auto, forest, gradients"),
+        "an unknown detector: %s", dsg_error_message());
   {
     unsigned char one = 100;
     const dsg_image tiny = {1, 1, 1, &one}, none = {SW, SH, 1, NULL};
@@ -336,7 +371,11 @@ static void check_contours_api(const dsg_image *regions_img)
     opt.nks = 3;
     opt.spectral_weight = 0.0; /* the contours are the detector's (the default's are gPb) */
     s = NULL;
-    CHECK(dsg_contours(regions_img, NULL, &s, NULL) == DSG_OK, "dsg_contours: %s",
+    dsg_options gradients;
+    dsg_options_init(&gradients);
+    gradients.matvec = "cpu";
+    gradients.detector = "gradients"; /* the contour cue's, as "auto" resolves it there */
+    CHECK(dsg_contours(regions_img, &gradients, &s, NULL) == DSG_OK, "dsg_contours: %s",
           dsg_error_message());
     CHECK(dsg_segment(regions_img, &opt, &r) == DSG_OK && r, "contour + hierarchy: %s",
           dsg_error_message());
@@ -374,6 +413,40 @@ static void check_contours_api(const dsg_image *regions_img)
     dsg_result_destroy(r);
     dsg_free(s);
     free(ucm);
+  }
+  /* the same with the forest: the contour cue's map is dsg_contours' (the forest's, thinned);
+   * with the spectral term (forest gPb) the hierarchy's levels stay in [0, 1) */
+  for (int weighted = 0; weighted < 2; weighted++) {
+    static const int ks[2] = {2, 3};
+    const size_t n = (size_t)W * H;
+    dsg_options_init(&opt);
+    opt.matvec = "cpu";
+    opt.detector = "forest";
+    opt.ks = ks;
+    opt.nks = 2;
+    opt.spectral_weight = weighted ? 0.2 : 0.0;
+    s = NULL;
+    r = NULL;
+    CHECK(dsg_contours(regions_img, NULL, &s, NULL) == DSG_OK, "dsg_contours: %s",
+          dsg_error_message());
+    CHECK(dsg_segment(regions_img, &opt, &r) == DSG_OK && r, "forest + hierarchy: %s",
+          dsg_error_message());
+    if (r && s) {
+      const float *c = dsg_result_contours(r);
+      CHECK(c && (weighted || memcmp(c, s, n * sizeof(float)) == 0),
+            "forest: dsg_result_contours is not dsg_contours' map");
+      for (int i = 0; i < 2; i++) {
+        const int32_t *labels = dsg_result_labels_k(r, ks[i]);
+        CHECK(labels && distinct_labels(labels, n) == ks[i], "forest, k %d: %d segments", ks[i],
+              labels ? distinct_labels(labels, n) : 0);
+      }
+      float *u = malloc((2 * W + 1) * (2 * H + 1) * sizeof(float));
+      CHECK(u && dsg_result_ucm(r, u) == DSG_OK && u[0] > 0.0f && u[0] < 1.0f,
+            "forest: the ucm's top level %g", u ? (double)u[0] : -1.0);
+      free(u);
+    }
+    dsg_result_destroy(r);
+    dsg_free(s);
   }
 
   /* no contours, no hierarchy */
@@ -772,6 +845,28 @@ int main(void)
             strcmp(dsg_grouping_name(1), "kmeans") == 0 && dsg_grouping_name(2) == NULL &&
             dsg_grouping_name(-1) == NULL,
         "grouping table");
+  CHECK(dsg_detector_count() == 3 && strcmp(dsg_detector_name(0), "auto") == 0 &&
+            strcmp(dsg_detector_name(1), "forest") == 0 &&
+            strcmp(dsg_detector_name(2), "gradients") == 0 && dsg_detector_name(3) == NULL &&
+            dsg_detector_name(-1) == NULL,
+        "detector table");
+  /* the contour cue's detector, "auto" resolved; none for a cue without contours */
+  {
+    dsg_options d;
+    dsg_options_init(&d);
+    const char *dflt = dsg_options_detector(&d);
+    CHECK(strcmp(d.detector, "auto") == 0 && dflt && strcmp(dflt, "gradients") == 0,
+          "the default detector: %s", dflt ? dflt : "(null)");
+    d.detector = "forest";
+    CHECK(dsg_options_detector(&d) && strcmp(dsg_options_detector(&d), "forest") == 0, "forest");
+    d.affinity = "intensity";
+    CHECK(dsg_options_detector(&d) == NULL, "intensity has a detector");
+    d.affinity = "contour";
+    d.detector = "sobel";
+    CHECK(dsg_options_detector(&d) == NULL && dsg_options_check(&d) == DSG_ERR_INVALID &&
+              strstr(dsg_error_message(), "'sobel' is not one of auto, forest, gradients"),
+          "an unknown detector: %s", dsg_error_message());
+  }
   CHECK(dsg_contour_parts() == 12 && strcmp(dsg_contour_part_name(0), "brightness_r3") == 0 &&
             strcmp(dsg_contour_part_name(11), "texture_r20") == 0 &&
             dsg_contour_part_name(12) == NULL && dsg_contour_part_name(-1) == NULL,

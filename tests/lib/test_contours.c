@@ -151,8 +151,20 @@ static void test_disc(void)
   free(sec);
 }
 
+/* dsg_contours with the gradients (the detector this file checks; "auto" is the forest
+ * without parts, tests/lib/test_forest.c) */
+static dsg_options gradients_options(void)
+{
+  dsg_options opt;
+  dsg_options_init(&opt);
+  opt.matvec = "cpu";
+  opt.detector = "gradients";
+  return opt;
+}
+
 static void test_detector(void)
 {
+  const dsg_options grad = gradients_options();
   /* constant: no boundary anywhere, no part */
   {
     const int w = 30, h = 20;
@@ -160,7 +172,7 @@ static void test_detector(void)
     memset(px, 120, (size_t)w * h * 3);
     dsg_image img = {w, h, 3, px};
     float *s = NULL, *parts = NULL;
-    CHECK(dsg_contours(&img, NULL, &s, &parts) == DSG_OK, "constant: %s", dsg_error_message());
+    CHECK(dsg_contours(&img, &grad, &s, &parts) == DSG_OK, "constant: %s", dsg_error_message());
     double mx = 0.0;
     for (size_t i = 0; s && i < (size_t)w * h; i++)
       mx = fmax(mx, s[i]);
@@ -180,7 +192,7 @@ static void test_detector(void)
         px[y * w + x] = x < 20 ? 40 : 200;
     dsg_image img = {w, h, 1, px};
     float *s = NULL;
-    CHECK(dsg_contours(&img, NULL, &s, NULL) == DSG_OK, "step: %s", dsg_error_message());
+    CHECK(dsg_contours(&img, &grad, &s, NULL) == DSG_OK, "step: %s", dsg_error_message());
     int on = 0, off = 0, thick = 0;
     for (int y = 0; s && y < h; y++) {
       int row = 0;
@@ -201,8 +213,9 @@ static void test_detector(void)
     dsg_free(s);
     free(px);
   }
-  /* every size works, down to 1 x 1 and 1 pixel wide; values finite and in [0, 1) */
-  {
+  /* every size works with both detectors, down to 1 x 1 and 1 pixel wide; values finite and in
+   * [0, 1) */
+  for (int forest = 0; forest < 2; forest++) {
     const int sizes[][2] = {{1, 1}, {1, 9}, {9, 1}, {2, 2}, {3, 50}};
     for (size_t t = 0; t < sizeof(sizes) / sizeof(sizes[0]); t++) {
       const int w = sizes[t][0], h = sizes[t][1];
@@ -211,7 +224,7 @@ static void test_detector(void)
         px[i] = (unsigned char)(test_rand64() & 255);
       dsg_image img = {w, h, 3, px};
       float *s = NULL;
-      int ok = dsg_contours(&img, NULL, &s, NULL) == DSG_OK;
+      int ok = dsg_contours(&img, forest ? NULL : &grad, &s, NULL) == DSG_OK;
       CHECK(ok, "%d x %d: %s", w, h, dsg_error_message());
       for (int i = 0; ok && i < w * h; i++)
         CHECK(isfinite(s[i]) && s[i] >= 0.0f && s[i] < 1.0f, "%d x %d: strength %g", w, h,

@@ -276,13 +276,13 @@ def test_defaults(diaseg_cli, tmp_path):
     expected = {"k": "auto", "nev": 16, "tol": 0.0, "work_pixels": 160000, "radius": 5, "sigma_i": 0.1, "sigma_x": 4.0,
                 "solver": "auto", "matvec": "auto", "max_iter": 1000, "seed": 1, "restarts": 8,
                 "ncv": 0, "keep_specks": False, "sigma_c": 0.1, "spectral_weight": 0.2,
-                "min_region": 0, "threshold": 0.0, "coarse_start": True}
+                "min_region": 0, "threshold": 0.0, "coarse_start": True, "detector": "auto"}
     for name, value in expected.items():
         assert d[name] == value, name
     assert set(d) == {"k", "nev", "ncv", "tol", "max_iter", "radius", "sigma_i", "sigma_x",
                       "sigma_c", "grouping", "spectral_weight", "min_region", "threshold",
                       "work_pixels",
-                      "affinity",
+                      "affinity", "detector",
                       "keep_specks", "seed", "restarts", "solver", "coarse_start", "matvec",
                       "cl_device",
                       "kernel", "local_size", "kernel_dir", "cl_max_alloc", "cl_max_mem",
@@ -290,6 +290,9 @@ def test_defaults(diaseg_cli, tmp_path):
     lib = diaseg._lib.lib
     cues = [diaseg._lib.decode(lib.dsg_cue_name(i)) for i in range(lib.dsg_cue_count())]
     assert cues == ["intensity", "color", "contour", "contour+color"]
+    detectors = [diaseg._lib.decode(lib.dsg_detector_name(i))
+                 for i in range(lib.dsg_detector_count())]
+    assert detectors == ["auto", "forest", "gradients"] and d["detector"] in detectors
     assert d["affinity"] in cues and d["grouping"] in ("hierarchy", "kmeans")
     assert isinstance(diaseg.__version__, str) and diaseg.__version__.count(".") == 2
     if diaseg_cli is None:
@@ -421,7 +424,9 @@ def step(h=40, w=60, dark=40, bright=200):
 
 def contours_cpu(image, **kw):
     """diaseg.contours on the C path where it takes matvec (so that its map is comparable bit
-    for bit with segment(..., matvec='cpu').contours), else as it is."""
+    for bit with segment(..., matvec='cpu').contours), else as it is; the gradients unless
+    asked (the contour cue's detector; the forest's cases are test_contours_forest)."""
+    kw.setdefault("detector", "gradients")
     try:
         return diaseg.contours(image, matvec="cpu", **kw)
     except TypeError as e:
@@ -448,6 +453,35 @@ def test_contours_step():
     np.testing.assert_array_equal(contours_cpu(img / 255.0), pb)
     np.testing.assert_array_equal(contours_cpu(np.dstack([img] * 3)), pb)
     assert contours_cpu(np.full((20, 30), 128, np.uint8)).max() == 0
+
+
+def test_contours_forest():
+    """The default detector of contours(): the forest, a line one pixel wide on the step away
+    from the top and bottom rows (tapered to 0 over the 5 nearest the edge), faint marks at
+    most elsewhere; no parts; an unknown name refused."""
+    img = step()
+    pb = diaseg.contours(img)
+    assert pb.dtype == np.float32 and pb.shape == (40, 60)
+    assert pb.min() >= 0 and pb.max() < 1
+    rows = slice(5, 35)
+    assert np.all(pb[rows, 29:31].max(axis=1) > 0.5), pb[rows, 29:31]
+    assert np.all((pb[rows, 29:31] > 0).sum(axis=1) == 1)
+    assert pb[:, np.abs(np.arange(60) - 29.5) > 3].max() < 0.1
+    assert pb[0].max() == 0 and pb[-1].max() == 0
+    np.testing.assert_array_equal(diaseg.contours(img, detector="forest"), pb)
+    # the docstring's example
+    small = np.zeros((30, 40), np.uint8)
+    small[:, 20:] = 200
+    assert sorted(set(np.flatnonzero(diaseg.contours(small).max(axis=0) > 0.5).tolist())) == [20]
+    assert diaseg.contours(np.full((20, 30), 128, np.uint8)).max() == 0
+    with pytest.raises(ValueError, match="no parts"):
+        diaseg.contours(img, parts=True, detector="forest")
+    with pytest.raises(ValueError, match="'canny' is not one of auto, forest, gradients"):
+        diaseg.contours(img, detector="canny")
+    # parts=True with the default takes the gradients
+    pb2, parts = diaseg.contours(img, parts=True)
+    np.testing.assert_array_equal(pb2, contours_cpu(img))
+    assert len(parts) == 12
 
 
 def test_contours_parts():

@@ -81,7 +81,7 @@ _OPTIONS = {
     "radius": "int", "sigma_i": "float", "sigma_x": "float", "sigma_c": "float",
     "grouping": "str", "spectral_weight": "float", "min_region": "int",
     "threshold": "float", "work_pixels": "int64",
-    "affinity": "str",
+    "affinity": "str", "detector": "str",
     "keep_specks": "bool", "seed": "uint64", "restarts": "int", "solver": "str",
     "coarse_start": "bool",
     "matvec": "str", "cl_device": "str", "kernel": "str", "local_size": "size",
@@ -638,9 +638,10 @@ def affinity(image, return_degree=False, **options):
 
 
 def contours(image, parts=False, **options):
-    """The boundary detector alone (docs/PIPELINE.md, "Contours"): oriented chi-squared
-    gradients of brightness, colour and texture at 3 scales and 8 orientations, combined and
-    thinned by non-maximum suppression.
+    """The boundary detector alone (docs/PIPELINE.md, "Contours"), thinned by non-maximum
+    suppression: by default the structured edge forest learnt from BSDS500 train (the sharper
+    map), or with ``detector='gradients'`` (or ``parts=True``) oriented chi-squared gradients of
+    brightness, colour and texture at 3 scales and 8 orientations, combined (mPb).
 
     Parameters
     ----------
@@ -648,10 +649,11 @@ def contours(image, parts=False, **options):
         As for :func:`segment`; any size (1 x 1 included).
     parts : bool, optional
         Also return each of the 12 gradients (channel x scale) at its best orientation, before
-        the combination (default False).
+        the combination (default False; the gradients' only).
     **options
-        matvec ('auto': the first OpenCL GPU, else the C path; 'cpu'; 'opencl') and cl_device:
-        where the detector runs; work_pixels (as for :func:`segment`: a larger image is
+        detector ('auto': the forest, or the gradients with ``parts=True``; 'forest';
+        'gradients'); matvec ('auto': the first OpenCL GPU, else the C path; 'cpu'; 'opencl')
+        and cl_device: where the gradients run (the forest runs on the host); work_pixels (as for :func:`segment`: a larger image is
         detected at that many pixels and the map brought back to its size, lines one pixel
         wide; 0: full resolution).
 
@@ -668,12 +670,15 @@ def contours(image, parts=False, **options):
     >>> img = np.zeros((30, 40), np.uint8); img[:, 20:] = 200
     >>> pb = diaseg.contours(img)
     >>> sorted(set(np.flatnonzero(pb.max(axis=0) > 0.5).tolist()))
+    [20]
+    >>> pb = diaseg.contours(img, detector='gradients')
+    >>> sorted(set(np.flatnonzero(pb.max(axis=0) > 0.5).tolist()))
     [19]
     """
-    unknown = set(options) - {"matvec", "cl_device", "work_pixels"}
+    unknown = set(options) - {"detector", "matvec", "cl_device", "work_pixels"}
     if unknown:
         raise TypeError(f"contours() got an unexpected keyword argument {sorted(unknown)[0]!r} "
-                        f"(the options are: matvec, cl_device, work_pixels)")
+                        f"(the options are: detector, matvec, cl_device, work_pixels)")
     opt, keep = _options(options, "contours")
     pixels, img = _image(image)
     s_ptr, p_ptr = ctypes.POINTER(ctypes.c_float)(), ctypes.POINTER(ctypes.c_float)()

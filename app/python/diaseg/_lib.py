@@ -90,6 +90,7 @@ class DsgOptions(Structure):
         ("work_pixels", c_longlong),
         # affinity
         ("affinity", c_char_p),
+        ("detector", c_char_p),
         ("radius", c_int),
         ("sigma_i", c_double),
         ("sigma_x", c_double),
@@ -182,6 +183,8 @@ _SIGNATURES = {
     "dsg_cue_name": (c_char_p, [c_int]),
     "dsg_grouping_count": (c_int, []),
     "dsg_grouping_name": (c_char_p, [c_int]),
+    "dsg_detector_count": (c_int, []),
+    "dsg_detector_name": (c_char_p, [c_int]),
     "dsg_segment": (c_int, [POINTER(DsgImage), POINTER(DsgOptions), POINTER(_P)]),
     "dsg_result_destroy": (None, [_P]),
     "dsg_result_width": (c_int, [_P]),
