@@ -266,17 +266,22 @@ uint32_t app_forest_descend(const app_forest *F, int tree, const unsigned char *
  * boundaries sharpened by `sharpen` rings (0 .. APP_FOREST_SHARPEN). */
 int app_forest_detect(const app_forest *F, const dsg_image *img, int sharpen,
                       const volatile sig_atomic_t *cancel, float *E);
+/* The same at 3 scales (the image halved, as it is, doubled: each map brought back to its size
+ * and the three averaged; for one row or column, the image's own map counts twice). */
+int app_forest_detect_ms(const app_forest *F, const dsg_image *img, int sharpen,
+                         const volatile sig_atomic_t *cancel, float *E);
 /* E's orientation at each pixel (the edge along o pi / 8, as app_contour_thin reads it), from
  * the curvature of E smoothed. */
 int app_forest_orientation(const float *E, int width, int height, unsigned char *orientation);
 /* The same as a direction in [0, pi) (x right, y down), unquantised. */
 int app_forest_tangent(const float *E, int width, int height, float *tangent);
-/* The forest as the contour cues' detector (the library's forest, 2 sharpening rings): the
+/* The library's forest (2 sharpening rings) at `scales` scales (1: the image's own, the contour
+ * cue's, whose settings were fit with it; 3: app_forest_detect_ms, the contours alone): the
  * thinned strength (n floats in [0, 1): app_contour_thin across app_forest_orientation, tapered
  * to 0 over the APP_FOREST_BORDER pixels nearest the image's edge, at most APP_FOREST_TOP) and soft
  * (optional) the map before (unbounded: a little past 1 on sharp steps). */
-int app_forest_contours(const dsg_image *img, const volatile sig_atomic_t *cancel, float *strength,
-                        float *soft);
+int app_forest_contours(const dsg_image *img, int scales, const volatile sig_atomic_t *cancel,
+                        float *strength, float *soft);
 #define APP_FOREST_BORDER 5
 /* The forest's hierarchy levels u map to u / (u + APP_FOREST_LEVEL_HALF) (hierarchy.c): 0.12
  * puts the level of the best Covering + F on BSDS500 train (the first 50 images, a forest fit

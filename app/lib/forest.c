@@ -792,8 +792,47 @@ int app_forest_thin(const float *E, int w, int h, float *strength)
   return status;
 }
 
-int app_forest_contours(const dsg_image *img, const volatile sig_atomic_t *cancel, float *strength,
-                        float *soft)
+int app_forest_detect_ms(const app_forest *F, const dsg_image *img, int sharpen,
+                         const volatile sig_atomic_t *cancel, float *E)
+{
+  const int w = img->width, h = img->height;
+  const size_t n = (size_t)w * h;
+  dsg_image half = {0, 0, 0, NULL}, twice = {0, 0, 0, NULL};
+  float *tmp = malloc(4 * n * sizeof(float));
+  int status = tmp ? app_forest_detect(F, img, sharpen, cancel, E)
+                   : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the forest's scales");
+  if (status == DSG_OK && w >= 2 && h >= 2) {
+    status = app_image_shrink(img, w / 2, h / 2, &half);
+    if (status == DSG_OK)
+      status = app_forest_detect(F, &half, sharpen, cancel, tmp + n);
+    if (status == DSG_OK) {
+      app_upsample_field(tmp + n, w / 2, h / 2, w, h, tmp);
+      for (size_t i = 0; i < n; i++)
+        E[i] += tmp[i];
+    }
+  } else if (status == DSG_OK) {
+    for (size_t i = 0; i < n; i++)
+      E[i] *= 2.0f;
+  }
+  if (status == DSG_OK)
+    status = dsg_image_resize(img, 2 * w, 2 * h, &twice);
+  if (status == DSG_OK)
+    status = app_forest_detect(F, &twice, sharpen, cancel, tmp);
+  if (status == DSG_OK)
+    for (int y = 0; y < h; y++)
+      for (int x = 0; x < w; x++) {
+        const float *q = tmp + (size_t)(2 * y) * (2 * w) + 2 * x;
+        E[(size_t)y * w + x] =
+            (E[(size_t)y * w + x] + 0.25f * (q[0] + q[1] + q[2 * w] + q[2 * w + 1])) / 3.0f;
+      }
+  dsg_image_free(&half);
+  dsg_image_free(&twice);
+  free(tmp);
+  return status;
+}
+
+int app_forest_contours(const dsg_image *img, int scales, const volatile sig_atomic_t *cancel,
+                        float *strength, float *soft)
 {
   const int w = img->width, h = img->height;
   const size_t n = (size_t)w * h;
@@ -803,7 +842,8 @@ int app_forest_contours(const dsg_image *img, const volatile sig_atomic_t *cance
   if (status == DSG_OK && !E)
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of a %d x %d image", w, h);
   if (status == DSG_OK)
-    status = app_forest_detect(F, img, APP_FOREST_SHARPEN, cancel, E);
+    status = scales == 3 ? app_forest_detect_ms(F, img, APP_FOREST_SHARPEN, cancel, E)
+                         : app_forest_detect(F, img, APP_FOREST_SHARPEN, cancel, E);
   if (status == DSG_OK)
     status = app_forest_thin(E, w, h, strength);
   if (E != soft)

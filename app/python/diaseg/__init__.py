@@ -639,8 +639,8 @@ def affinity(image, return_degree=False, **options):
 
 def contours(image, parts=False, **options):
     """The boundary detector alone (docs/PIPELINE.md, "Contours"), thinned by non-maximum
-    suppression: by default the structured edge forest learnt from BSDS500 train (the sharper
-    map), or with ``detector='gradients'`` (or ``parts=True``) oriented chi-squared gradients of
+    suppression: by default the structured edge forest learnt from BSDS500 train at 3 scales
+    (the sharper map), or with ``detector='gradients'`` (or ``parts=True``) oriented chi-squared gradients of
     brightness, colour and texture at 3 scales and 8 orientations, combined (mPb).
 
     Parameters
