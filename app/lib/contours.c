@@ -865,11 +865,6 @@ const char *dsg_detector_name(int i)
   return i >= 0 && i < dsg_detector_count() ? detectors[i].name : NULL;
 }
 
-const char *app_detector_description(int i)
-{
-  return i >= 0 && i < dsg_detector_count() ? detectors[i].description : NULL;
-}
-
 const char *dsg_options_detector(const dsg_options *opt)
 {
   const app_cue *cue;

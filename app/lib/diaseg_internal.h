@@ -155,7 +155,6 @@ typedef struct app_detector {
  * "auto" row. DSG_ERR_INVALID, named, for a
  * name not in the table. */
 int app_detector_find(const char *name, int alone, const app_detector **out);
-const char *app_detector_description(int i);
 /* The detector det (app_detector_find): the gradients on *im (app_image_device; NULL: the C
  * path; when the device fails and opt->matvec is "auto", a warning, *im is destroyed and set to
  * NULL, and the C path runs), with the weights cw; the forest on the host (no parts, no
