@@ -24,6 +24,23 @@ export UBSAN_OPTIONS=suppressions=$ROOT/tests/sanitizers/ubsan.supp:print_stackt
 # wait passively too, so tests beside other work do not spin against it (docs/PERFORMANCE.md)
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 
+# One run of the sanitized CLI ($diaseg with the arguments after LABEL): counted in runs, and in
+# failed on a non-zero exit or any sanitizer report.
+sanitized_run() {
+  label=$1
+  shift
+  runs=$((runs + 1))
+  rc=0
+  "$diaseg" "$@" 2>"$scratch/err" || rc=$?
+  if [ "$rc" -eq 0 ] && ! grep -q "Sanitizer\|runtime error" "$scratch/err"; then
+    echo "ok: $label"
+  else
+    echo "FAILED: $label (exit $rc):"
+    cat "$scratch/err"
+    failed=$((failed + 1))
+  fi
+}
+
 # The sanitized CLI on every sample image (small, so that it takes seconds), on the C path and on
 # PoCL: fails on a non-zero exit or any sanitizer report (LeakSanitizer exits non-zero too).
 sanitized_cli() {
@@ -32,32 +49,14 @@ sanitized_cli() {
   failed=0 runs=0
   for image in "$ROOT"/data/*.png "$ROOT"/data/*.jpg; do
     [ -f "$image" ] || continue
+    name=$(basename "$image")
     for matvec in cpu opencl; do
-      runs=$((runs + 1))
-      name=$(basename "$image")
-      rc=0
-      "$diaseg" segment "$image" --resize 96x64 --matvec "$matvec" -q -o "$scratch/out" \
-        2>"$scratch/err" || rc=$?
-      if [ "$rc" -eq 0 ] && ! grep -q "Sanitizer\|runtime error" "$scratch/err"; then
-        echo "ok: segment $name --matvec $matvec"
-      else
-        echo "FAILED: segment $name --resize 96x64 --matvec $matvec (exit $rc):"
-        cat "$scratch/err"
-        failed=$((failed + 1))
-      fi
+      sanitized_run "segment $name --resize 96x64 --matvec $matvec" \
+        segment "$image" --resize 96x64 --matvec "$matvec" -q -o "$scratch/out"
     done
     # and the contours alone with the default detector, the edge forest (host only)
-    runs=$((runs + 1))
-    rc=0
-    "$diaseg" contours "$image" --resize 96x64 -q -o "$scratch/out_contours" \
-      2>"$scratch/err" || rc=$?
-    if [ "$rc" -eq 0 ] && ! grep -q "Sanitizer\|runtime error" "$scratch/err"; then
-      echo "ok: contours $name"
-    else
-      echo "FAILED: contours $name --resize 96x64 (exit $rc):"
-      cat "$scratch/err"
-      failed=$((failed + 1))
-    fi
+    sanitized_run "contours $name --resize 96x64" \
+      contours "$image" --resize 96x64 -q -o "$scratch/out_contours"
   done
   rm -rf "$scratch"
   if [ "$runs" -lt 15 ]; then

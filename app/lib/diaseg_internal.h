@@ -152,8 +152,7 @@ typedef struct app_detector {
 /* The detector `name` names (NULL: "auto"), "auto" resolved for the contours alone (alone = 1:
  * dsg_contours without parts, the forest) or else (alone = 0: segment's contour cues, whose gPb
  * and hierarchy the defaults were fit with the gradients; the gradients' parts): never the
- * "auto" row. DSG_ERR_INVALID, named, for a
- * name not in the table. */
+ * "auto" row. DSG_ERR_INVALID, named, for a name not in the table. */
 int app_detector_find(const char *name, int alone, const app_detector **out);
 /* The detector det (app_detector_find): the gradients on *im (app_image_device; NULL: the C
  * path; when the device fails and opt->matvec is "auto", a warning, *im is destroyed and set to
@@ -201,10 +200,10 @@ void app_gradient_add(const float *src, int width, int height, const float *k0, 
   ((APP_FOREST_PATCH / APP_FOREST_SHRINK) * (APP_FOREST_PATCH / APP_FOREST_SHRINK) *               \
    APP_FOREST_CHANNELS)
 #define APP_FOREST_FEATURES (APP_FOREST_REG_FEATURES + APP_FOREST_PAIRS * APP_FOREST_CHANNELS)
-#define APP_FOREST_NORM_RADIUS                                                                     \
-  4                             /* the gradient's magnitude over its triangle mean of this radius */
-#define APP_FOREST_REG_SMOOTH 1 /* the regular channels' triangle radius (half-size pixels) */
-#define APP_FOREST_SIM_SMOOTH 4 /* the self-similarity channels' */
+/* the gradient's magnitude is divided by its triangle mean of this radius */
+#define APP_FOREST_NORM_RADIUS 4
+#define APP_FOREST_REG_SMOOTH 1      /* the regular channels' triangle radius (half-size pixels) */
+#define APP_FOREST_SIM_SMOOTH 4      /* the self-similarity channels' */
 #define APP_FOREST_MAG_SCALE 98.0f   /* 8-bit codes of the normalised magnitude: 2.6 -> 255 */
 #define APP_FOREST_HIST_SCALE 127.0f /* and of its histograms: 2 -> 255 */
 #define APP_FOREST_SHARPEN 2         /* rings of a leaf's boundary the sharpening may move */
@@ -213,6 +212,7 @@ void app_gradient_add(const float *src, int width, int height, const float *k0, 
 #define APP_FOREST_GAIN 1.66f /* the map's scale (Dollar & Zitnick's for 2 sharpening rings) */
 #define APP_FOREST_MAX_BYTES (256u << 20) /* a model's largest inflated size */
 #define APP_FOREST_TOP 0x1.fffffep-1f     /* the thinned strength's largest value, below 1 */
+#define APP_FOREST_BORDER 5 /* the thinned strength tapers to 0 over this many edge pixels */
 
 /* An image's grid: padded by reflection, pad pixels each side and to a multiple of 4, pw x ph;
  * its channels cw x ch; rows x cols places. */
@@ -272,8 +272,6 @@ int app_forest_detect_ms(const app_forest *F, const dsg_image *img, int sharpen,
 /* E's orientation at each pixel (the edge along o pi / 8, as app_contour_thin reads it), from
  * the curvature of E smoothed. */
 int app_forest_orientation(const float *E, int width, int height, unsigned char *orientation);
-/* The same as a direction in [0, pi) (x right, y down), unquantised. */
-int app_forest_tangent(const float *E, int width, int height, float *tangent);
 /* The library's forest (2 sharpening rings) at `scales` scales (1: the image's own, the contour
  * cue's, whose settings were fit with it; 3: app_forest_detect_ms, the contours alone): the
  * thinned strength (n floats in [0, 1): app_contour_thin across app_forest_orientation, tapered
@@ -281,7 +279,6 @@ int app_forest_tangent(const float *E, int width, int height, float *tangent);
  * (optional) the map before (unbounded: a little past 1 on sharp steps). */
 int app_forest_contours(const dsg_image *img, int scales, const volatile sig_atomic_t *cancel,
                         float *strength, float *soft);
-#define APP_FOREST_BORDER 5
 /* The forest's hierarchy levels u map to u / (u + APP_FOREST_LEVEL_HALF) (hierarchy.c): 0.12
  * puts the level of the best Covering + F on BSDS500 train (the first 50 images, a forest fit
  * on the other 150) at DSG_AUTO_THRESHOLD, as the gradients' level is. */

@@ -644,10 +644,9 @@ int app_forest_detect(const app_forest *F, const dsg_image *img, int sharpen,
   if (sharpen > APP_FOREST_SHARPEN)
     sharpen = APP_FOREST_SHARPEN;
   if (!reg || !sim || (sharpen > 0 && !color) || !acc || !leaves || !tmp) {
-    status = dsg_error_set(DSG_ERR_NOMEM,
-                           "cannot allocate the edge forest's maps of a %d x %d "
-                           "image",
-                           img->width, img->height);
+    status =
+        dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the edge forest's maps of a %d x %d image",
+                      img->width, img->height);
     goto out;
   }
   status = app_forest_channels(img, &g, reg, sim, color, NULL);
@@ -701,11 +700,12 @@ out:
 
 /* The direction of the boundary at each pixel from the map's curvature: the Hessian of E smoothed
  * by the triangle of 4 has its most negative curvature across a crest, so the crest runs along
- * the eigenvector of the larger eigenvalue, at 0.5 atan2(2 dxy, dxx - dyy); in [0, pi), x right,
- * y down. */
-int app_forest_tangent(const float *E, int w, int h, float *tangent)
+ * the eigenvector of the larger eigenvalue, at 0.5 atan2(2 dxy, dxx - dyy) in [0, pi) (x right,
+ * y down), rounded to the nearest of the APP_CONTOUR_ORIENTATIONS. */
+int app_forest_orientation(const float *E, int w, int h, unsigned char *orientation)
 {
   const size_t n = (size_t)w * h;
+  const float step = (float)(M_PI / APP_CONTOUR_ORIENTATIONS);
   float *s = malloc(n * sizeof(float)), *tmp = malloc(n * sizeof(float));
   if (!s || !tmp) {
     free(s);
@@ -729,28 +729,12 @@ int app_forest_tangent(const float *E, int w, int h, float *tangent)
         th += (float)M_PI;
       if (th >= (float)M_PI)
         th -= (float)M_PI;
-      tangent[(size_t)y * w + x] = th;
+      const int o = (int)floorf(th / step + 0.5f);
+      orientation[(size_t)y * w + x] = (unsigned char)(o % APP_CONTOUR_ORIENTATIONS);
     }
   free(s);
   free(tmp);
   return DSG_OK;
-}
-
-int app_forest_orientation(const float *E, int w, int h, unsigned char *orientation)
-{
-  const size_t n = (size_t)w * h;
-  float *t = malloc(n * sizeof(float));
-  if (!t)
-    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the orientation of %zu pixels", n);
-  const int status = app_forest_tangent(E, w, h, t);
-  if (status == DSG_OK)
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++) {
-      const int o = (int)floorf(t[i] / (float)(M_PI / APP_CONTOUR_ORIENTATIONS) + 0.5f);
-      orientation[i] = (unsigned char)(o % APP_CONTOUR_ORIENTATIONS);
-    }
-  free(t);
-  return status;
 }
 
 void app_forest_gpb(const float *E, const float *spectral, double weight, int w, int h, float *out)

@@ -631,8 +631,8 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
     coarse_job_start(&job, p, opt);
   /* the spectral term joins the detector's oriented combination (gPb) for the hierarchy */
   const int gpb = uses_gpb(opt, p->cue);
-  /* the device the detector ran on stays for the grouping (gPb, k-means) */
   p->forest = p->cue->contours && uses_forest(opt);
+  /* the device the detector ran on stays for the grouping (gPb, k-means) */
   status = build_affinity(img, opt, p->cue, &p->N, &p->sqrt_degree, &p->contours, &p->soft,
                           gpb && !p->forest ? &p->oriented : NULL, &p->t_contours, links, &pr,
                           &p->device);

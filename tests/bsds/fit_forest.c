@@ -385,21 +385,6 @@ static int clean_patch(unsigned char *S)
   return m;
 }
 
-static int read_all(const char *path, void **data, size_t *len)
-{
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return -1;
-  fseek(f, 0, SEEK_END);
-  long L = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  *data = malloc(L > 0 ? (size_t)L : 1);
-  size_t got = *data ? fread(*data, 1, (size_t)L, f) : 0;
-  fclose(f);
-  *len = got;
-  return got == (size_t)L ? 0 : -1;
-}
-
 typedef struct bytes {
   unsigned char *p;
   size_t n, cap;
@@ -502,13 +487,13 @@ int main(int argc, char **argv)
     char id[256];
     snprintf(id, sizeof(id), "%.*s", (int)(strcspn(base, ".")), base);
     snprintf(path, sizeof(path), "%s/%s.gt", data, id);
-    void *raw;
+    unsigned char *raw;
     size_t len;
-    if (read_all(path, &raw, &len) || len < 12) {
+    if (app_read_file(path, &raw, &len) != DSG_OK || len < 12) {
       fprintf(stderr, "fit_forest: cannot read %s\n", path);
       return 1;
     }
-    const int32_t *hd = raw;
+    const int32_t *hd = (const int32_t *)raw;
     if (hd[1] != img.height || hd[2] != img.width ||
         len != 12 + (size_t)hd[0] * hd[1] * hd[2] * 2) {
       fprintf(stderr, "fit_forest: %s does not match its photo\n", path);
@@ -516,7 +501,7 @@ int main(int argc, char **argv)
     }
     d->ngt = hd[0];
     d->gt = malloc(len - 12);
-    memcpy(d->gt, (const unsigned char *)raw + 12, len - 12);
+    memcpy(d->gt, raw + 12, len - 12);
     free(raw);
     dsg_image_free(&img);
     nimg++;
@@ -530,14 +515,14 @@ int main(int argc, char **argv)
   uint64_t fsel = seed * 0x2545f4914f6cdd1dull + 7;
   for (int tr = 0; tr < ntrees; tr++) {
     snprintf(path, sizeof(path), "%s/tree_%d.samples", data, tr);
-    void *raw;
+    unsigned char *raw;
     size_t len;
-    if (read_all(path, &raw, &len) || len % 16) {
+    if (app_read_file(path, &raw, &len) != DSG_OK || len % 16) {
       fprintf(stderr, "fit_forest: cannot read %s\n", path);
       return 1;
     }
     const int ns = (int)(len / 16);
-    const int32_t *rec = raw;
+    const int32_t *rec = (const int32_t *)raw;
     sample *smp = malloc((size_t)ns * sizeof(*smp));
     unsigned char *lab = malloc((size_t)ns * G2);
     int *idx = malloc((size_t)ns * sizeof(int));
@@ -553,20 +538,18 @@ int main(int argc, char **argv)
       smp[s] = (sample){k, y / 2, x / 2};
       idx[s] = s;
       const uint16_t *seg = d->gt + (size_t)j * w * h;
-      int map[4096], mapv[4096], m = 0;
+      int mapv[G2], m = 0; /* the labels met so far; label q becomes q */
       unsigned char *L = lab + (size_t)s * G2;
       for (int py = 0; py < G; py++)
         for (int px = 0; px < G; px++) {
-          const int v = seg[(size_t)app_reflect(y - G / 2 + py, h) * w + app_reflect(x - G / 2 + px, w)];
+          const int v =
+              seg[(size_t)app_reflect(y - G / 2 + py, h) * w + app_reflect(x - G / 2 + px, w)];
           int q = 0;
           while (q < m && mapv[q] != v)
             q++;
-          if (q == m) {
-            mapv[m] = v;
-            map[m] = m;
-            m++;
-          }
-          L[py * G + px] = (unsigned char)map[q];
+          if (q == m)
+            mapv[m++] = v;
+          L[py * G + px] = (unsigned char)q;
         }
     }
     free(raw);
@@ -648,10 +631,8 @@ int main(int argc, char **argv)
         put(&leaves_b, packed, packed[0] > 1 ? sizeof(packed) : 1);
       }
     }
-    int maxd = 0;
     fprintf(stderr, "tree %d: %d samples, %d nodes, %d leaves, %.1f s\n", tr, ns, tail, nleaf,
             dsg_seconds() - t0);
-    (void)maxd;
     total_nodes += (uint32_t)tail;
     total_leaves += (uint32_t)nleaf;
     free(order);
