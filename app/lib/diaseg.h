@@ -265,9 +265,10 @@ const float *dsg_result_contours(const dsg_result *r);
 /* The ultrametric contour map of the hierarchy (grouping "hierarchy") into ucm, BSDS500's
  * doubled grid of (2 height + 1) x (2 width + 1) floats: pixel (x, y) at (2x + 1, 2y + 1), the
  * boundary between two pixels between them, holding the level at which the regions on its two
- * sides merge (a cut at threshold t keeps the boundaries above t), corners the strongest boundary
- * meeting there, 0 inside regions, the frame the top level (as BSDS500's ucm2: cutting at t,
- * scipy.ndimage.label(ucm <= t)[0][1::2, 1::2], gives the regions of level t). DSG_ERR_INVALID
+ * sides merge (a cut at threshold t keeps the boundaries above t), corners (the frame's too) the
+ * strongest boundary meeting there, 0 inside regions and on the frame's other cells (as BSDS500's
+ * ucm2: cutting at t, scipy.ndimage.label(ucm <= t)[0][1::2, 1::2], gives the regions of level
+ * t, and ucm[2::2, 2::2] >= t is the boundary map its benchmark scores). DSG_ERR_INVALID
  * without a hierarchy. */
 int dsg_result_ucm(const dsg_result *r, float *ucm);
 /* D^1/2 per pixel (generalised vectors are D^-1/2 u). */

@@ -322,8 +322,8 @@ void app_hierarchy_map_levels(app_hierarchy *H, double half);
  * watershed had fewer), or else of the cut at `threshold` (boundaries above it stay). */
 int app_hierarchy_cut(const app_hierarchy *H, int k, double threshold, int32_t *labels);
 /* The UCM on BSDS's doubled grid, (2 h + 1) x (2 w + 1): pixel (x, y) at (2x+1, 2y+1), the crack
- * between two pixels between them, corners the strongest crack meeting there, the frame the top
- * level (BSDS500's ucm2). */
+ * between two pixels between them, corners (the frame's too) the strongest crack meeting there,
+ * the frame's cracks 0 (BSDS500's ucm2). */
 void app_hierarchy_ucm(const app_hierarchy *H, float *ucm);
 void app_hierarchy_free(app_hierarchy *H);
 /* The spectral boundary term from eigenpairs (see hierarchy.c): norient * width * height floats,

@@ -54,7 +54,7 @@ MULTIPLIER = 100       # CSA's integer weights (match.cc)
 __all__ = [
     "relabel", "contingency", "rand_index", "variation_of_information", "covering_counts",
     "seg2bmap", "thin", "correspond", "boundary_counts", "evaluate_image", "aggregate",
-    "fmeasure", "max_f", "load_ground_truth",
+    "fmeasure", "max_f", "load_ground_truth", "ucm_cuts", "ucm_boundary_map",
     "pb_thresholds", "boundary_pr_image", "average_precision", "aggregate_pr",
 ]
 
@@ -290,6 +290,22 @@ def boundary_counts(seg, gt_bdrys, max_dist=MAX_DIST, thin_pb=True):
         sum_r += int(g.sum())
         cnt_r += int(m2.sum())
     return cnt_r, sum_r, int(acc.sum()), int(bmap.sum())
+
+
+# ---- a hierarchy (ucm2) ----------------------------------------------------------------------------
+
+def ucm_cuts(ucm, thresholds):
+    """The segmentations of an ultrametric contour map on the doubled grid (2H+1 x 2W+1, pixel
+    (i, j) at (2i+1, 2j+1)) at each threshold: bwlabel(ucm2 <= t) read at the pixels
+    (evaluation_reg_image.m; 4- and 8-connectivity agree on a ucm2 whose corners hold the
+    strongest boundary meeting there)."""
+    return [ndimage.label(np.asarray(ucm) <= t)[0][1::2, 1::2] for t in thresholds]
+
+
+def ucm_boundary_map(ucm):
+    """The soft boundary map (H x W) the benchmark scores for a ucm2: its corners,
+    ucm2(3:2:end, 3:2:end) (evaluation_bdry_image.m), thresholded pb >= t and thinned there."""
+    return np.asarray(ucm, dtype=np.float32)[2::2, 2::2]
 
 
 # ---- one image, all scales ------------------------------------------------------------------------

@@ -45,16 +45,17 @@ except ImportError as e:  # pragma: no cover
 DIASEG_KS = [2, 3, 4, 6, 8, 12]
 # cuts need no eigenvector per k: the list reaches as far as felzenszwalb's scales do
 DIASEG_KS_HIERARCHY = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256]
-# diaseg-ucm: one run with the defaults, its ultrametric contour map cut at thresholds, as the
-# benchmark scores a hierarchy (bwlabel(ucm2 <= t) on the doubled grid) at its 99 thresholds
-# (bench_bsds500.m's nthresh = 99: linspace(1/100, 99/100, 99))
+# diaseg-ucm: one run with the defaults, its ultrametric contour map scored as the benchmark
+# scores a ucm2 at its 99 thresholds (bench_bsds500.m's nthresh = 99: linspace(1/100, 99/100,
+# 99)): the regions of bwlabel(ucm2 <= t) on the doubled grid (evaluation_reg_image.m), the
+# boundaries of the corner map ucm2(3:2:end, 3:2:end) >= t, thinned (evaluation_bdry_image.m)
 UCM_THRESHOLDS = [round(0.01 * i, 2) for i in range(1, 100)]  # 0.01 .. 0.99
 DIASEG_AFFINITIES = ["intensity", "color", "contour", "contour+color"]
 DIASEG_GROUPINGS = ["kmeans", "hierarchy"]
 FZ_SCALES = [100, 200, 400, 800, 1600, 3200, 6400, 12800]
 SLIC_NS = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256]
 ALL_METHODS = ["diaseg-intensity", "diaseg-color", "felzenszwalb", "slic"]
-SCORE_VERSION = 1   # bump when metrics.py's per-image counts change
+SCORE_VERSION = 2   # bump when metrics.py's per-image counts change (2: a ucm's boundaries)
 
 
 log = harness.log
@@ -120,15 +121,10 @@ def _diaseg_package(lib):
     return _DIASEG
 
 
-def ucm_cuts(ucm, thresholds):
-    """The segmentations of an ultrametric contour map (2H+1 x 2W+1) at each threshold."""
-    from scipy import ndimage
-    return [ndimage.label(ucm <= t)[0][1::2, 1::2] for t in thresholds]
-
-
 def segment_diaseg(img_path, scales, params, opts):
     """One solve per image: the k list groups the same eigenvectors once per k (diaseg-ucm: the
-    run's hierarchy cut at each threshold)."""
+    run's hierarchy cut at each threshold). Returns (segmentations, notes, boundary map), the map
+    a ucm's corners (diaseg-ucm) or None (the boundaries are the segmentations')."""
     notes = []
     if params.get("ucm"):
         params = {k: v for k, v in params.items() if k != "ucm"}
@@ -137,7 +133,7 @@ def segment_diaseg(img_path, scales, params, opts):
             dg = _diaseg_package(opts["diaseg_lib"])
             r = dg.segment(load_image(img_path), k=2, nev=params["nev"], tol=params["tol"],
                            matvec=params["matvec"], **extra)
-            return ucm_cuts(r.ucm, scales), notes
+            return metrics.ucm_cuts(r.ucm, scales), notes, metrics.ucm_boundary_map(r.ucm)
         with tempfile.TemporaryDirectory(prefix="bsds-diaseg-") as d:
             cmd = [opts["diaseg"], "segment", img_path, "-k", "2", "--nev", str(params["nev"]),
                    "--tol", str(params["tol"]), "--matvec", params["matvec"], "-q", "-o", d]
@@ -146,7 +142,8 @@ def segment_diaseg(img_path, scales, params, opts):
             p = subprocess.run(cmd, capture_output=True, text=True)
             if p.returncode not in (0, 3):
                 raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()))
-            return ucm_cuts(np.load(os.path.join(d, "ucm.npy")), scales), notes
+            ucm = np.load(os.path.join(d, "ucm.npy"))
+            return metrics.ucm_cuts(ucm, scales), notes, metrics.ucm_boundary_map(ucm)
     extra = {k: v for k, v in params.items() if k not in ("nev", "tol", "matvec", "affinity")}
     if opts["diaseg_mode"] == "package":
         import warnings
@@ -159,7 +156,7 @@ def segment_diaseg(img_path, scales, params, opts):
         if not r.converged:
             notes.append("not converged")
         notes += [str(x.message) for x in w if "converge" not in str(x.message)]
-        return [np.asarray(r.labels_for(k)) for k in scales], notes
+        return [np.asarray(r.labels_for(k)) for k in scales], notes, None
     with tempfile.TemporaryDirectory(prefix="bsds-diaseg-") as d:
         cmd = [opts["diaseg"], "segment", img_path, "-k", ",".join(str(k) for k in scales),
                "--nev", str(params["nev"]), "--tol", str(params["tol"]), "--matvec",
@@ -172,7 +169,7 @@ def segment_diaseg(img_path, scales, params, opts):
         if p.returncode == 3:
             notes.append("not converged")
         names = ["labels.npy"] if len(scales) == 1 else ["labels_k%d.npy" % k for k in scales]
-        return [np.load(os.path.join(d, f)) for f in names], notes
+        return [np.load(os.path.join(d, f)) for f in names], notes, None
 
 
 def segment_peer(name, img, scales, params):
@@ -209,22 +206,36 @@ def run_task(task):
             return name, iid, sc
     t0 = time.time()
     notes = []
+    pb = None
     if os.path.exists(lab_path):
         with np.load(lab_path) as z:
+            if name == "diaseg-ucm" and "pb" not in z:
+                os.remove(lab_path)   # cut before the cache kept the ucm's corners: run again
+                return run_task(task)
             labels = [z["s%d" % i] for i in range(len(scales))]
+            pb = z["pb"] if "pb" in z else None
         seg_s = None
     else:
         if name.startswith("diaseg-"):
-            labels, notes = segment_diaseg(img_path, scales, params, opts)
+            labels, notes, pb = segment_diaseg(img_path, scales, params, opts)
         else:
             labels, notes = segment_peer(name, load_image(img_path), scales, params)
         seg_s = time.time() - t0
         tmp = lab_path + ".tmp.npz"
-        np.savez_compressed(tmp, **{"s%d" % i: np.asarray(l).astype(np.int32) for i, l in enumerate(labels)})
+        arrays = {"s%d" % i: np.asarray(l).astype(np.int32) for i, l in enumerate(labels)}
+        if pb is not None:
+            arrays["pb"] = pb
+        np.savez_compressed(tmp, **arrays)
         os.replace(tmp, lab_path)
     t1 = time.time()
     gsegs, gbdrys = metrics.load_ground_truth(gt_path)
-    sc = metrics.evaluate_image(labels, gsegs, gbdrys)
+    sc = metrics.evaluate_image(labels, gsegs, gbdrys, boundaries=pb is None)
+    if pb is not None:
+        # a hierarchy: its boundaries at each threshold are the corner map's (scales are the
+        # thresholds), as the benchmark scores a ucm2
+        b = metrics.boundary_pr_image(pb, gbdrys, thresholds=scales)
+        for k in ("cntR", "sumR", "cntP", "sumP"):
+            sc["b" + k] = b[k]
     sc.update({"version": SCORE_VERSION, "image": iid, "segment_seconds": seg_s,
                "score_seconds": time.time() - t1, "notes": notes})
     harness.save_json(score_path, sc)

@@ -473,13 +473,70 @@ def toy_repeated_scales():
     check(together["nseg"] == [2, 2, 2, 2, 3, 1, 1], "repeated scales: nseg %r" % together["nseg"])
 
 
+def ucm_of(levels_by_pair, labels):
+    """A ucm2 (2H+1 x 2W+1) of a label image: the crack between two pixels of labels a != b holds
+    levels_by_pair[(min, max)], 0 inside a region and on the frame's cracks, every corner the
+    strongest crack meeting there (diaseg's ucm.npy convention)."""
+    h, w = labels.shape
+    u = np.zeros((2 * h + 1, 2 * w + 1))
+    for i in range(h):
+        for j in range(w):
+            a = labels[i, j]
+            if j + 1 < w and labels[i, j + 1] != a:
+                u[2 * i + 1, 2 * j + 2] = levels_by_pair[tuple(sorted((a, labels[i, j + 1])))]
+            if i + 1 < h and labels[i + 1, j] != a:
+                u[2 * i + 2, 2 * j + 1] = levels_by_pair[tuple(sorted((a, labels[i + 1, j])))]
+    p = np.pad(u, 1)
+    u[::2, ::2] = np.maximum.reduce([p[:-2, 1:-1], p[2:, 1:-1], p[1:-1, :-2], p[1:-1, 2:]])[::2, ::2]
+    return u
+
+
+def toy_ucm():
+    # a 6 x 8 image: region 1 the left half, regions 2 and 3 the right half's top and bottom rows;
+    # 2 and 3 merge at level 0.3, then the halves at 0.7
+    lab = np.ones((6, 8), dtype=np.int64)
+    lab[:3, 4:] = 2
+    lab[3:, 4:] = 3
+    u = ucm_of({(1, 2): 0.7, (1, 3): 0.7, (2, 3): 0.3}, lab)
+    cuts = M.ucm_cuts(u, [0.1, 0.5, 0.9])
+    check(np.array_equal(M.relabel(cuts[0]), M.relabel(lab)), "ucm cut at 0.1: the 3 regions")
+    check(np.array_equal(M.relabel(cuts[1]), halves(6, 8, 4)), "ucm cut at 0.5: the 2 halves")
+    check(cuts[2].max() == 1 and cuts[2].min() == 1, "ucm cut at 0.9: one region")
+    pb = M.ucm_boundary_map(u)
+    check(pb.shape == (6, 8), "ucm boundary map: %s" % (pb.shape,))
+    # the corner map at a threshold is the cut's seg2bmap boundary (axis-aligned boundaries)
+    for t, cut in zip((0.1, 0.5), cuts[:2]):
+        check(np.array_equal(pb >= t, M.seg2bmap(cut)),
+              "ucm boundary map at %g equals the cut's seg2bmap" % t)
+    check(not (pb >= 0.9).any(), "ucm boundary map at 0.9: empty")
+    # so scoring the corners (the benchmark on a ucm2) gives the cut's boundary counts
+    g = halves(6, 8, 4)
+    gb = M.thin(M.seg2bmap(g))
+    b = M.boundary_pr_image(pb, [gb], thresholds=[0.1, 0.5])
+    r = M.evaluate_image(cuts[:2], [g], [gb])
+    check(all(b[k] == r["b" + k] for k in ("cntR", "sumR", "cntP", "sumP")),
+          "ucm corner counts %r equal the cuts' %r" % (b["cntP"], r["bcntP"]))
+    # a frame at the top level (what diaseg wrote before 2026-11-28) cuts the same regions but
+    # puts the last row and column into the benchmark's boundary map at every level below it
+    framed = u.copy()
+    framed[0, :] = framed[-1, :] = framed[:, 0] = framed[:, -1] = 0.7
+    check(all(np.array_equal(a, c) for a, c in zip(M.ucm_cuts(framed, [0.1, 0.5, 0.9]), cuts)),
+          "a top-level frame: the same cuts")
+    border = np.zeros((6, 8), bool)
+    border[-1, :] = border[:, -1] = True
+    got = M.ucm_boundary_map(framed) >= 0.5
+    check(np.array_equal(got, (pb >= 0.5) | border),
+          "a top-level frame: %d boundary pixels, want the cut's and the last row and column"
+          % got.sum())
+
+
 def main():
     ap = argparse.ArgumentParser(description="checks of the BSDS500 measures")
     ap.add_argument("--bsds", default="/work/shared/bsds")
     args = ap.parse_args()
     for t in (toy_identical, toy_one_vs_two, toy_covering_unequal, toy_tolerance, toy_one_to_one,
               toy_thin_seg2bmap, toy_aggregation, toy_thresholds, toy_boundary_pr, toy_aggregate_pr,
-              toy_repeated_scales):
+              toy_repeated_scales, toy_ucm):
         t()
     skipped = 0
     if os.path.isdir(os.path.join(args.bsds, "groundTruth", "val")):

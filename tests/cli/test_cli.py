@@ -1135,16 +1135,21 @@ def hierarchy_cases(tmp, data):
           f"the 3-cut: ARI {adjusted_rand(truth.ravel(), labels[3].ravel())}")
     check(nested(truth[off][:, None], labels[2][off][:, None]), "the 2-cut splits a region")
     check(nested(labels[3], labels[2]) and nested(labels[20], labels[3]), "the cuts are not nested")
-    # ucm.npy: BSDS's (2H+1) x (2W+1), the top level on the frame (ucm2), 0 at the pixels, and
-    # its cut at k regions is labels_kK
+    # ucm.npy: BSDS's (2H+1) x (2W+1) ucm2, 0 at the pixels and on the frame's cracks, every
+    # corner the strongest crack meeting there (so the benchmark's boundary map ucm[2::2, 2::2]
+    # holds no frame), and its cut at k regions is labels_kK
     ucm = np.load(os.path.join(out, "ucm.npy"))
     check(ucm.dtype == np.float32 and ucm.shape == (2 * h + 1, 2 * w + 1),
           f"ucm.npy {ucm.dtype} {ucm.shape}")
     if ucm.shape == (2 * h + 1, 2 * w + 1):
-        frame = np.concatenate([ucm[0], ucm[-1], ucm[:, 0], ucm[:, -1]])
-        check(np.all(frame == ucm.max()) and ucm.min() >= 0 and ucm.max() > 0 and
-              np.all(ucm[1::2, 1::2] == 0),
-              f"ucm.npy: frame max {frame.max()}, min {ucm.min()}, pixel sites "
+        frame_cracks = np.concatenate([ucm[0, 1::2], ucm[-1, 1::2], ucm[1::2, 0], ucm[1::2, -1]])
+        padded = np.pad(ucm, 1)
+        strongest = np.maximum.reduce([padded[:-2, 1:-1], padded[2:, 1:-1], padded[1:-1, :-2],
+                                       padded[1:-1, 2:]])[::2, ::2]
+        check(np.all(frame_cracks == 0) and np.array_equal(ucm[::2, ::2], strongest) and
+              ucm.min() >= 0 and ucm.max() > 0 and np.all(ucm[1::2, 1::2] == 0),
+              f"ucm.npy: frame cracks max {frame_cracks.max()}, corners off their strongest "
+              f"crack {int((ucm[::2, ::2] != strongest).sum())}, min {ucm.min()}, pixel sites "
               f"max {ucm[1::2, 1::2].max()}")
         for k in (2, 3, 20):
             check(adjusted_rand(ucm_cut(ucm, len(np.unique(labels[k]))).ravel(),
@@ -1154,8 +1159,8 @@ def hierarchy_cases(tmp, data):
     if ucm.shape == (2 * h + 1, 2 * w + 1) and gray is not None and gray.shape == ucm.shape:
         ratio = (ucm / ucm.max()).astype(np.float32).astype(np.float64)
         want = np.floor(255.0 * (1.0 - np.sqrt(ratio)) + 0.5)
-        check(depth == 8 and np.abs(gray - want).max() <= 1 and gray[0, 0] == 0 and
-              gray[1, 1] == 255,
+        check(depth == 8 and np.abs(gray - want).max() <= 1 and gray[0, 0] == 255 and
+              gray[1, 1] == 255 and gray.min() == 0,
               f"ucm.png: depth {depth}, off from 255 (1 - sqrt(ucm / top)) by "
               f"{np.abs(gray - want).max()}")
     else:

@@ -355,8 +355,10 @@ class Segmentation:
     ucm : ndarray of float32, shape (2H + 1, 2W + 1), or None
         The ultrametric contour map of the region hierarchy (grouping 'hierarchy'), on BSDS500's
         doubled grid: pixel (y, x) at (2y + 1, 2x + 1), each boundary between two pixels holding
-        the level at which its two sides merge. The cut at level t:
-        ``scipy.ndimage.label(ucm <= t)[0][1::2, 1::2]``.
+        the level at which its two sides merge, each corner the strongest boundary meeting there,
+        the frame 0 but for its corners. The cut at level t:
+        ``scipy.ndimage.label(ucm <= t)[0][1::2, 1::2]``; the boundary map the BSDS500
+        benchmark scores: ``ucm[2::2, 2::2] >= t``.
     contours : ndarray of float32, shape (H, W), or None
         The boundary detector's strength in [0, 1) (what :func:`contours` returns) when the
         affinity is a contour cue ('contour', 'contour+color'), else None.
