@@ -936,8 +936,9 @@ static int run_image(const app_config *cfg)
     goto out;
   }
 
-  /* chfsi's coarse start in the device's opening time: host work only (dsg_presolve), taken by
-   * the run in place of its worker's; a failure is the run's to meet */
+  /* chfsi's coarse start (and with --detector forest the forest's model) in the device's opening
+   * time: host work only (dsg_presolve), taken by the run in place of its own; a failure is the
+   * run's to meet */
   if (warmup.running && dsg_presolve(&r.img, &opt) != DSG_OK)
     dsg_error_clear();
   warmup_join(&warmup);

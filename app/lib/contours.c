@@ -904,7 +904,7 @@ int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const app_detect
     if (parts || oriented)
       return dsg_error_set(DSG_ERR_INVALID, "the forest detector has no parts or orientations: "
                                             "they are the " DSG_PARAM("detector") " gradients'");
-    return app_forest_contours(img, 1, opt->cancel, strength, soft); /* the contour cue's */
+    return app_forest_contours(img, APP_FOREST_SCALES, opt->cancel, strength, soft);
   }
   if (*im) {
     status = app_contours_cl(*im, img, cw, opt->cancel, strength, parts, soft, oriented);
@@ -971,10 +971,10 @@ int dsg_contours(const dsg_image *img, const dsg_options *opt, float **strength,
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of %zu pixels", n);
     goto out_free;
   }
-  /* the forest on the host at 3 scales (boundary F 0.714 against 0.703 at one on BSDS500 val,
+  /* the forest on the host (boundary F 0.714 at 3 scales against 0.703 at one on BSDS500 val,
    * docs/QUALITY.md): no device to open for it */
   if (det->kind == APP_DETECTOR_FOREST)
-    status = app_forest_contours(work, 3, opt->cancel, s, NULL);
+    status = app_forest_contours(work, APP_FOREST_SCALES, opt->cancel, s, NULL);
   else if ((status = app_image_device(opt, &im)) == DSG_OK)
     status = app_contours_on(&im, opt, det, work, &app_contour_alone, s, p, NULL, NULL);
   spmv_cl_image_destroy(im);

@@ -272,13 +272,18 @@ int app_forest_detect_ms(const app_forest *F, const dsg_image *img, int sharpen,
 /* E's orientation at each pixel (the edge along o pi / 8, as app_contour_thin reads it), from
  * the curvature of E smoothed. */
 int app_forest_orientation(const float *E, int width, int height, unsigned char *orientation);
-/* The library's forest (2 sharpening rings) at `scales` scales (1: the image's own, the contour
- * cue's, whose settings were fit with it; 3: app_forest_detect_ms, the contours alone): the
+/* The library's forest (2 sharpening rings) at `scales` scales (1: the image's own; 3:
+ * app_forest_detect_ms, what `contours` and the contour cue read, APP_FOREST_SCALES): the
  * thinned strength (n floats in [0, 1): app_contour_thin across app_forest_orientation, tapered
  * to 0 over the APP_FOREST_BORDER pixels nearest the image's edge, at most APP_FOREST_TOP) and soft
  * (optional) the map before (unbounded: a little past 1 on sharp steps). */
 int app_forest_contours(const dsg_image *img, int scales, const volatile sig_atomic_t *cancel,
                         float *strength, float *soft);
+/* The scales the library's forest reads, for the contours alone and as segment's contour cue: 3
+ * scored above one on BSDS500 train with a forest fit on the rest (contours: boundary F 0.716
+ * against 0.707; the cue's hierarchy: Covering 0.593 / PRI 0.809 / VI 1.629 / F 0.717 against
+ * 0.577 / 0.808 / 1.647 / 0.707; docs/QUALITY.md). */
+#define APP_FOREST_SCALES 3
 /* The forest's hierarchy levels u map to u / (u + APP_FOREST_LEVEL_HALF) (hierarchy.c): 0.12
  * puts the level of the best Covering + F on BSDS500 train (the first 50 images, a forest fit
  * on the other 150) at DSG_AUTO_THRESHOLD, as the gradients' level is. */

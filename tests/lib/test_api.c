@@ -448,8 +448,9 @@ static void check_contours_api(const dsg_image *regions_img)
           dsg_error_message());
     if (r && s) {
       const float *c = dsg_result_contours(r);
-      /* the cue's forest runs at one scale (its settings were fit so), dsg_contours' at 3: the
-       * same crests, within 2 pixels, where either is strong */
+      /* the cue reads the forest at dsg_contours' scales: without the spectral term its map is
+       * dsg_contours', bit for bit; with it (forest gPb, thinned again) the same crests, within
+       * 2 pixels, where either is strong */
       int apart = 0, strong = 0;
       for (int y = 0; c && y < H; y++)
         for (int x = 0; x < W; x++) {
@@ -462,9 +463,11 @@ static void check_contours_api(const dsg_image *regions_img)
                       m[(y + dy) * W + x + dx] > 0.2f;
           apart += m && !near;
         }
-      CHECK(c && strong > 0 && (weighted || apart == 0),
+      CHECK(c && strong > 0 && apart == 0,
             "forest: %d of %d strong pixels of the cue's map and dsg_contours' apart", apart,
             strong);
+      CHECK(c && (weighted || memcmp(c, s, n * sizeof(float)) == 0),
+            "forest: the cue's map without the spectral term is not dsg_contours'");
       for (int i = 0; i < 2; i++) {
         const int32_t *labels = dsg_result_labels_k(r, ks[i]);
         CHECK(labels && distinct_labels(labels, n) == ks[i], "forest, k %d: %d segments", ks[i],
@@ -828,6 +831,14 @@ static void check_presolve(const dsg_image *small, const char *matvec)
   CHECK(dsg_presolve(small, &opt) == DSG_OK && dsg_segment(small, &opt, &r) == DSG_OK &&
             coarse_flags(r, &ahead, &beside) && ahead == -1,
         "%s: under 116 pixels a side: %s, ahead %d", matvec, dsg_error_message(), ahead);
+  dsg_result_destroy(r);
+  r = NULL;
+  /* the forest's detector: its model parsed ahead (what the run then finds), nothing else kept */
+  dsg_options optf = opt;
+  optf.detector = "forest";
+  CHECK(dsg_presolve(small, &optf) == DSG_OK && dsg_segment(small, &optf, &r) == DSG_OK &&
+            coarse_flags(r, &ahead, &beside) && ahead == -1,
+        "%s: presolve with the forest: %s, ahead %d", matvec, dsg_error_message(), ahead);
   dsg_result_destroy(r);
   r = NULL;
   /* bad input: refused, one message each */
