@@ -904,6 +904,8 @@ int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const app_detect
     if (parts || oriented)
       return dsg_error_set(DSG_ERR_INVALID, "the forest detector has no parts or orientations: "
                                             "they are the " DSG_PARAM("detector") " gradients'");
+    if (app_forest_ahead_take(img, strength, soft)) /* made by dsg_presolve */
+      return DSG_OK;
     return app_forest_contours(img, APP_FOREST_SCALES, opt->cancel, strength, soft);
   }
   if (*im) {

@@ -279,6 +279,12 @@ int app_forest_orientation(const float *E, int width, int height, unsigned char 
  * (optional) the map before (unbounded: a little past 1 on sharp steps). */
 int app_forest_contours(const dsg_image *img, int scales, const volatile sig_atomic_t *cancel,
                         float *strength, float *soft);
+/* The process's forest map made ahead (dsg_presolve): put makes app_forest_contours' maps of img
+ * at APP_FOREST_SCALES and keeps them with a copy of its pixels, in place of any kept before;
+ * take copies them into strength and soft (soft may be NULL), forgets them and returns 1 when
+ * img has the same pixels, else returns 0 and leaves them. Thread-safe. */
+int app_forest_ahead_put(const dsg_image *img, const volatile sig_atomic_t *cancel);
+int app_forest_ahead_take(const dsg_image *img, float *strength, float *soft);
 /* The scales the library's forest reads, for the contours alone and as segment's contour cue: 3
  * scored above one on BSDS500 train with a forest fit on the rest (contours: boundary F 0.716
  * against 0.707; the cue's hierarchy: Covering 0.593 / PRI 0.809 / VI 1.629 / F 0.717 against

@@ -834,3 +834,63 @@ int app_forest_contours(const dsg_image *img, int scales, const volatile sig_ato
     free(E);
   return status;
 }
+
+/* ---- a map made ahead of its run (dsg_presolve) ------------------------------------------- */
+
+static pthread_mutex_t ahead_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+  dsg_image img;   /* the pixels it was made from */
+  float *strength; /* app_forest_contours' maps at APP_FOREST_SCALES */
+  float *soft;
+} ahead;
+
+static void ahead_clear(void)
+{
+  dsg_image_free(&ahead.img);
+  free(ahead.strength);
+  free(ahead.soft);
+  ahead.strength = ahead.soft = NULL;
+}
+
+int app_forest_ahead_put(const dsg_image *img, const volatile sig_atomic_t *cancel)
+{
+  const size_t n = (size_t)img->width * img->height, bytes = n * (size_t)img->channels;
+  dsg_image copy = {img->width, img->height, img->channels, malloc(bytes ? bytes : 1)};
+  float *strength = malloc(n * sizeof(float)), *soft = malloc(n * sizeof(float));
+  int status = copy.pixels && strength && soft
+                   ? app_forest_contours(img, APP_FOREST_SCALES, cancel, strength, soft)
+                   : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of a %d x %d image",
+                                   img->width, img->height);
+  if (status == DSG_OK) {
+    memcpy(copy.pixels, img->pixels, bytes);
+    pthread_mutex_lock(&ahead_lock);
+    ahead_clear();
+    ahead.img = copy;
+    ahead.strength = strength;
+    ahead.soft = soft;
+    pthread_mutex_unlock(&ahead_lock);
+    return DSG_OK;
+  }
+  free(copy.pixels);
+  free(strength);
+  free(soft);
+  return status;
+}
+
+int app_forest_ahead_take(const dsg_image *img, float *strength, float *soft)
+{
+  const size_t n = (size_t)img->width * img->height;
+  int taken = 0;
+  pthread_mutex_lock(&ahead_lock);
+  if (ahead.strength && ahead.img.width == img->width && ahead.img.height == img->height &&
+      ahead.img.channels == img->channels &&
+      memcmp(ahead.img.pixels, img->pixels, n * (size_t)img->channels) == 0) {
+    memcpy(strength, ahead.strength, n * sizeof(float));
+    if (soft)
+      memcpy(soft, ahead.soft, n * sizeof(float));
+    ahead_clear();
+    taken = 1;
+  }
+  pthread_mutex_unlock(&ahead_lock);
+  return taken;
+}

@@ -833,13 +833,30 @@ static void check_presolve(const dsg_image *small, const char *matvec)
         "%s: under 116 pixels a side: %s, ahead %d", matvec, dsg_error_message(), ahead);
   dsg_result_destroy(r);
   r = NULL;
-  /* the forest's detector: its model parsed ahead (what the run then finds), nothing else kept */
+  /* the forest's detector: its map made ahead and taken by the run, which gives what the run
+   * alone gives (the same contours and labels), and taken once */
   dsg_options optf = opt;
+  dsg_result *falone = NULL;
   optf.detector = "forest";
-  CHECK(dsg_presolve(small, &optf) == DSG_OK && dsg_segment(small, &optf, &r) == DSG_OK &&
-            coarse_flags(r, &ahead, &beside) && ahead == -1,
-        "%s: presolve with the forest: %s, ahead %d", matvec, dsg_error_message(), ahead);
+  CHECK(dsg_segment(&big, &optf, &falone) == DSG_OK, "%s: the forest alone: %s", matvec,
+        dsg_error_message());
+  CHECK(dsg_presolve(&big, &optf) == DSG_OK && dsg_segment(&big, &optf, &r) == DSG_OK,
+        "%s: presolve with the forest: %s", matvec, dsg_error_message());
+  {
+    const size_t nb = (size_t)big.width * big.height;
+    float *left = malloc(nb * sizeof(float));
+    CHECK(falone && r && dsg_result_contours(falone) && dsg_result_contours(r) &&
+              memcmp(dsg_result_contours(falone), dsg_result_contours(r), nb * sizeof(float)) ==
+                  0 &&
+              same_run(falone, r),
+          "%s: the forest's map made ahead gives another run", matvec);
+    /* the run took it: nothing is left to take */
+    CHECK(left && app_forest_ahead_take(&big, left, NULL) == 0,
+          "%s: the forest's map made ahead was not taken by its run", matvec);
+    free(left);
+  }
   dsg_result_destroy(r);
+  dsg_result_destroy(falone);
   r = NULL;
   /* bad input: refused, one message each */
   dsg_image none = {PAD_W, PAD_H, 0, big.pixels};

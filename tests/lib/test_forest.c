@@ -388,6 +388,41 @@ static void test_default(void)
   free(thin);
 }
 
+/* The map made ahead (dsg_presolve's): taken by the same pixels only, once, equal to the map
+ * made then; another image's take leaves it. */
+static void test_ahead(void)
+{
+  const int w = 48, h = 40;
+  const size_t n = (size_t)w * h;
+  unsigned char *a = malloc(n * 3), *b = malloc(n * 3);
+  float *want = malloc(n * sizeof(float)), *want_soft = malloc(n * sizeof(float)),
+        *got = malloc(n * sizeof(float)), *got_soft = malloc(n * sizeof(float));
+  for (size_t i = 0; i < n; i++) /* a disc on grey; b the same with one pixel changed */
+    memset(a + 3 * i, hypot((double)(i % w) - 20.0, (double)(i / w) - 18.0) < 11.0 ? 200 : 50, 3);
+  memcpy(b, a, n * 3);
+  b[3 * (n / 2)] ^= 1;
+  dsg_image ia = image_of(w, h, a), ib = image_of(w, h, b);
+  CHECK(app_forest_contours(&ia, APP_FOREST_SCALES, NULL, want, want_soft) == DSG_OK,
+        "contours: %s", dsg_error_message());
+  CHECK(app_forest_ahead_take(&ia, got, got_soft) == 0, "a take with nothing made ahead");
+  CHECK(app_forest_ahead_put(&ia, NULL) == DSG_OK, "put: %s", dsg_error_message());
+  CHECK(app_forest_ahead_take(&ib, got, got_soft) == 0, "another image's take");
+  memset(got, 0, n * sizeof(float));
+  CHECK(app_forest_ahead_take(&ia, got, got_soft) == 1 &&
+            memcmp(got, want, n * sizeof(float)) == 0 &&
+            memcmp(got_soft, want_soft, n * sizeof(float)) == 0,
+        "the take is not the map made then");
+  CHECK(app_forest_ahead_take(&ia, got, NULL) == 0, "a second take");
+  CHECK(app_forest_ahead_put(&ib, NULL) == DSG_OK && app_forest_ahead_take(&ib, got, NULL) == 1,
+        "put and take without soft");
+  free(a);
+  free(b);
+  free(want);
+  free(want_soft);
+  free(got);
+  free(got_soft);
+}
+
 int main(void)
 {
   test_grid();
@@ -395,5 +430,6 @@ int main(void)
   test_hand_model();
   test_damage();
   test_default();
+  test_ahead();
   return check_report("test_forest");
 }
