@@ -422,7 +422,8 @@ static void check_contours_api(const dsg_image *regions_img)
           }
         CHECK(frame == 0 && corners == 0 && sites == 0 && negative == 0 && top > 0.0f,
               "ucm: %d frame cracks nonzero, %d corners not their strongest crack, %d pixel "
-              "sites nonzero, %d negative, top %g", frame, corners, sites, negative, top);
+              "sites nonzero, %d negative, top %g",
+              frame, corners, sites, negative, top);
       }
     }
     dsg_result_destroy(r);
