@@ -240,11 +240,7 @@ int app_coarse_ahead_take(const dsg_image *coarse, const dsg_options *opt, app_c
   int taken = 0;
   ahead_key(opt, key, sizeof(key));
   pthread_mutex_lock(&ahead_lock);
-  if (ahead.out.block && ahead.img.width == coarse->width && ahead.img.height == coarse->height &&
-      ahead.img.channels == coarse->channels &&
-      memcmp(ahead.img.pixels, coarse->pixels,
-             (size_t)coarse->width * (size_t)coarse->height * (size_t)coarse->channels) == 0 &&
-      strcmp(ahead.key, key) == 0) {
+  if (ahead.out.block && app_image_same(&ahead.img, coarse) && strcmp(ahead.key, key) == 0) {
     *out = ahead.out;
     memset(&ahead.out, 0, sizeof(ahead.out));
     dsg_image_free(&ahead.img);

@@ -646,6 +646,9 @@ int app_work_pixels_check(long long work_pixels);
  * returns 1 when that is smaller than the image, 0 (the image's own size) when not or when
  * max_pixels <= 0 (full resolution). */
 int app_work_size(int width, int height, long long max_pixels, int *work_w, int *work_h);
+/* Whether a and b are the same pixels (size, channels and bytes); what a result made ahead of its
+ * run (dsg_presolve's) is matched by. */
+int app_image_same(const dsg_image *a, const dsg_image *b);
 /* src shrunk to width x height (each at most src's) by area averaging, into *dst. */
 int app_image_shrink(const dsg_image *src, int width, int height, dsg_image *dst);
 /* Labels of the working image `work` (its width * height) brought to the size of `full` (out:

@@ -882,9 +882,7 @@ int app_forest_ahead_take(const dsg_image *img, float *strength, float *soft)
   const size_t n = (size_t)img->width * img->height;
   int taken = 0;
   pthread_mutex_lock(&ahead_lock);
-  if (ahead.strength && ahead.img.width == img->width && ahead.img.height == img->height &&
-      ahead.img.channels == img->channels &&
-      memcmp(ahead.img.pixels, img->pixels, n * (size_t)img->channels) == 0) {
+  if (ahead.strength && app_image_same(&ahead.img, img)) {
     memcpy(strength, ahead.strength, n * sizeof(float));
     if (soft)
       memcpy(soft, ahead.soft, n * sizeof(float));

@@ -61,6 +61,13 @@ int dsg_image_resize(const dsg_image *src, int width, int height, dsg_image *dst
   return DSG_OK;
 }
 
+int app_image_same(const dsg_image *a, const dsg_image *b)
+{
+  return a->width == b->width && a->height == b->height && a->channels == b->channels &&
+         memcmp(a->pixels, b->pixels, (size_t)a->width * (size_t)a->height * (size_t)a->channels) ==
+             0;
+}
+
 void dsg_image_free(dsg_image *img)
 {
   if (!img)
