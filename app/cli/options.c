@@ -35,6 +35,7 @@ enum opt_id {
   OPT_SIGMA_C,
   OPT_GROUPING,
   OPT_SPECTRAL_WEIGHT,
+  OPT_REGION_WEIGHT,
   OPT_MIN_REGION,
   OPT_THRESHOLD,
   OPT_PARTS,
@@ -160,6 +161,9 @@ static const opt_def options[] = {
     {"spectral-weight", 0, "W", OPT_SPECTRAL_WEIGHT, CMD_BIT(APP_CMD_SEGMENT),
      "hierarchy: weight of the eigenvectors' oriented gradients joining the contours (gPb; 0: the "
      "contours alone; default 0.2)"},
+    {"region-weight", 0, "W", OPT_REGION_WEIGHT, CMD_BIT(APP_CMD_SEGMENT),
+     "hierarchy: weight of the regions' colour and texture difference in the merge order (0: "
+     "the boundary alone; default 0.2)"},
     {"min-region", 0, "PIXELS", OPT_MIN_REGION, CMD_BIT(APP_CMD_SEGMENT),
      "hierarchy: smaller regions merge first (default 0: max(pixels / 1500, 32))"},
     {"threshold", 0, "T", OPT_THRESHOLD, CMD_BIT(APP_CMD_SEGMENT),
@@ -674,6 +678,12 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
     status = parse_double(flag, v, &cfg->opt.spectral_weight);
     if (status == DSG_OK && !(cfg->opt.spectral_weight >= 0.0))
       return dsg_error_set(DSG_ERR_INVALID, "%s: %s is invalid: it must be >= 0", flag, v);
+    break;
+  case OPT_REGION_WEIGHT:
+    status = parse_double(flag, v, &cfg->opt.region_weight);
+    if (status == DSG_OK && !(cfg->opt.region_weight >= 0.0 && isfinite(cfg->opt.region_weight)))
+      return dsg_error_set(DSG_ERR_INVALID, "%s: %s is invalid: it must be finite and >= 0", flag,
+                           v);
     break;
   case OPT_HELP: cfg->help = 1; break;
   case OPT_VERSION: cfg->version = 1; break;

@@ -680,7 +680,7 @@ static void summary(const run *r, double t_start)
       snprintf(segs, sizeof(segs), ", %d segments at level %g", count, cfg->opt.threshold);
     else if (cfg->opt.k == DSG_K_AUTO && strcmp(cfg->opt.grouping, "hierarchy") == 0)
       snprintf(segs, sizeof(segs), ", %d segments (-k auto: the hierarchy at level %g)", count,
-               DSG_AUTO_THRESHOLD);
+               dsg_options_auto_level(&cfg->opt));
     else if (cfg->opt.k == DSG_K_AUTO)
       snprintf(segs, sizeof(segs), ", %d segments (-k auto: the largest eigengap)", count);
     else

@@ -668,11 +668,12 @@ void app_contour_thin(const float *m, const unsigned char *orientation, int w, i
 
 int app_contours(const dsg_image *img, const app_contour_weights *cw,
                  const volatile sig_atomic_t *cancel, float *strength, float *parts, float *soft,
-                 float *oriented)
+                 float *oriented, unsigned char *bins_out)
 {
   const int w = img->width, h = img->height;
   const size_t n = (size_t)w * h;
-  unsigned char *bins = malloc(n * APP_CONTOUR_CHANNELS), *orientation = malloc(n);
+  unsigned char *bins = bins_out ? bins_out : malloc(n * APP_CONTOUR_CHANNELS),
+                *orientation = malloc(n);
   float *grad = malloc(n * APP_CONTOUR_PARTS * APP_CONTOUR_ORIENTATIONS * sizeof(float));
   float *peak = malloc(n * sizeof(float));
   int status = DSG_OK;
@@ -701,7 +702,8 @@ int app_contours(const dsg_image *img, const app_contour_weights *cw,
   if (soft)
     memcpy(soft, peak, n * sizeof(*soft));
 out_free:
-  free(bins);
+  if (bins != bins_out)
+    free(bins);
   free(orientation);
   free(grad);
   free(peak);
@@ -804,7 +806,7 @@ static int contour_geometry_init(contour_geometry *cg)
  * the outputs asked for come back. */
 int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const app_contour_weights *cw,
                     const volatile sig_atomic_t *cancel, float *strength, float *parts, float *soft,
-                    float *oriented)
+                    float *oriented, unsigned char *bins)
 {
   const int w = img->width, h = img->height;
   float weight[APP_CONTOUR_PARTS];
@@ -825,7 +827,7 @@ int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const app_contour_w
     /* the strength before thinning stays on the device unless soft asks for it */
     const spmv_contour_outputs o = {NULL, parts, soft, NULL, strength, oriented};
     status = spmv_cl_contours_rgb(im, &cg.g, &binning.b, weight, (float)cw->bias, img->pixels,
-                                  img->channels, w, h, &o, NULL, NULL);
+                                  img->channels, w, h, &o, bins, NULL);
   }
 out:
   contour_geometry_free(&cg);
@@ -897,19 +899,21 @@ int app_detector_find(const char *name, int alone, const app_detector **out)
 
 int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const app_detector *det,
                     const dsg_image *img, const app_contour_weights *cw, float *strength,
-                    float *parts, float *soft, float *oriented)
+                    float *parts, float *soft, float *oriented, unsigned char *bins)
 {
   int status = DSG_OK;
   if (det->kind == APP_DETECTOR_FOREST) {
     if (parts || oriented)
       return dsg_error_set(DSG_ERR_INVALID, "the forest detector has no parts or orientations: "
                                             "they are the " DSG_PARAM("detector") " gradients'");
-    if (app_forest_ahead_take(img, strength, soft)) /* made by dsg_presolve */
-      return DSG_OK;
-    return app_forest_contours(img, APP_FOREST_SCALES, opt->cancel, strength, soft);
+    if (!app_forest_ahead_take(img, strength, soft)) /* made by dsg_presolve */
+      status = app_forest_contours(img, APP_FOREST_SCALES, opt->cancel, strength, soft);
+    if (status == DSG_OK && bins)
+      status = app_contour_bins(img, bins);
+    return status;
   }
   if (*im) {
-    status = app_contours_cl(*im, img, cw, opt->cancel, strength, parts, soft, oriented);
+    status = app_contours_cl(*im, img, cw, opt->cancel, strength, parts, soft, oriented, bins);
     if (status != DSG_OK && status != DSG_ERR_INTERRUPTED && status != DSG_ERR_NOMEM &&
         strcmp(opt->matvec, "auto") == 0) { /* "opencl": failures are errors */
       app_log(opt, DSG_LOG_WARNING, "the contours failed on OpenCL (%s); taking the C path",
@@ -921,7 +925,7 @@ int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const app_detect
       return status;
     }
   }
-  return app_contours(img, cw, opt->cancel, strength, parts, soft, oriented);
+  return app_contours(img, cw, opt->cancel, strength, parts, soft, oriented, bins);
 }
 
 int dsg_contours(const dsg_image *img, const dsg_options *opt, float **strength, float **parts)
@@ -978,7 +982,7 @@ int dsg_contours(const dsg_image *img, const dsg_options *opt, float **strength,
   if (det->kind == APP_DETECTOR_FOREST)
     status = app_forest_contours(work, APP_FOREST_SCALES, opt->cancel, s, NULL);
   else if ((status = app_image_device(opt, &im)) == DSG_OK)
-    status = app_contours_on(&im, opt, det, work, &app_contour_alone, s, p, NULL, NULL);
+    status = app_contours_on(&im, opt, det, work, &app_contour_alone, s, p, NULL, NULL, NULL);
   spmv_cl_image_destroy(im);
   if (status == DSG_OK && work != img) {
     float *bigp = NULL;

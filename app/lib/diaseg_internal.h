@@ -134,14 +134,16 @@ void app_contour_thin(const float *m, const unsigned char *orientation, int widt
                       float *out);
 /* The detector: thinned strength (n floats) and, optional, each part's maximum over orientations
  * (parts n floats each), the strength before thinning (soft, n floats) and the combination at
- * every orientation (oriented, APP_CONTOUR_ORIENTATIONS n floats, orientation-major). */
+ * every orientation (oriented, APP_CONTOUR_ORIENTATIONS n floats, orientation-major), and the
+ * channels' bins (bins, APP_CONTOUR_CHANNELS n bytes as app_contour_bins writes them). */
 int app_contours(const dsg_image *img, const app_contour_weights *cw,
                  const volatile sig_atomic_t *cancel, float *strength, float *parts, float *soft,
-                 float *oriented);
-/* The same with the gradients, combination and thinning on an OpenCL device (spmv_image.h). */
+                 float *oriented, unsigned char *bins);
+/* The same with the bins, gradients, combination and thinning on an OpenCL device
+ * (spmv_image.h; its bins are app_contour_bins' within spmv_cl_contours_rgb's tolerances). */
 int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const app_contour_weights *cw,
                     const volatile sig_atomic_t *cancel, float *strength, float *parts, float *soft,
-                    float *oriented);
+                    float *oriented, unsigned char *bins);
 /* The detector table (contours.c): dsg_options.detector's names. */
 enum { APP_DETECTOR_AUTO, APP_DETECTOR_FOREST, APP_DETECTOR_GRADIENTS };
 typedef struct app_detector {
@@ -157,10 +159,11 @@ int app_detector_find(const char *name, int alone, const app_detector **out);
 /* The detector det (app_detector_find): the gradients on *im (app_image_device; NULL: the C
  * path; when the device fails and opt->matvec is "auto", a warning, *im is destroyed and set to
  * NULL, and the C path runs), with the weights cw; the forest on the host (no parts, no
- * orientations). */
+ * orientations). bins (optional): the channels' bins, as app_contours (the forest's run:
+ * app_contour_bins), for the hierarchy's region cue. */
 int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const app_detector *det,
                     const dsg_image *img, const app_contour_weights *cw, float *strength,
-                    float *parts, float *soft, float *oriented);
+                    float *parts, float *soft, float *oriented, unsigned char *bins);
 
 /* i reflected into [0, n) (..., 1, 0 | 0, 1, ..., n-1 | n-1, n-2, ...), for any i and n >= 1 */
 static inline int app_reflect(int i, int n)
@@ -290,10 +293,16 @@ int app_forest_ahead_take(const dsg_image *img, float *strength, float *soft);
  * against 0.707; the cue's hierarchy: Covering 0.593 / PRI 0.809 / VI 1.629 / F 0.717 against
  * 0.577 / 0.808 / 1.647 / 0.707; docs/QUALITY.md). */
 #define APP_FOREST_SCALES 3
-/* The forest's hierarchy levels u map to u / (u + APP_FOREST_LEVEL_HALF) (hierarchy.c): 0.12
+/* The forest's hierarchy levels u map to u / (u + APP_FOREST_LEVEL_HALF) (hierarchy.c): 0.24
  * puts the level of the best Covering + F on BSDS500 train (the first 50 images, a forest fit
- * on the other 150) at DSG_AUTO_THRESHOLD, as the gradients' level is. */
-#define APP_FOREST_LEVEL_HALF 0.12
+ * on the other 150, the default region weight) at DSG_AUTO_THRESHOLD, as the gradients' level
+ * is (0.12 did without the region cue, at 0.64). */
+#define APP_FOREST_LEVEL_HALF 0.24
+/* -k auto's levels without the region cue (region_weight 0; dsg_options_auto_level): the
+ * gradients' best Covering + F on BSDS500 train before the cue, and the forest's (0.64 at the
+ * half 0.12 it was fit with) mapped through APP_FOREST_LEVEL_HALF. */
+#define APP_PLAIN_LEVEL 0.64
+#define APP_FOREST_PLAIN_LEVEL 0.47
 /* The forest as segment's contour cue: sigma_c and the spectral weight, fit for the gradients,
  * are scaled by these (0.1 -> 0.05, 0.2 -> 0.005: the best of those tried on BSDS500 train,
  * docs/QUALITY.md), so that the defaults carry over. */
@@ -326,6 +335,21 @@ typedef struct app_hierarchy {
 #define APP_MIN_REGION_FRACTION 1500
 /* Regions below min_area pixels merge before any other. */
 int app_hierarchy_build(const float *E, int width, int height, int min_area, app_hierarchy *H);
+/* The same with a region cue: the merge key adds the two regions' chi-squared distances of
+ * their histograms of each channel of app_contour_bins' bins (APP_CONTOUR_CHANNELS n bytes),
+ * times the channel's weight and a / (a + area), a the smaller region's pixels (hierarchy.c). */
+typedef struct app_region_cue {
+  const unsigned char *bins;
+  double weight[APP_CONTOUR_CHANNELS];
+  double area; /* > 0 */
+} app_region_cue;
+/* The region cue's area: the image's pixels / this (about 3000 for a BSDS500 photo), and the
+ * brightness histogram's share of the region weight (colour a, b and textons: 1); fit on
+ * BSDS500 train with the default region weight (docs/QUALITY.md, "The region cue"). */
+#define APP_REGION_AREA_FRACTION 50
+#define APP_REGION_BRIGHTNESS 0.5
+int app_hierarchy_build_cue(const float *E, const app_region_cue *cue, int width, int height,
+                            int min_area, app_hierarchy *H);
 /* Every level u of H (merges and cracks) mapped to u / (u + half): monotone, so the hierarchy
  * is unchanged, and a map whose strengths are unbounded has its levels in [0, 1), half at 0.5. */
 void app_hierarchy_map_levels(app_hierarchy *H, double half);

@@ -8,8 +8,9 @@
  * strength (E_p + E_q) / 2; the strength of the boundary between two regions is the mean over its
  * cracks. Regions smaller than min_area pixels merge first (their weakest neighbour) at level 0,
  * so that a cut at k regions is k regions a person can see rather than specks of texture or the
- * slivers a watershed leaves along a strong edge. Levels are made monotone (each merge's level is
- * at least the one before), which makes the UCM an ultrametric. */
+ * slivers a watershed leaves along a strong edge. Levels are made increasing (each merge's level is
+ * above the one before), which makes the UCM an ultrametric whose every cut at k regions is a cut
+ * at a level. */
 #include "diaseg_internal.h"
 
 #include <math.h>
@@ -48,6 +49,11 @@ typedef struct hier_state {
   int *nadj, *cap_adj;
   long *area;
   int min_area;
+  /* the region cue (NULL: none): each region's histogram of every channel, counts */
+  const app_region_cue *cue;
+  float *hist; /* R x nbins */
+  int nbins, first[APP_CONTOUR_CHANNELS], bins[APP_CONTOUR_CHANNELS];
+  double wsum; /* the cue's weights' sum */
 } hier_state;
 
 static uint64_t mix(uint64_t x)
@@ -143,10 +149,40 @@ static int heap_push(hier_state *s, double key, int e)
   return 0;
 }
 
+/* chi-squared distance of regions a's and b's histograms in channel c, in [0, 1] */
+static double region_chi2(const hier_state *s, int a, int b, int c)
+{
+  const float *ha = s->hist + (size_t)a * s->nbins + s->first[c],
+              *hb = s->hist + (size_t)b * s->nbins + s->first[c];
+  const double na = 1.0 / (double)s->area[a], nb = 1.0 / (double)s->area[b];
+  double d = 0.0;
+  for (int k = 0; k < s->bins[c]; k++) {
+    const double p = ha[k] * na, q = hb[k] * nb;
+    if (p + q > 0.0)
+      d += (p - q) * (p - q) / (p + q);
+  }
+  return 0.5 * d;
+}
+
+/* the merge key: the boundary's mean strength; with the region cue, between two regions of
+ * min_area or more, plus the regions' histogram distances, each times its channel's weight and
+ * the trust in the smaller region's histograms, a / (a + cue->area) for a pixels (a sliver's
+ * histogram says little), all divided by 1 + the weights' sum, so that a map in [0, 1] keeps
+ * its levels there */
 static double edge_key(const hier_state *s, const edge *e)
 {
-  const double mean = e->sum / (double)e->count;
-  return s->area[e->a] < s->min_area || s->area[e->b] < s->min_area ? mean - 1e9 : mean;
+  double key = e->sum / (double)e->count;
+  if (s->area[e->a] < s->min_area || s->area[e->b] < s->min_area)
+    return key - 1e9; /* a speck joins its weakest boundary's neighbour, as without the cue */
+  if (s->cue) {
+    const long smaller = s->area[e->a] < s->area[e->b] ? s->area[e->a] : s->area[e->b];
+    const double trust = (double)smaller / ((double)smaller + s->cue->area);
+    for (int c = 0; c < APP_CONTOUR_CHANNELS; c++)
+      if (s->cue->weight[c] != 0.0)
+        key += trust * s->cue->weight[c] * region_chi2(s, e->a, e->b, c);
+    key /= 1.0 + s->wsum;
+  }
+  return key;
 }
 
 /* Queues edge e again where its key changed (a merge changed its mean, or a region at one side
@@ -154,7 +190,7 @@ static double edge_key(const hier_state *s, const edge *e)
 static int requeue(hier_state *s, int e)
 {
   const double key = edge_key(s, &s->edges[e]);
-  if (key == s->edges[e].key)
+  if (key == s->edges[e].key || (key != key && s->edges[e].key != s->edges[e].key)) /* NaN */
     return 0;
   s->edges[e].version++;
   return heap_push(s, key, e);
@@ -293,6 +329,12 @@ void app_hierarchy_free(app_hierarchy *H)
 
 int app_hierarchy_build(const float *E, int w, int h, int min_area, app_hierarchy *H)
 {
+  return app_hierarchy_build_cue(E, NULL, w, h, min_area, H);
+}
+
+int app_hierarchy_build_cue(const float *E, const app_region_cue *cue, int w, int h, int min_area,
+                            app_hierarchy *H)
+{
   const size_t n = (size_t)w * h, ncrack = 2 * n;
   hier_state s;
   int status = DSG_OK, R = 0;
@@ -335,6 +377,23 @@ int app_hierarchy_build(const float *E, int w, int h, int min_area, app_hierarch
   memset(s.keys, 0xff, s.hcap * sizeof(*s.keys));
   for (size_t i = 0; i < n; i++)
     s.area[H->region[i]]++;
+  if (cue) {
+    s.cue = cue;
+    for (int c = 0; c < APP_CONTOUR_CHANNELS; c++) {
+      s.first[c] = s.nbins;
+      s.bins[c] = app_contour_channel_at(c)->bins;
+      s.nbins += s.bins[c];
+      s.wsum += cue->weight[c];
+    }
+    s.hist = calloc((size_t)R * (size_t)s.nbins, sizeof(*s.hist));
+    if (!s.hist)
+      goto nomem;
+    for (size_t i = 0; i < n; i++) {
+      float *hr = s.hist + (size_t)H->region[i] * s.nbins;
+      for (int c = 0; c < APP_CONTOUR_CHANNELS; c++)
+        hr[s.first[c] + cue->bins[(size_t)c * n + i]] += 1.0f;
+    }
+  }
 
   /* the cracks between different regions, into one edge per pair of regions */
   for (size_t c = 0; c < ncrack; c++) {
@@ -391,11 +450,14 @@ int app_hierarchy_build(const float *E, int w, int h, int min_area, app_hierarch
     edge *e = &s.edges[it.e];
     if (!e->alive || it.version != e->version)
       continue;
-    const float mean = (float)(e->sum / (double)e->count);
+    const float key = (float)it.key;
     /* a region below min_area is not a region of the hierarchy: it joins its weakest neighbour
-     * at the current level (0 before any real merge), so its boundary leaves the UCM */
+     * at the current level (0 before any real merge), so its boundary leaves the UCM. Any other
+     * merge is above the one before, by a float's step where its key is not (a boundary that
+     * got weaker as its regions grew, or the region cue's regions that got closer), so that
+     * every cut at k regions is a cut of the UCM at a level */
     if (it.key > -1e8)
-      level = mean > level ? mean : level;
+      level = key > level ? key : nextafterf(level, INFINITY);
     e->level = level; /* its cracks' level, set at the end (crack_edge, into) */
     int keep = e->a, gone = e->b;
     if (s.nadj[keep] < s.nadj[gone]) {
@@ -408,6 +470,12 @@ int app_hierarchy_build(const float *E, int w, int h, int min_area, app_hierarch
     e->alive = 0;
     hash_forget(&s, e->a, e->b);
     s.area[keep] += s.area[gone];
+    if (s.hist) {
+      float *hk = s.hist + (size_t)keep * s.nbins;
+      const float *hg = s.hist + (size_t)gone * s.nbins;
+      for (int k = 0; k < s.nbins; k++)
+        hk[k] += hg[k];
+    }
     for (int t = 0; t < s.nadj[gone]; t++) {
       edge *f = &s.edges[s.adj[gone][t]];
       if (!f->alive)
@@ -434,8 +502,9 @@ int app_hierarchy_build(const float *E, int w, int h, int min_area, app_hierarch
           goto nomem;
       }
     }
-    /* keep's own edges changed key when its area reached min_area: queue them again */
-    if (s.area[keep] - s.area[gone] < s.min_area && s.area[keep] >= s.min_area)
+    /* keep's own edges changed key when its area reached min_area, or with the region cue its
+     * histograms: queue them again */
+    if (s.hist || (s.area[keep] - s.area[gone] < s.min_area && s.area[keep] >= s.min_area))
       for (int t = 0; t < s.nadj[keep]; t++) {
         if (s.edges[s.adj[keep][t]].alive && requeue(&s, s.adj[keep][t]))
           goto nomem;
@@ -471,6 +540,7 @@ out:
   free(s.nadj);
   free(s.cap_adj);
   free(s.area);
+  free(s.hist);
   free(s.edges);
   free(s.keys);
   free(s.vals);

@@ -2,11 +2,9 @@
 #include "diaseg_internal.h"
 #include "json.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define APP_STR_(x) #x
-#define APP_STR(x) APP_STR_(x) /* a number's macro as text */
 
 /* One k's segmentation: whether it was written (enough pairs converged), the k-means inertia, the
  * eigenvectors of its embedding and the localised ones passed over. `with_k` names the k (the
@@ -89,13 +87,14 @@ int dsg_result_report(const dsg_result *r, const dsg_report_info *info, char **j
   /* how the scale was chosen: by the caller (k, a list, a threshold) or automatically */
   app_json_begin_object(&j, "scale");
   app_json_bool(&j, "auto", r->k_auto);
-  if (r->k_auto && r->opt.threshold > 0.0)
-    app_json_string(
-        &j, "rule",
-        "the hierarchy cut at level " APP_STR(
-            DSG_AUTO_THRESHOLD) ", the UCM threshold of the best Covering and boundary F on "
-                                "BSDS500 train");
-  else if (r->k_auto)
+  if (r->k_auto && r->opt.threshold > 0.0) {
+    char rule[160];
+    snprintf(rule, sizeof(rule),
+             "the hierarchy cut at level %g, the UCM threshold of the best Covering and boundary "
+             "F on BSDS500 train",
+             r->opt.threshold);
+    app_json_string(&j, "rule", rule);
+  } else if (r->k_auto)
     app_json_string(&j, "rule",
                     "k-means at the k before the largest eigengap "
                     "lambda_k - lambda_(k+1), 2 <= k < nev");
@@ -121,6 +120,7 @@ int dsg_result_report(const dsg_result *r, const dsg_report_info *info, char **j
   app_json_string(&j, "grouping", opt->grouping);
   app_json_number(&j, "spectral_weight", opt->spectral_weight);
   app_json_int(&j, "min_region", opt->min_region);
+  app_json_number(&j, "region_weight", opt->region_weight);
   app_json_number(&j, "threshold", opt->threshold);
   if (info->max_pixels > 0)
     app_json_int(&j, "max_pixels", info->max_pixels);

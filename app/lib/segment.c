@@ -25,6 +25,8 @@ struct dsg_problem {
   int forest;            /* the contour cue's detector is the forest (no orientations) */
   float *oriented;       /* the detector's combination at each orientation, when the spectral term
                           * joins it (gPb); else NULL */
+  unsigned char *bins;   /* the channels' bins (app_contour_bins) for the hierarchy's region cue,
+                          * when it is asked for (uses_region_cue); else NULL */
   dsg_image coarse;      /* the image shrunk for chfsi's coarse start (coarse.c), when asked */
   app_coarse early;      /* its solve, made beside the problem's making (coarse_job), if any */
   spmv_cl_image *device; /* the device for the grouping (gPb, k-means): the detector's, kept;
@@ -56,6 +58,7 @@ void dsg_options_init(dsg_options *opt)
   opt->sigma_c = 0.1;
   opt->grouping = "hierarchy";
   opt->spectral_weight = DSG_SPECTRAL_WEIGHT;
+  opt->region_weight = DSG_REGION_WEIGHT;
   opt->work_pixels = DSG_WORK_PIXELS;
   opt->nev = 16;
   opt->ncv = 0;
@@ -260,6 +263,10 @@ int dsg_options_check(const dsg_options *opt)
     return dsg_error_set(DSG_ERR_INVALID,
                          DSG_PARAM("spectral_weight") " %g is invalid: it must be finite and >= 0",
                          opt->spectral_weight);
+  if (!isfinite(opt->region_weight) || opt->region_weight < 0.0)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("region_weight") " %g is invalid: it must be finite and >= 0",
+                         opt->region_weight);
   return check_tol(opt);
 }
 
@@ -390,11 +397,26 @@ static int uses_gpb(const dsg_options *opt, const app_cue *cue)
          app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY;
 }
 
+/* Whether the hierarchy's merges read the regions' colour and texture (the region cue): the
+ * contour cues, whose detector makes the channels' bins, with a positive region weight. */
+static int uses_region_cue(const dsg_options *opt, const app_cue *cue)
+{
+  return cue->contours && opt->region_weight > 0.0 &&
+         app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY;
+}
+
 /* Whether the detector is the forest (whose map has no orientations: its gPb is made apart). */
 static int uses_forest(const dsg_options *opt)
 {
   const app_detector *det;
   return app_detector_find(opt->detector, 0, &det) == DSG_OK && det->kind == APP_DETECTOR_FOREST;
+}
+
+double dsg_options_auto_level(const dsg_options *opt)
+{
+  if (opt->region_weight > 0.0)
+    return DSG_AUTO_THRESHOLD;
+  return uses_forest(opt) ? APP_FOREST_PLAIN_LEVEL : APP_PLAIN_LEVEL;
 }
 
 /* The link masks the components are found from (app_components_from_links): where N was made
@@ -411,17 +433,19 @@ static int device_links(spmv_cl_image *im, spmv_dia *N, spmv_links links[2])
 /* Features, the contours if the cue takes them, and N of img (the affinity alone: no
  * components). *contours (optional) receives the detector's strength map (n floats, NULL for a
  * cue without contours), *soft and *oriented (optional) the same before thinning and at every
- * orientation, and *t_contours its seconds. The detector combines its parts with gPb's local
+ * orientation, *bins (optional) the channels' bins (app_contour_bins, 4 n bytes; NULL for a cue
+ * without contours), and *t_contours its seconds. The detector combines its parts with gPb's local
  * weights where the spectral term joins it (uses_gpb), else with its own (mPb, as dsg_contours).
  * links (optional): where N is made on a device, its values stay there, and links gets the
  * masks of its components (device_links); else they stay empty (count 0) and N is on the host.
  * device (optional): the device the image stages ran on, handed over (NULL: the C path). */
 static int build_affinity(const dsg_image *img, const dsg_options *opt, const app_cue *cue,
                           spmv_dia **N, double **sqrt_degree, float **contours, float **soft,
-                          float **oriented, double *t_contours, spmv_links links[2],
-                          app_progress *pr, spmv_cl_image **device)
+                          float **oriented, unsigned char **bins, double *t_contours,
+                          spmv_links links[2], app_progress *pr, spmv_cl_image **device)
 {
   float *soft_map = NULL, *oriented_map = NULL;
+  unsigned char *bin_map = NULL;
   app_affinity_params ap = {opt->radius, opt->sigma_i, opt->sigma_x, NULL, opt->sigma_c, NULL};
   float *features = NULL, *edges = NULL;
   int nfeat = 0, status = DSG_OK;
@@ -435,6 +459,8 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
     *soft = NULL;
   if (oriented)
     *oriented = NULL;
+  if (bins)
+    *bins = NULL;
   if (t_contours)
     *t_contours = 0.0;
   if (device)
@@ -450,7 +476,8 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
     edges = malloc(n * sizeof(*edges));
     soft_map = soft ? malloc(n * sizeof(*soft_map)) : NULL;
     oriented_map = oriented ? malloc(n * APP_CONTOUR_ORIENTATIONS * sizeof(*oriented_map)) : NULL;
-    if (!edges || (soft && !soft_map) || (oriented && !oriented_map))
+    bin_map = bins ? malloc(n * APP_CONTOUR_CHANNELS) : NULL;
+    if (!edges || (soft && !soft_map) || (oriented && !oriented_map) || (bins && !bin_map))
       status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of a %d x %d image",
                              img->width, img->height);
     else if ((status = app_detector_find(opt->detector, 0, &det)) == DSG_OK) {
@@ -458,7 +485,7 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
         ap.sigma_c *= APP_FOREST_SIGMA_C;
       status = app_contours_on(&im, opt, det, img,
                                uses_gpb(opt, cue) ? &app_contour_local : &app_contour_alone, edges,
-                               NULL, soft_map, oriented_map);
+                               NULL, soft_map, oriented_map, bin_map);
     }
     ap.contours = edges;
     if (t_contours)
@@ -523,9 +550,14 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
     *oriented = oriented_map;
     oriented_map = NULL;
   }
+  if (status == DSG_OK && bins) {
+    *bins = bin_map;
+    bin_map = NULL;
+  }
   free(edges);
   free(soft_map);
   free(oriented_map);
+  free(bin_map);
   return status;
 }
 
@@ -538,6 +570,7 @@ void dsg_problem_destroy(dsg_problem *p)
   free(p->contours);
   free(p->soft);
   free(p->oriented);
+  free(p->bins);
   app_components_free(&p->comps);
   dsg_image_free(&p->coarse);
   app_coarse_free(&p->early);
@@ -634,8 +667,9 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
   p->forest = p->cue->contours && uses_forest(opt);
   /* the device the detector ran on stays for the grouping (gPb, k-means) */
   status = build_affinity(img, opt, p->cue, &p->N, &p->sqrt_degree, &p->contours, &p->soft,
-                          gpb && !p->forest ? &p->oriented : NULL, &p->t_contours, links, &pr,
-                          &p->device);
+                          gpb && !p->forest ? &p->oriented : NULL,
+                          uses_region_cue(opt, p->cue) ? &p->bins : NULL, &p->t_contours, links,
+                          &pr, &p->device);
   if (status != DSG_OK)
     goto fail;
   p->t_affinity = dsg_seconds() - t0;
@@ -731,7 +765,7 @@ static void keep_options(dsg_result *r, const dsg_options *opt)
   if (opt->nks == 0 && opt->k == DSG_K_AUTO && opt->threshold == 0.0) {
     r->k_auto = 1;
     if (app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY)
-      r->opt.threshold = DSG_AUTO_THRESHOLD; /* the cut at a level below; k-means: group() */
+      r->opt.threshold = dsg_options_auto_level(opt); /* a cut at a level; k-means: group() */
   }
   if (r->opt.threshold > 0.0) { /* one cut of the hierarchy at a level: k 0 marks it */
     r->ngroups = 1;
@@ -984,8 +1018,14 @@ static int build_hierarchy(dsg_problem *p, const dsg_options *opt, dsg_result *r
   const size_t auto_min = n / APP_MIN_REGION_FRACTION > APP_SPECK_PIXELS
                               ? n / APP_MIN_REGION_FRACTION
                               : APP_SPECK_PIXELS;
-  status = app_hierarchy_build(E, w, h, opt->min_region > 0 ? opt->min_region : (int)auto_min,
-                               r->hierarchy);
+  /* the region cue (the bins were made with the problem): brightness at a share of the weight */
+  const app_region_cue cue = {p->bins,
+                              {APP_REGION_BRIGHTNESS * opt->region_weight, opt->region_weight,
+                               opt->region_weight, opt->region_weight},
+                              (double)n / APP_REGION_AREA_FRACTION};
+  status =
+      app_hierarchy_build_cue(E, p->bins && opt->region_weight > 0.0 ? &cue : NULL, w, h,
+                              opt->min_region > 0 ? opt->min_region : (int)auto_min, r->hierarchy);
   if (status == DSG_OK && p->forest) /* the forest's strengths are unbounded: levels in [0, 1) */
     app_hierarchy_map_levels(r->hierarchy, APP_FOREST_LEVEL_HALF);
 out:
@@ -1422,7 +1462,7 @@ int dsg_affinity(const dsg_image *img, const dsg_options *opt, dsg_matrix **out)
   if (!m)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a matrix");
   status = build_affinity(img, opt, cue, &m->N, &m->sqrt_degree, NULL, NULL, NULL, NULL, NULL, NULL,
-                          NULL);
+                          NULL, NULL);
   if (status != DSG_OK) {
     dsg_matrix_destroy(m);
     return status;

@@ -1192,7 +1192,8 @@ def hierarchy_cases(tmp, data):
     params = rep["parameters"]
     check(params.get("affinity") == "contour" and params.get("grouping") == "hierarchy" and
           params.get("spectral_weight") == 0.2 and params.get("min_region") == 0 and
-          params.get("sigma_c") == 0.1, f"hierarchy report parameters {params}")
+          params.get("region_weight") == 0.2 and params.get("sigma_c") == 0.1,
+          f"hierarchy report parameters {params}")
     check(rep.get("ks") == [2, 3, 20] and rep.get("eigensolves") == 1 and rep.get("nev") == 16 and
           [s["k"] for s in rep.get("segmentations", [])] == [2, 3, 20] and
           all(s["written"] for s in rep.get("segmentations", [])),
@@ -1203,12 +1204,13 @@ def hierarchy_cases(tmp, data):
     # values given are reported as given; the cut at 3 still finds the regions
     code, _, err = run(["segment", image, "--affinity", "contour+color", "--grouping", "hierarchy",
                         "-k", "3", "--sigma-c", "0.2", "--spectral-weight", "0.5", "--min-region",
-                        "30", "--matvec", "cpu", "-o", out, "-q"])
+                        "30", "--region-weight", "0", "--matvec", "cpu", "-o", out, "-q"])
     rep = json.load(open(os.path.join(out, "report.json"))) if code == 0 else {"parameters": {}}
     params = rep["parameters"]
     check(code == 0 and params.get("affinity") == "contour+color" and
           params.get("sigma_c") == 0.2 and params.get("spectral_weight") == 0.5 and
-          params.get("min_region") == 30 and rep.get("ks") == [3],
+          params.get("min_region") == 30 and params.get("region_weight") == 0 and
+          rep.get("ks") == [3],
           f"given values: {code} {err!r} {params}")
     if code == 0:
         one = np.load(os.path.join(out, "labels.npy"))
@@ -1228,6 +1230,8 @@ def hierarchy_cases(tmp, data):
     cases = [(["--grouping", "bogus"], "--grouping: 'bogus' is not one of hierarchy, kmeans"),
              (["--spectral-weight", "-1"], "--spectral-weight: -1 is invalid: it must be >= 0"),
              (["--spectral-weight", "nan"], "--spectral-weight"),
+             (["--region-weight", "-0.5"], "--region-weight: -0.5 is invalid: it must be finite and >= 0"),
+             (["--region-weight", "inf"], "--region-weight"),
              (["--min-region", "-3"], "--min-region: -3 is out of range"),
              (["--min-region", "x"], "--min-region"),
              (["--sigma-c", "0"], "--sigma-c: 0 is invalid: it must be > 0"),
@@ -1605,7 +1609,7 @@ def first_hour_cases(tmp):
         labels = np.load(os.path.join(out, name, "labels.npy"))
         check(labels.shape == want.shape, f"batch {name}: labels {labels.shape}")
         rep = json.load(open(os.path.join(out, name, "report.json")))
-        check(rep["scale"]["auto"] is True and rep["parameters"]["threshold"] == 0.64 and
+        check(rep["scale"]["auto"] is True and rep["parameters"]["threshold"] == 0.44 and
               rep["parameters"]["tol"] == 1e-3, f"batch {name}: auto scale {rep['scale']} "
               f"{rep['parameters']['threshold']} tol {rep['parameters']['tol']}")
     # two image arguments: the same names in two folders get distinct output folders

@@ -892,12 +892,28 @@ int main(void)
             strcmp(opt.solver, "auto") == 0 && strcmp(opt.matvec, "auto") == 0,
         "defaults");
   CHECK(opt.sigma_c == 0.1 && opt.grouping && strcmp(opt.grouping, "hierarchy") == 0 &&
-            opt.spectral_weight == 0.2 && opt.min_region == 0 && opt.ks == NULL && opt.nks == 0,
+            opt.spectral_weight == 0.2 && opt.min_region == 0 && opt.region_weight == 0.2 &&
+            opt.ks == NULL && opt.nks == 0,
         "defaults of the contour cues and the grouping: sigma_c %g, grouping %s, spectral_weight "
-        "%g, min_region %d, nks %d",
+        "%g, min_region %d, region_weight %g, nks %d",
         opt.sigma_c, opt.grouping ? opt.grouping : "(null)", opt.spectral_weight, opt.min_region,
-        opt.nks);
+        opt.region_weight, opt.nks);
   CHECK(dsg_options_check(&opt) == DSG_OK, "defaults rejected: %s", dsg_error_message());
+  /* -k auto's level: the region cue's fit, without the cue the level fit before it */
+  {
+    dsg_options o;
+    dsg_options_init(&o);
+    const double with_cue = dsg_options_auto_level(&o);
+    o.region_weight = 0.0;
+    const double plain = dsg_options_auto_level(&o);
+    o.detector = "forest";
+    const double forest_plain = dsg_options_auto_level(&o);
+    o.region_weight = 0.3;
+    CHECK(with_cue == DSG_AUTO_THRESHOLD && with_cue == 0.44 && plain == 0.64 &&
+              forest_plain == 0.47 && dsg_options_auto_level(&o) == 0.44,
+          "auto levels %g (default), %g (region_weight 0), %g (forest, 0), %g (forest, 0.3)",
+          with_cue, plain, forest_plain, dsg_options_auto_level(&o));
+  }
   CHECK(dsg_cue_count() == 4 && strcmp(dsg_cue_name(0), "intensity") == 0 &&
             strcmp(dsg_cue_name(1), "color") == 0 && strcmp(dsg_cue_name(2), "contour") == 0 &&
             strcmp(dsg_cue_name(3), "contour+color") == 0 && dsg_cue_name(4) == NULL &&
@@ -985,6 +1001,12 @@ int main(void)
                   strstr(dsg_error_message(), "spectral_weight ") &&
                   !strchr(dsg_error_message(), '\001'),
               "spectral_weight %g: %s", weights[i], dsg_error_message());
+        dsg_options_init(&o);
+        o.region_weight = weights[i];
+        CHECK(dsg_options_check(&o) == DSG_ERR_INVALID &&
+                  strstr(dsg_error_message(), "region_weight ") &&
+                  !strchr(dsg_error_message(), '\001'),
+              "region_weight %g: %s", weights[i], dsg_error_message());
       }
       dsg_options_init(&opt);
       opt.spectral_weight = 0.0;

@@ -3,7 +3,10 @@
  * 0, each joining its lowest labelled 4-neighbour. The maps are random with many ties (a few
  * levels), negative values, -0 and +0, NaN and infinities, so that the library's radix order must
  * match the comparison order exactly; then the hierarchy's own invariants (nregions - 1 merges at
- * ascending levels, every region below min_area merged first). */
+ * ascending levels, every region below min_area merged first). With the region cue: weights 0
+ * give the plain hierarchy bit for bit on the same maps, positive weights keep its invariants,
+ * and on a toy of three blocks the cue reverses the plain order at the levels its formula gives
+ * (test_region_cue). */
 #include "diaseg_internal.h"
 #include "check.h"
 
@@ -49,6 +52,93 @@ static int ref_watershed(const float *E, int w, int h, int32_t *label)
   return count;
 }
 
+/* chi-squared distance of two histograms (counts) normalised by their totals */
+static double ref_chi2(const double *ha, const double *hb, int bins, double na, double nb)
+{
+  double d = 0.0;
+  for (int k = 0; k < bins; k++) {
+    const double p = ha[k] / na, q = hb[k] / nb;
+    if (p + q > 0.0)
+      d += (p - q) * (p - q) / (p + q);
+  }
+  return 0.5 * d;
+}
+
+/* Three blocks A | B | C of 10 columns, 12 rows, split by ridge columns 9 (0.5) and 19 (0.45):
+ * the plain hierarchy joins B and C first (the weaker boundary); A and B have the same bins in
+ * every channel, C others, so the region cue joins A and B first, at the level of its formula
+ * computed here from the watershed's regions. */
+static void test_region_cue(void)
+{
+  enum { W = 30, H = 12, N = W * H };
+  static float E[N];
+  static unsigned char bins[APP_CONTOUR_CHANNELS * N];
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++) {
+      E[y * W + x] = x == 9 ? 0.5f : x == 19 ? 0.45f : 0.0f;
+      for (int c = 0; c < APP_CONTOUR_CHANNELS; c++)
+        bins[c * N + y * W + x] = (unsigned char)(x < 20 ? 3 + c : 7 + c);
+    }
+  app_hierarchy P, Q;
+  const double wt = 0.2, area = 40.0;
+  const app_region_cue cue = {bins, {wt, wt, wt, wt}, area};
+  CHECK(app_hierarchy_build(E, W, H, 1, &P) == DSG_OK, "plain: %s", dsg_error_message());
+  CHECK(app_hierarchy_build_cue(E, &cue, W, H, 1, &Q) == DSG_OK, "cue: %s", dsg_error_message());
+  CHECK(P.nregions == 3 && Q.nregions == 3, "the toy has %d / %d watershed regions, not 3",
+        P.nregions, Q.nregions);
+  if (P.nregions != 3 || Q.nregions != 3)
+    goto out;
+  const int a = P.region[0], b = P.region[15], c = P.region[W - 1];
+  int32_t cut[N];
+  CHECK(app_hierarchy_cut(&P, 2, 0.0, cut) == DSG_OK && cut[15] == cut[W - 1] && cut[0] != cut[15],
+        "plain: the first merge is not B with C");
+  CHECK(app_hierarchy_cut(&Q, 2, 0.0, cut) == DSG_OK && cut[0] == cut[15] && cut[15] != cut[W - 1],
+        "cue: the first merge is not A with B");
+  /* the reference levels: the regions' areas and histograms, the boundaries' mean cracks */
+  double hist[3][APP_CONTOUR_CHANNELS][32] = {{{0}}}, cnt[3] = {0}, sum[3][3] = {{0}},
+         len[3][3] = {{0}};
+  const int id[3] = {a, b, c};
+  int of[3];
+  for (int r = 0; r < 3; r++)
+    of[id[r]] = r;
+  for (int i = 0; i < N; i++) {
+    const int r = of[Q.region[i]];
+    cnt[r]++;
+    for (int ch = 0; ch < APP_CONTOUR_CHANNELS; ch++)
+      hist[r][ch][bins[ch * N + i]]++;
+    const int nb[2] = {i % W + 1 < W ? i + 1 : -1, i + W < N ? i + W : -1};
+    for (int t = 0; t < 2; t++)
+      if (nb[t] >= 0 && of[Q.region[nb[t]]] != r) {
+        const int s = of[Q.region[nb[t]]], lo = r < s ? r : s, hi = r < s ? s : r;
+        sum[lo][hi] += 0.5 * ((double)E[i] + E[nb[t]]);
+        len[lo][hi]++;
+      }
+  }
+  double chi = 0.0;
+  for (int ch = 0; ch < APP_CONTOUR_CHANNELS; ch++)
+    chi += ref_chi2(hist[0][ch], hist[1][ch], 32, cnt[0], cnt[1]);
+  double small = cnt[0] < cnt[1] ? cnt[0] : cnt[1];
+  const double first = (sum[0][1] / len[0][1] + small / (small + area) * wt * chi) / (1.0 + 4 * wt);
+  /* A and B joined: their histograms summed, against C */
+  chi = 0.0;
+  for (int ch = 0; ch < APP_CONTOUR_CHANNELS; ch++) {
+    double ab[32];
+    for (int k = 0; k < 32; k++)
+      ab[k] = hist[0][ch][k] + hist[1][ch][k];
+    chi += ref_chi2(ab, hist[2][ch], 32, cnt[0] + cnt[1], cnt[2]);
+  }
+  small = cnt[2] < cnt[0] + cnt[1] ? cnt[2] : cnt[0] + cnt[1];
+  double second = (sum[1][2] / len[1][2] + small / (small + area) * wt * chi) / (1.0 + 4 * wt);
+  second = second > first ? second : first;
+  CHECK(fabs(Q.merge_level[0] - first) < 1e-6 && fabs(Q.merge_level[1] - second) < 1e-6,
+        "cue: levels %.7g, %.7g, the formula's %.7g, %.7g", Q.merge_level[0], Q.merge_level[1],
+        first, second);
+  CHECK(chi > 0.5 && second > P.merge_level[1], "cue: C's distance %.3g adds nothing", chi);
+out:
+  app_hierarchy_free(&P);
+  app_hierarchy_free(&Q);
+}
+
 int main(void)
 {
   static const int sizes[][2] = {{1, 1}, {7, 1}, {1, 9}, {17, 13}, {64, 48}, {120, 90}};
@@ -80,9 +170,35 @@ int main(void)
     for (int m = 1; m < H.nmerges; m++)
       ascending = ascending && H.merge_level[m] >= H.merge_level[m - 1];
     CHECK(ascending, "%dx%d trial %d: merge levels not ascending", w, h, trial);
+    /* the region cue at weight 0 is the plain hierarchy; at 0.3 the same invariants */
+    unsigned char *bins = malloc(n * APP_CONTOUR_CHANNELS);
+    for (size_t i = 0; i < n * APP_CONTOUR_CHANNELS; i++)
+      bins[i] = (unsigned char)(test_rand64() % 25);
+    for (int weighted = 0; weighted < 2; weighted++) {
+      const double wt = weighted ? 0.3 : 0.0;
+      const app_region_cue cue = {bins, {wt, wt, wt, wt}, 7.0};
+      app_hierarchy G;
+      CHECK(app_hierarchy_build_cue(E, &cue, w, h, min_area, &G) == DSG_OK, "%dx%d cue: %s", w, h,
+            dsg_error_message());
+      int equal = G.nregions == H.nregions && G.nmerges == H.nmerges;
+      if (!weighted) {
+        for (int m = 0; equal && m < H.nmerges; m++)
+          equal = G.merge_a[m] == H.merge_a[m] && G.merge_b[m] == H.merge_b[m] &&
+                  G.merge_level[m] == H.merge_level[m];
+        for (size_t k = 0; equal && k < 2 * n; k++)
+          equal = G.crack_level[k] == H.crack_level[k];
+      }
+      for (int m = 1; equal && m < G.nmerges; m++)
+        equal = G.merge_level[m] >= G.merge_level[m - 1];
+      CHECK(equal, "%dx%d trial %d: the region cue at weight %g: %s", w, h, trial, wt,
+            weighted ? "merge levels not ascending" : "not the plain hierarchy");
+      app_hierarchy_free(&G);
+    }
+    free(bins);
     app_hierarchy_free(&H);
     free(E);
     free(ref);
   }
+  test_region_cue();
   return check_report("test_hierarchy");
 }

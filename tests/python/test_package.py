@@ -276,12 +276,13 @@ def test_defaults(diaseg_cli, tmp_path):
     expected = {"k": "auto", "nev": 16, "tol": 0.0, "work_pixels": 160000, "radius": 5, "sigma_i": 0.1, "sigma_x": 4.0,
                 "solver": "auto", "matvec": "auto", "max_iter": 1000, "seed": 1, "restarts": 8,
                 "ncv": 0, "keep_specks": False, "sigma_c": 0.1, "spectral_weight": 0.2,
-                "min_region": 0, "threshold": 0.0, "coarse_start": True, "detector": "auto"}
+                "min_region": 0, "region_weight": 0.2, "threshold": 0.0, "coarse_start": True,
+                "detector": "auto"}
     for name, value in expected.items():
         assert d[name] == value, name
     assert set(d) == {"k", "nev", "ncv", "tol", "max_iter", "radius", "sigma_i", "sigma_x",
-                      "sigma_c", "grouping", "spectral_weight", "min_region", "threshold",
-                      "work_pixels",
+                      "sigma_c", "grouping", "spectral_weight", "min_region", "region_weight",
+                      "threshold", "work_pixels",
                       "affinity", "detector",
                       "keep_specks", "seed", "restarts", "solver", "coarse_start", "matvec",
                       "cl_device",
@@ -307,7 +308,7 @@ def test_defaults(diaseg_cli, tmp_path):
     rep = json.loads(p.stdout)
     params = rep["parameters"]
     for name in ("radius", "sigma_i", "sigma_x", "sigma_c", "affinity", "grouping",
-                 "spectral_weight", "min_region", "max_iter", "seed", "restarts",
+                 "spectral_weight", "min_region", "region_weight", "max_iter", "seed", "restarts",
                  "keep_specks", "coarse_start"):
         assert params[name] == d[name], (name, params[name], d[name])
     # the automatic choices, as the report states them: the tolerance and the solver of the
@@ -602,9 +603,10 @@ def test_hierarchy_k_list():
         diaseg.segment(img, k=[2, 12], nev=8, grouping="kmeans")
     # given values are the report's
     g = diaseg.segment(img, k=3, nev=4, grouping="hierarchy", affinity="contour", sigma_c=0.2,
-                       spectral_weight=0.5, min_region=30, matvec="cpu")
+                       spectral_weight=0.5, min_region=30, region_weight=0.1, matvec="cpu")
     p = g.report["parameters"]
-    assert (p["sigma_c"], p["spectral_weight"], p["min_region"]) == (0.2, 0.5, 30)
+    assert (p["sigma_c"], p["spectral_weight"], p["min_region"], p["region_weight"]) == \
+        (0.2, 0.5, 30, 0.1)
 
 
 def test_hierarchy_bad():
@@ -617,6 +619,8 @@ def test_hierarchy_bad():
         diaseg.segment(img, spectral_weight=float("nan"))
     with pytest.raises(ValueError, match="min_region -3"):
         diaseg.segment(img, min_region=-3)
+    with pytest.raises(ValueError, match="region_weight -0.5"):
+        diaseg.segment(img, region_weight=-0.5)
     with pytest.raises(ValueError, match="sigma_c"):
         diaseg.segment(img, affinity="contour", sigma_c=0.0)
     with pytest.raises(TypeError, match="spectral_weight"):

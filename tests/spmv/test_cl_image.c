@@ -585,7 +585,7 @@ static void check_detector(spmv_cl_image *im, const geometry *G, const binning *
 {
   const int w = img->width, h = img->height;
   const size_t n = (size_t)w * h;
-  unsigned char *dev_bins = malloc(n * 4), *ref_bins = malloc(n * 4);
+  unsigned char *dev_bins = malloc(n * 4), *ref_bins = malloc(n * 4), *lib_bins = malloc(n * 4);
   float *lib_strength = malloc(n * sizeof(float)), *lib_soft = malloc(n * sizeof(float));
   float *lib_parts = malloc(n * APP_CONTOUR_PARTS * sizeof(float));
   float *ref_strength = malloc(n * sizeof(float)), *ref_soft = malloc(n * sizeof(float));
@@ -608,11 +608,14 @@ static void check_detector(spmv_cl_image *im, const geometry *G, const binning *
   check_detector_diff(&r, n, what);
 
   /* the library's path: its own tables, the same kernels */
-  status =
-      app_contours_cl(im, img, &app_contour_local, NULL, lib_strength, lib_parts, lib_soft, NULL);
+  status = app_contours_cl(im, img, &app_contour_local, NULL, lib_strength, lib_parts, lib_soft,
+                           NULL, lib_bins);
   CHECK(status == DSG_OK, "%s: app_contours_cl: %s", what, dsg_error_message());
   if (status != DSG_OK)
     goto out;
+  /* the bins it hands out (the hierarchy's region cue) are the device's */
+  CHECK(memcmp(lib_bins, dev_bins, n * 4) == 0, "%s: app_contours_cl's bins are not the device's",
+        what);
   /* the same bins make the same parts, bit for bit, and the same weights the same strength */
   const double e_lib = max_abs_diff(lib_soft, d.strength, n);
   CHECK(memcmp(lib_parts, d.parts, n * APP_CONTOUR_PARTS * sizeof(float)) == 0 && e_lib <= GRAD_TOL,
@@ -623,9 +626,11 @@ static void check_detector(spmv_cl_image *im, const geometry *G, const binning *
     printf("  %-34s app_contours: not compared (the bins differ on near ties)\n", what);
     goto out;
   }
-  CHECK(app_contours(img, &app_contour_local, NULL, ref_strength, ref_parts, ref_soft, NULL) ==
-            DSG_OK,
+  CHECK(app_contours(img, &app_contour_local, NULL, ref_strength, ref_parts, ref_soft, NULL,
+                     lib_bins) == DSG_OK,
         "%s: app_contours", what);
+  CHECK(memcmp(lib_bins, ref_bins, n * 4) == 0, "%s: app_contours' bins are not app_contour_bins'",
+        what);
   const double e_soft = max_abs_diff(lib_soft, ref_soft, n);
   const double e_parts = max_abs_diff(lib_parts, ref_parts, n * APP_CONTOUR_PARTS);
   double e_thin = 0.0;
@@ -650,6 +655,7 @@ static void check_detector(spmv_cl_image *im, const geometry *G, const binning *
 out:
   free(dev_bins);
   free(ref_bins);
+  free(lib_bins);
   free(lib_strength);
   free(lib_soft);
   free(lib_parts);
@@ -995,7 +1001,7 @@ static void affinity_cases(spmv_cl_image *im)
     f[i] = rgb[i] / 255.0f;
   for (int i = 0; i < n; i++)
     noise[i] = (float)(test_uniform() * test_uniform());
-  CHECK(app_contours(&img, &app_contour_local, NULL, edges, NULL, NULL, NULL) == DSG_OK,
+  CHECK(app_contours(&img, &app_contour_local, NULL, edges, NULL, NULL, NULL, NULL) == DSG_OK,
         "detector: %s", dsg_error_message());
   check_affinity(im, w, h, f, 3, edges, 5, 0.1, 4.0, 0.1, "48x40 colour + contours r=5");
   check_affinity(im, w, h, NULL, 0, edges, 5, 0.1, 4.0, 0.1, "48x40 contours alone r=5");

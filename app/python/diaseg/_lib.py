@@ -85,6 +85,7 @@ class DsgOptions(Structure):
         ("grouping", c_char_p),
         ("spectral_weight", c_double),
         ("min_region", c_int),
+        ("region_weight", c_double),
         ("threshold", c_double),
         # resolution
         ("work_pixels", c_longlong),
