@@ -167,7 +167,8 @@ static const opt_def options[] = {
     {"min-region", 0, "PIXELS", OPT_MIN_REGION, CMD_BIT(APP_CMD_SEGMENT),
      "hierarchy: smaller regions merge first (default 0: max(pixels / 1500, 32))"},
     {"threshold", 0, "T", OPT_THRESHOLD, CMD_BIT(APP_CMD_SEGMENT),
-     "hierarchy: cut at level T in (0, 1) instead of at -k regions (BSDS500 val: best at 0.5-0.8)"},
+     "hierarchy: cut at level T in (0, 1) instead of at -k regions (BSDS500 val: best at "
+     "0.38-0.49)"},
     {"seed", 0, "S", OPT_SEED, CMD_BIT(APP_CMD_SEGMENT), "k-means++ seed (default 1)"},
     {"restarts", 0, "R", OPT_RESTARTS, CMD_BIT(APP_CMD_SEGMENT),
      "k-means restarts; the best is kept (default 8)"},
