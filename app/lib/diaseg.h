@@ -117,7 +117,7 @@ typedef struct dsg_options {
    * smaller region's pixels; the sum divided by 1 + 3.5 x this. 0: the boundary alone. The
    * levels shrink by that divisor: DSG_AUTO_THRESHOLD was fit with the default. Read when the
    * problem is made (dsg_problem_create): a problem made at 0 keeps no bins and merges by the
-   * boundary alone. */
+   * boundary alone; a run without the cue (that, a cue without contours, k-means) reports 0. */
   double region_weight;
   /* hierarchy: > 0 cuts at this level instead of at k regions (the boundaries above it stay;
    * levels are the UCM's, in [0, 1) for the contour cues), and k and ks are not read; 0: k */
@@ -185,9 +185,10 @@ typedef struct dsg_options {
  * ("scale"). */
 #define DSG_K_AUTO (-1)
 #define DSG_AUTO_THRESHOLD 0.44
-/* The level -k auto cuts the hierarchy at for opt: DSG_AUTO_THRESHOLD with a positive
- * region_weight (fit at the default), and without the region cue the level fit before it (the
- * gradients' 0.64, the forest's 0.47: the region cue's divisor lowers the levels). */
+/* The level -k auto cuts the hierarchy at for opt: DSG_AUTO_THRESHOLD where the region cue
+ * runs (a contour cue, the hierarchy, a positive region_weight; fit at the default), and without
+ * it the level fit before it (the gradients' 0.64, the forest's 0.47, the cues without contours'
+ * 0.64: the region cue's divisor lowers the levels). */
 double dsg_options_auto_level(const dsg_options *opt);
 /* The spectral term's weight in gPb (spectral_weight): the best boundary F of segment's
  * contours on BSDS500 train (docs/QUALITY.md, "gPb"). */

@@ -414,9 +414,12 @@ static int uses_forest(const dsg_options *opt)
 
 double dsg_options_auto_level(const dsg_options *opt)
 {
-  if (opt->region_weight > 0.0)
+  const app_cue *cue;
+  if (app_cue_find(opt->affinity, &cue) != DSG_OK)
+    return APP_PLAIN_LEVEL;
+  if (uses_region_cue(opt, cue))
     return DSG_AUTO_THRESHOLD;
-  return uses_forest(opt) ? APP_FOREST_PLAIN_LEVEL : APP_PLAIN_LEVEL;
+  return cue->contours && uses_forest(opt) ? APP_FOREST_PLAIN_LEVEL : APP_PLAIN_LEVEL;
 }
 
 /* The link masks the components are found from (app_components_from_links): where N was made
@@ -749,8 +752,10 @@ void dsg_result_destroy(dsg_result *r)
 }
 
 /* Keeps the options, their strings copied (the caller's may not outlive the result), and the k
- * of the groupings: the list goes into r->groups, opt.k is its first k. */
-static void keep_options(dsg_result *r, const dsg_options *opt)
+ * of the groupings: the list goes into r->groups, opt.k is its first k. region_cue: whether the
+ * hierarchy reads the regions (a problem made without the cue's bins cannot: its region_weight
+ * is kept as 0, and -k auto's level is the one without the cue). */
+static void keep_options(dsg_result *r, const dsg_options *opt, int region_cue)
 {
   int ks[DSG_MAX_K];
   const char **fields[7] = {&r->opt.affinity,  &r->opt.solver, &r->opt.matvec,
@@ -761,11 +766,13 @@ static void keep_options(dsg_result *r, const dsg_options *opt)
   r->opt.cancel = NULL;
   r->opt.progress = NULL;
   r->opt.log = NULL;
+  if (!region_cue)
+    r->opt.region_weight = 0.0;
   r->ngroups = app_option_ks(opt, ks);
   if (opt->nks == 0 && opt->k == DSG_K_AUTO && opt->threshold == 0.0) {
     r->k_auto = 1;
     if (app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY)
-      r->opt.threshold = dsg_options_auto_level(opt); /* a cut at a level; k-means: group() */
+      r->opt.threshold = dsg_options_auto_level(&r->opt); /* a level; k-means: group() */
   }
   if (r->opt.threshold > 0.0) { /* one cut of the hierarchy at a level: k 0 marks it */
     r->ngroups = 1;
@@ -1018,13 +1025,13 @@ static int build_hierarchy(dsg_problem *p, const dsg_options *opt, dsg_result *r
   const size_t auto_min = n / APP_MIN_REGION_FRACTION > APP_SPECK_PIXELS
                               ? n / APP_MIN_REGION_FRACTION
                               : APP_SPECK_PIXELS;
-  /* the region cue (the bins were made with the problem): brightness at a share of the weight */
-  const app_region_cue cue = {p->bins,
-                              {APP_REGION_BRIGHTNESS * opt->region_weight, opt->region_weight,
-                               opt->region_weight, opt->region_weight},
-                              (double)n / APP_REGION_AREA_FRACTION};
+  /* the region cue (the bins were made with the problem; r's weight is 0 where the run has none,
+   * keep_options): brightness at a share of the weight */
+  const double rw = r->opt.region_weight;
+  const app_region_cue cue = {
+      p->bins, {APP_REGION_BRIGHTNESS * rw, rw, rw, rw}, (double)n / APP_REGION_AREA_FRACTION};
   status =
-      app_hierarchy_build_cue(E, p->bins && opt->region_weight > 0.0 ? &cue : NULL, w, h,
+      app_hierarchy_build_cue(E, rw > 0.0 && p->bins ? &cue : NULL, w, h,
                               opt->min_region > 0 ? opt->min_region : (int)auto_min, r->hierarchy);
   if (status == DSG_OK && p->forest) /* the forest's strengths are unbounded: levels in [0, 1) */
     app_hierarchy_map_levels(r->hierarchy, APP_FOREST_LEVEL_HALF);
@@ -1115,7 +1122,7 @@ int dsg_problem_solve_on(dsg_problem *p, const dsg_options *opt, struct spmv_mat
   r = calloc(1, sizeof(*r));
   if (!r)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a result");
-  keep_options(r, opt);
+  keep_options(r, opt, p->bins && uses_region_cue(opt, p->cue));
   r->width = p->width;
   r->height = p->height;
   r->n = p->N->rows;

@@ -909,10 +909,13 @@ int main(void)
     o.detector = "forest";
     const double forest_plain = dsg_options_auto_level(&o);
     o.region_weight = 0.3;
+    const double forest_cue = dsg_options_auto_level(&o);
+    o.affinity = "intensity"; /* no contours, no bins: no region cue */
     CHECK(with_cue == DSG_AUTO_THRESHOLD && with_cue == 0.44 && plain == 0.64 &&
-              forest_plain == 0.47 && dsg_options_auto_level(&o) == 0.44,
-          "auto levels %g (default), %g (region_weight 0), %g (forest, 0), %g (forest, 0.3)",
-          with_cue, plain, forest_plain, dsg_options_auto_level(&o));
+              forest_plain == 0.47 && forest_cue == 0.44 && dsg_options_auto_level(&o) == 0.64,
+          "auto levels %g (default), %g (region_weight 0), %g (forest, 0), %g (forest, 0.3), %g "
+          "(intensity)",
+          with_cue, plain, forest_plain, forest_cue, dsg_options_auto_level(&o));
   }
   CHECK(dsg_cue_count() == 4 && strcmp(dsg_cue_name(0), "intensity") == 0 &&
             strcmp(dsg_cue_name(1), "color") == 0 && strcmp(dsg_cue_name(2), "contour") == 0 &&
@@ -1090,6 +1093,33 @@ int main(void)
       printf("no OpenCL device: the OpenCL segmentation is skipped\n");
     }
     dsg_free(list);
+  }
+
+  /* a problem made without the region cue's bins (region_weight 0) and solved with the default
+   * weight merges by the boundary alone, as a run at 0 does, and says so: region_weight 0 and
+   * -k auto's level without the cue in its report */
+  {
+    dsg_problem *p = NULL;
+    dsg_result *plain = NULL, *late = NULL;
+    char *json = NULL;
+    size_t len = 0;
+    dsg_options_init(&opt);
+    opt.matvec = "cpu";
+    opt.region_weight = 0.0;
+    CHECK(dsg_segment(&img, &opt, &plain) == DSG_OK, "region_weight 0: %s", dsg_error_message());
+    CHECK(dsg_problem_create(&img, &opt, &p) == DSG_OK, "problem: %s", dsg_error_message());
+    opt.region_weight = DSG_REGION_WEIGHT;
+    CHECK(p && dsg_problem_solve(p, &opt, &late) == DSG_OK, "solve: %s", dsg_error_message());
+    CHECK(plain && late && same_run(plain, late),
+          "a problem without bins solved at region_weight %g is not the run at 0",
+          DSG_REGION_WEIGHT);
+    CHECK(late && dsg_result_report(late, NULL, &json, &len) == DSG_OK && json &&
+              strstr(json, "\"region_weight\": 0,") && strstr(json, "\"threshold\": 0.64,"),
+          "its report: %s", json ? json : dsg_error_message());
+    dsg_free(json);
+    dsg_result_destroy(plain);
+    dsg_result_destroy(late);
+    dsg_problem_destroy(p);
   }
 
   /* issue 16: the tolerance floor holds in dsg_segment and in dsg_problem_solve (bench solves a
