@@ -139,6 +139,42 @@ out:
   app_hierarchy_free(&Q);
 }
 
+/* Regions below min_area (specks) merge as without the cue: on a random map the region cue's
+ * hierarchy begins with the plain one's speck merges (the merges at level 0), pair for pair;
+ * after them both hierarchies' levels rise at every merge. */
+static void test_specks(void)
+{
+  enum { W = 64, H = 48, N = W * H };
+  static float E[N];
+  static unsigned char bins[APP_CONTOUR_CHANNELS * N];
+  for (int i = 0; i < N; i++)
+    E[i] = (float)(test_rand64() % 50) / 50.0f;
+  for (int i = 0; i < APP_CONTOUR_CHANNELS * N; i++)
+    bins[i] = (unsigned char)(test_rand64() % 25);
+  const app_region_cue cue = {bins, {0.3, 0.3, 0.3, 0.3}, 20.0};
+  app_hierarchy P, Q;
+  CHECK(app_hierarchy_build(E, W, H, 12, &P) == DSG_OK &&
+            app_hierarchy_build_cue(E, &cue, W, H, 12, &Q) == DSG_OK,
+        "specks: %s", dsg_error_message());
+  int specks = 0, same = P.nmerges == Q.nmerges;
+  while (specks < P.nmerges && P.merge_level[specks] == 0.0f)
+    specks++;
+  for (int m = 0; same && m < specks; m++)
+    same = Q.merge_a[m] == P.merge_a[m] && Q.merge_b[m] == P.merge_b[m] && Q.merge_level[m] == 0.0f;
+  CHECK(specks > 10 && same && (specks == Q.nmerges || Q.merge_level[specks] > 0.0f),
+        "specks: the cue's hierarchy does not begin with the plain one's %d speck merges", specks);
+  /* after the specks every merge is above the one before (a float's step where its key is not),
+   * so that every cut at k regions is a cut of the UCM at a level */
+  int rising = 1;
+  for (int m = specks + 1; m < P.nmerges; m++)
+    rising = rising && P.merge_level[m] > P.merge_level[m - 1];
+  for (int m = specks + 1; m < Q.nmerges; m++)
+    rising = rising && Q.merge_level[m] > Q.merge_level[m - 1];
+  CHECK(rising, "specks: levels after the specks not increasing");
+  app_hierarchy_free(&P);
+  app_hierarchy_free(&Q);
+}
+
 int main(void)
 {
   static const int sizes[][2] = {{1, 1}, {7, 1}, {1, 9}, {17, 13}, {64, 48}, {120, 90}};
@@ -200,5 +236,6 @@ int main(void)
     free(ref);
   }
   test_region_cue();
+  test_specks();
   return check_report("test_hierarchy");
 }
