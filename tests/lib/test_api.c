@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 enum { W = 96, H = 64 };
@@ -996,21 +997,21 @@ int main(void)
     /* the hierarchy's numbers: spectral_weight finite and >= 0, min_region >= 0 */
     {
       static const double weights[] = {-1.0, NAN, INFINITY};
-      for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]); i++) {
-        dsg_options o;
-        dsg_options_init(&o);
-        o.spectral_weight = weights[i];
-        CHECK(dsg_options_check(&o) == DSG_ERR_INVALID &&
-                  strstr(dsg_error_message(), "spectral_weight ") &&
-                  !strchr(dsg_error_message(), '\001'),
-              "spectral_weight %g: %s", weights[i], dsg_error_message());
-        dsg_options_init(&o);
-        o.region_weight = weights[i];
-        CHECK(dsg_options_check(&o) == DSG_ERR_INVALID &&
-                  strstr(dsg_error_message(), "region_weight ") &&
-                  !strchr(dsg_error_message(), '\001'),
-              "region_weight %g: %s", weights[i], dsg_error_message());
-      }
+      static const struct {
+        size_t offset;
+        const char *name; /* as the message names it, then a space */
+      } fields[] = {{offsetof(dsg_options, spectral_weight), "spectral_weight "},
+                    {offsetof(dsg_options, region_weight), "region_weight "}};
+      for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
+        for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]); i++) {
+          dsg_options o;
+          dsg_options_init(&o);
+          *(double *)((char *)&o + fields[f].offset) = weights[i];
+          CHECK(dsg_options_check(&o) == DSG_ERR_INVALID &&
+                    strstr(dsg_error_message(), fields[f].name) &&
+                    !strchr(dsg_error_message(), '\001'),
+                "%s%g: %s", fields[f].name, weights[i], dsg_error_message());
+        }
       dsg_options_init(&opt);
       opt.spectral_weight = 0.0;
       CHECK(dsg_options_check(&opt) == DSG_OK, "spectral_weight 0: %s", dsg_error_message());
