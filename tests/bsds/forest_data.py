@@ -49,6 +49,9 @@ def main(argv=None):
     ap.add_argument("--skip", type=int, default=0,
                     help="leave out the first N images (by id), to tune what uses the forest on "
                          "train images it was not fit on")
+    ap.add_argument("--hold-out", default="", metavar="START:END",
+                    help="leave out the images START .. END - 1 (by id from 0, after --skip), as --skip "
+                         "does for a range in the middle")
     args = ap.parse_args(argv)
     out = os.path.realpath(args.out)
     if out == ROOT or out.startswith(ROOT + os.sep):
@@ -59,6 +62,15 @@ def main(argv=None):
     ids = sorted(f[:-4] for f in os.listdir(imgdir) if f.endswith(".jpg"))
     ids = [i for i in ids if os.path.exists(os.path.join(gtdir, i + ".mat"))]
     ids = ids[args.skip:]
+    if args.hold_out:
+        try:
+            lo, hi = (int(v) for v in args.hold_out.split(":"))
+        except ValueError:
+            raise SystemExit("--hold-out %r is not START:END" % args.hold_out)
+        if not 0 <= lo <= hi:
+            raise SystemExit("--hold-out %r: START must be 0 or more and END not below it"
+                             % args.hold_out)
+        ids = ids[:lo] + ids[hi:]
     if args.limit:
         ids = ids[:args.limit]
     if not ids:
