@@ -288,4 +288,100 @@ int spmv_cl_affinity(spmv_cl_image *im, const spmv_affinity_geometry *g, int wid
  * DSG_ERR_LIMIT, DSG_ERR_NOMEM or DSG_ERR_OPENCL. */
 int spmv_cl_links(spmv_cl_image *im, const spmv_dia *N, float threshold, spmv_links *L);
 
+/* ---------------------------------------------------------------------------------------------
+ * The structured edge forest on the device (kernels/forest.cl): one scale of the library's
+ * app_forest_detect, whose parts are the C references (app_forest_channels, app_forest_descend
+ * and the leaves' votes, app/lib/forest.c; docs/PIPELINE.md "1c"). The model and the recipe come
+ * as data: spmv knows the shapes (the constants below, which the library checks against its
+ * own), not the numbers.
+ *
+ * From the pixels: the image padded by reflection to pw x ph (the image at (pad, pad)); CIELAB
+ * (float, from the linear table as spmv_cl_contours_rgb's) mapped to [0, 1] by lo and hi; the 13
+ * channels at half resolution (the colours' 2 x 2 means; the gradient's normalised magnitude,
+ * |g| / (its triangle mean of norm_radius + 0.01), halved, and its 4-orientation histogram in
+ * 2 x 2 cells; the same two from the half-resolution colours, per pixel), each smoothed by the
+ * triangle of reg_radius and of sim_radius and coded round(v scale[z]) in [0, 255] (the regular
+ * and self-similarity channels). At each of rows x cols places (channel corner (r, c)) trees_eval
+ * trees ((r + c) % 2 trees_eval + t, modulo the trees) descend: a node's feature f reads the
+ * regular code reg[feat_a[f] + r cw + c] for f < nregular, else sim[feat_a[f] + ...] - sim[
+ * feat_b[f] + ...], and goes left when that is below its threshold. The leaf's 16 x 16
+ * segmentation (at padded pixel (STRIDE r + 8, STRIDE c + 8)) moves the pixels of its boundary's
+ * first `sharpen` rings to the neighbouring segment of the nearest mean colour (the padded RGB
+ * / 255 smoothed by the triangle of color_radius, sampled at every other pixel), and each pixel
+ * of rings 0 .. sharpen still on a boundary gets a vote. E (width x height) = the votes at the
+ * image's pixels times gain / (trees_eval (OUT / STRIDE)^2), smoothed by the triangle of 1.
+ *
+ * Tolerances (tests/spmv/test_cl_forest.c): the votes are integers and the map's float steps
+ * run in the reference's order without fused multiply-adds, so from the same channels E is the
+ * reference's bit for bit. The channels themselves take CIELAB in float (the reference: double)
+ * and the device's atan2, sqrt and division: a code differs from app_forest_channels' by one
+ * where the reference's value lies within rounding of a code's edge (at most 1e-3 of the codes),
+ * and a place that reads such a code near its node's threshold can take another leaf.
+ * ------------------------------------------------------------------------------------------- */
+
+#define SPMV_FOREST_SHRINK 2      /* channels at half resolution */
+#define SPMV_FOREST_PATCH 32      /* the pixels a place reads */
+#define SPMV_FOREST_OUT 16        /* its leaf's side */
+#define SPMV_FOREST_STRIDE 2      /* between places */
+#define SPMV_FOREST_CHANNELS 13   /* L a b, |g| and 4 orientations at full and at half size */
+#define SPMV_FOREST_MAX_SEGS 16   /* a leaf's segments, at most */
+#define SPMV_FOREST_SHARPEN_MAX 2 /* the rings the sharpening may move, at most */
+#define SPMV_FOREST_MAX_TREES 64
+
+/* The trees (as app_forest holds them): nodes of all trees in one array. */
+typedef struct spmv_forest_model {
+  const void *key;      /* the model's identity for the process's life (NULL: none): the
+                         * device keeps the model it was last given, in the process-wide
+                         * cache, and uploads another only when the key (or the trees' sizes)
+                         * change */
+  int ntrees;           /* 1 to SPMV_FOREST_MAX_TREES */
+  const uint32_t *tree; /* ntrees + 1: tree t's nodes are tree[t] .. tree[t + 1] - 1 */
+  uint32_t nnodes;
+  const uint16_t *fid;   /* nnodes: the feature a node reads */
+  const int16_t *thr;    /* nnodes: left when the feature is below it */
+  const uint32_t *child; /* nnodes: the left child (right = left + 1); 0: a leaf, whose index
+                          * is fid | thr << 16 (as 16-bit words) */
+  uint32_t nleaves;
+  const unsigned char *nsegs; /* nleaves: a leaf's segments, 1 to SPMV_FOREST_MAX_SEGS */
+  const uint32_t *seg_at;     /* nleaves: a leaf of 2 segments or more: its patch in segs */
+  uint32_t nmulti;            /* patches */
+  const unsigned char *segs;  /* nmulti patches of OUT x OUT labels (row-major) in 4 bits each,
+                               * low nibble first: OUT^2 / 2 bytes a patch. A label is below its
+                               * leaf's segments (a label beyond reads a segment of no pixels:
+                               * no memory outside the patch's) */
+} spmv_forest_model;
+
+/* One scale's grid and the channels' recipe. */
+typedef struct spmv_forest_params {
+  int pad, pw, ph;     /* the padded image, pw x ph (multiples of 2 SHRINK, at least
+                        * PATCH), the image's pixel (0, 0) at (pad, pad) */
+  int rows, cols;      /* places: (ph - PATCH) / STRIDE + 1, (pw - PATCH) / STRIDE + 1 */
+  const float *linear; /* 256: byte v's sRGB value on the linear scale */
+  float lo[3], hi[3];  /* CIELAB's ranges, mapped to [0, 1] */
+  float scale[SPMV_FOREST_CHANNELS];                     /* each channel's code: round(v scale) */
+  int norm_radius, reg_radius, sim_radius, color_radius; /* triangle radii, 0 to 16 */
+  int nfeatures, nregular;    /* features, of which the first nregular read one regular code */
+  const int *feat_a, *feat_b; /* nfeatures offsets into the 13 channel planes of (pw / SHRINK)
+                               * x (ph / SHRINK) codes, for the place (0, 0); feat_b for pairs */
+  int trees_eval;             /* trees read at a place, 1 to ntrees */
+  int sharpen;                /* 0 to SPMV_FOREST_SHARPEN_MAX */
+  float gain;
+} spmv_forest_params;
+
+/* What a test may put in or take out between the channels and the trees (each optional: NULL). */
+typedef struct spmv_forest_probe {
+  const unsigned char *reg_in, *sim_in; /* 13 cw ch codes each: the trees read these instead of
+                                         * the device's (both or neither) */
+  unsigned char *reg_out, *sim_out;     /* the device's codes */
+} spmv_forest_probe;
+
+/* One scale of the forest on a width x height image of 1 to 4 bytes per pixel (row-major; as
+ * spmv_cl_contours_rgb reads them): E (width * height floats) as above; probe may be NULL.
+ * kernel_seconds (optional) the kernels' device time. Returns DSG_OK, DSG_ERR_INVALID (a model,
+ * grid or recipe out of range, named), DSG_ERR_LIMIT (a buffer over the device's largest
+ * allocation), DSG_ERR_NOMEM or DSG_ERR_OPENCL. */
+int spmv_cl_forest(spmv_cl_image *im, const spmv_forest_model *F, const spmv_forest_params *p,
+                   const unsigned char *pixels, int channels, int width, int height, float *E,
+                   const spmv_forest_probe *probe, double *kernel_seconds);
+
 #endif /* DIASEG_SPMV_IMAGE_H */

@@ -834,6 +834,20 @@ out:
   return status;
 }
 
+int app_contour_bins_cl(spmv_cl_image *im, const dsg_image *img, unsigned char *bins)
+{
+  app_contour_binning binning;
+  contour_geometry cg;
+  int status = contour_geometry_init(&cg);
+  if (status == DSG_OK) {
+    app_contour_binning_init(&binning);
+    status = spmv_cl_contours_rgb(im, &cg.g, &binning.b, NULL, 0.0f, img->pixels, img->channels,
+                                  img->width, img->height, NULL, bins, NULL);
+  }
+  contour_geometry_free(&cg);
+  return status;
+}
+
 int app_contour_gpb_cl(spmv_cl_image *im, const spmv_spectral *s, const float *oriented,
                        const app_contour_weights *cw, double weight, int width, int height,
                        float *strength, unsigned char *orientation, float *thin)
@@ -906,10 +920,22 @@ int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const app_detect
     if (parts || oriented)
       return dsg_error_set(DSG_ERR_INVALID, "the forest detector has no parts or orientations: "
                                             "they are the " DSG_PARAM("detector") " gradients'");
-    if (!app_forest_ahead_take(img, strength, soft)) /* made by dsg_presolve */
-      status = app_forest_contours(img, APP_FOREST_SCALES, opt->cancel, strength, soft);
+    if (!app_forest_ahead_take(img, strength, soft)) { /* made by dsg_presolve */
+      if (*im) {
+        status = app_forest_contours(*im, img, APP_FOREST_SCALES, opt->cancel, strength, soft);
+        if (status != DSG_OK && status != DSG_ERR_INTERRUPTED && status != DSG_ERR_NOMEM &&
+            strcmp(opt->matvec, "auto") == 0) { /* "opencl": failures are errors */
+          app_log(opt, DSG_LOG_WARNING, "the forest failed on OpenCL (%s); taking the C path",
+                  dsg_error_raw());
+          spmv_cl_image_destroy(*im);
+          *im = NULL;
+        }
+      }
+      if (!*im)
+        status = app_forest_contours(NULL, img, APP_FOREST_SCALES, opt->cancel, strength, soft);
+    }
     if (status == DSG_OK && bins)
-      status = app_contour_bins(img, bins);
+      status = *im ? app_contour_bins_cl(*im, img, bins) : app_contour_bins(img, bins);
     return status;
   }
   if (*im) {
@@ -977,10 +1003,10 @@ int dsg_contours(const dsg_image *img, const dsg_options *opt, float **strength,
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of %zu pixels", n);
     goto out_free;
   }
-  /* the forest on the host (boundary F 0.714 at 3 scales against 0.703 at one on BSDS500 val,
-   * docs/QUALITY.md): no device to open for it */
-  if (det->kind == APP_DETECTOR_FOREST)
-    status = app_forest_contours(work, APP_FOREST_SCALES, opt->cancel, s, NULL);
+  /* the forest on the host unless the device is asked for: on the H200 machine its 3 scales take
+   * 0.17 s there, NVIDIA's OpenCL opening alone 0.3 s (docs/PERFORMANCE.md) */
+  if (det->kind == APP_DETECTOR_FOREST && (!opt->matvec || strcmp(opt->matvec, "opencl") != 0))
+    status = app_forest_contours(NULL, work, APP_FOREST_SCALES, opt->cancel, s, NULL);
   else if ((status = app_image_device(opt, &im)) == DSG_OK)
     status = app_contours_on(&im, opt, det, work, &app_contour_alone, s, p, NULL, NULL, NULL);
   spmv_cl_image_destroy(im);

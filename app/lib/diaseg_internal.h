@@ -139,6 +139,9 @@ void app_contour_thin(const float *m, const unsigned char *orientation, int widt
 int app_contours(const dsg_image *img, const app_contour_weights *cw,
                  const volatile sig_atomic_t *cancel, float *strength, float *parts, float *soft,
                  float *oriented, unsigned char *bins);
+/* app_contour_bins on an OpenCL device (spmv_cl_contours_rgb's bins alone, within its
+ * tolerances). */
+int app_contour_bins_cl(spmv_cl_image *im, const dsg_image *img, unsigned char *bins);
 /* The same with the bins, gradients, combination and thinning on an OpenCL device
  * (spmv_image.h; its bins are app_contour_bins' within spmv_cl_contours_rgb's tolerances). */
 int app_contours_cl(spmv_cl_image *im, const dsg_image *img, const app_contour_weights *cw,
@@ -237,17 +240,18 @@ int app_forest_channels(const dsg_image *img, const app_forest_grid *g, unsigned
 typedef struct app_forest {
   int ntrees;
   uint32_t nnodes, nleaves, tree[65];
-  uint16_t *fid;        /* the feature a node reads */
-  int16_t *thr;         /* left when the feature is below it */
-  uint32_t *child;      /* the left child (right = left + 1); 0 for a leaf */
-  uint32_t *leaf;       /* a leaf's index */
-  unsigned char *nsegs; /* per leaf: its segments */
-  uint32_t *seg_at;     /* per leaf: its patch's place among the patches (UINT32_MAX: one
-                         * segment, no boundary) */
-  uint32_t nmulti;      /* patches: the leaves of 2 segments or more */
-  unsigned char *segs;  /* per patch: 16 x 16 labels */
-  unsigned char *ring;  /* the patches' boundary pixels and their rings (forest.c) */
-  uint32_t *ring_start; /* per patch: APP_FOREST_SHARPEN + 2 bounds into ring */
+  uint16_t *fid;         /* the feature a node reads */
+  int16_t *thr;          /* left when the feature is below it */
+  uint32_t *child;       /* the left child (right = left + 1); 0 for a leaf */
+  uint32_t *leaf;        /* a leaf's index */
+  unsigned char *nsegs;  /* per leaf: its segments */
+  uint32_t *seg_at;      /* per leaf: its patch's place among the patches (UINT32_MAX: one
+                          * segment, no boundary) */
+  uint32_t nmulti;       /* patches: the leaves of 2 segments or more */
+  unsigned char *segs;   /* per patch: 16 x 16 labels */
+  unsigned char *packed; /* the same 4 bits each, low nibble first (the file's, the device's) */
+  unsigned char *ring;   /* the patches' boundary pixels and their rings (forest.c) */
+  uint32_t *ring_start;  /* per patch: APP_FOREST_SHARPEN + 2 bounds into ring */
 } app_forest;
 /* The model's bytes (zlib-deflated, forest.c) into *out; DSG_ERR_FORMAT when damaged. */
 int app_forest_parse(const unsigned char *data, size_t len, app_forest **out);
@@ -268,9 +272,14 @@ uint32_t app_forest_descend(const app_forest *F, int tree, const unsigned char *
  * boundaries sharpened by `sharpen` rings (0 .. APP_FOREST_SHARPEN). */
 int app_forest_detect(const app_forest *F, const dsg_image *img, int sharpen,
                       const volatile sig_atomic_t *cancel, float *E);
+/* app_forest_detect on the device im (spmv_cl_forest, kernels/forest.cl; the same map from the
+ * same channels, see spmv_image.h for the tolerances); probe (optional) as spmv_cl_forest's. */
+int app_forest_detect_cl(spmv_cl_image *im, const app_forest *F, const dsg_image *img, int sharpen,
+                         float *E, const spmv_forest_probe *probe);
 /* The same at 3 scales (the image halved, as it is, doubled: each map brought back to its size
- * and the three averaged; for one row or column, the image's own map counts twice). */
-int app_forest_detect_ms(const app_forest *F, const dsg_image *img, int sharpen,
+ * and the three averaged; for one row or column, the image's own map counts twice), each scale
+ * on the device im or, NULL, on the host. */
+int app_forest_detect_ms(spmv_cl_image *im, const app_forest *F, const dsg_image *img, int sharpen,
                          const volatile sig_atomic_t *cancel, float *E);
 /* E's orientation at each pixel (the edge along o pi / 8, as app_contour_thin reads it), from
  * the curvature of E smoothed. */
@@ -279,9 +288,10 @@ int app_forest_orientation(const float *E, int width, int height, unsigned char 
  * app_forest_detect_ms, what `contours` and the contour cue read, APP_FOREST_SCALES): the
  * thinned strength (n floats in [0, 1): app_contour_thin across app_forest_orientation, tapered
  * to 0 over the APP_FOREST_BORDER pixels nearest the image's edge, at most APP_FOREST_TOP) and soft
- * (optional) the map before (unbounded: a little past 1 on sharp steps). */
-int app_forest_contours(const dsg_image *img, int scales, const volatile sig_atomic_t *cancel,
-                        float *strength, float *soft);
+ * (optional) the map before (unbounded: a little past 1 on sharp steps); the detection on the
+ * device im, or on the host for NULL (the thinning on the host). */
+int app_forest_contours(spmv_cl_image *im, const dsg_image *img, int scales,
+                        const volatile sig_atomic_t *cancel, float *strength, float *soft);
 /* The process's forest map made ahead (dsg_presolve): put makes app_forest_contours' maps of img
  * at APP_FOREST_SCALES and keeps them with a copy of its pixels, in place of any kept before;
  * take copies them into strength and soft (soft may be NULL), forgets them and returns 1 when

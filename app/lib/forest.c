@@ -12,6 +12,10 @@
  *          adds its boundary pixels into the map; the sum over trees and patches, smoothed, is
  *          the boundary strength E
  *
+ * The same on an OpenCL device: app_forest_detect_cl hands the trees and these recipes to spmv's
+ * spmv_cl_forest (kernels/forest.cl), whose references are the functions below; segment's run
+ * takes it where its device is open (contours.c, app_contours_on).
+ *
  * The trees come with the library (app/lib/forest/edges.dsf, embedded at build time) and are fit
  * by tests/bsds/fit_forest.c, which computes its features with the functions below, so that what
  * the trees were fit on is what they read here. */
@@ -352,6 +356,7 @@ void app_forest_free(app_forest *F)
   free(F->nsegs);
   free(F->seg_at);
   free(F->segs);
+  free(F->packed);
   free(F->ring);
   free(F->ring_start);
   free(F);
@@ -423,10 +428,11 @@ int app_forest_parse(const unsigned char *data, size_t len, app_forest **out)
   F->nsegs = malloc(nl);
   F->seg_at = malloc(nl * sizeof(*F->seg_at));
   F->segs = malloc((nmulti ? nmulti : 1) * g2);
+  F->packed = malloc((nmulti ? nmulti : 1) * g2 / 2);
   F->ring_start = malloc((nmulti ? nmulti : 1) * (APP_FOREST_SHARPEN + 2) * sizeof(*F->ring_start));
   F->ring = malloc((nmulti ? nmulti : 1) * g2);
   if (!F->fid || !F->thr || !F->child || !F->leaf || !F->nsegs || !F->seg_at || !F->segs ||
-      !F->ring_start || !F->ring) {
+      !F->packed || !F->ring_start || !F->ring) {
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the edge forest");
     goto fail;
   }
@@ -460,6 +466,7 @@ int app_forest_parse(const unsigned char *data, size_t len, app_forest **out)
       continue;
     }
     unsigned char *s = F->segs + (size_t)m * g2;
+    memcpy(F->packed + (size_t)m * g2 / 2, p + 1, g2 / 2);
     for (size_t i = 0; i < g2 / 2; i++) {
       s[2 * i] = p[1 + i] & 15;
       s[2 * i + 1] = p[1 + i] >> 4;
@@ -698,6 +705,62 @@ out:
   return status;
 }
 
+/* ---- on a device ------------------------------------------------------------------------ */
+
+/* spmv's forest (kernels/forest.cl) has this file's shapes; the numbers go over as data */
+_Static_assert(APP_FOREST_SHRINK == SPMV_FOREST_SHRINK && APP_FOREST_PATCH == SPMV_FOREST_PATCH &&
+                   APP_FOREST_OUT == SPMV_FOREST_OUT && APP_FOREST_STRIDE == SPMV_FOREST_STRIDE &&
+                   APP_FOREST_CHANNELS == SPMV_FOREST_CHANNELS &&
+                   APP_FOREST_MAX_SEGS == SPMV_FOREST_MAX_SEGS &&
+                   APP_FOREST_SHARPEN <= SPMV_FOREST_SHARPEN_MAX && APP_FOREST_ORIENTS == 4,
+               "the device's forest has the library's shapes");
+
+int app_forest_detect_cl(spmv_cl_image *im, const app_forest *F, const dsg_image *img, int sharpen,
+                         float *E, const spmv_forest_probe *probe)
+{
+  app_forest_grid g;
+  app_forest_lookup lk = {NULL, NULL};
+  app_contour_binning *binning = malloc(sizeof(*binning)); /* its CIELAB table */
+  app_forest_geometry(img->width, img->height, &g);
+  int status = binning ? app_forest_lookup_init(g.cw, g.ch, &lk)
+                       : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the forest's tables");
+  if (status == DSG_OK) {
+    app_contour_binning_init(binning);
+    const spmv_forest_model m = {F,        F->ntrees,  F->tree,  F->nnodes, F->fid,    F->thr,
+                                 F->child, F->nleaves, F->nsegs, F->seg_at, F->nmulti, F->packed};
+    spmv_forest_params p = {.pad = g.pad,
+                            .pw = g.pw,
+                            .ph = g.ph,
+                            .rows = g.rows,
+                            .cols = g.cols,
+                            .linear = binning->linear,
+                            .norm_radius = APP_FOREST_NORM_RADIUS,
+                            .reg_radius = APP_FOREST_REG_SMOOTH,
+                            .sim_radius = APP_FOREST_SIM_SMOOTH,
+                            .color_radius = 1,
+                            .nfeatures = APP_FOREST_FEATURES,
+                            .nregular = APP_FOREST_REG_FEATURES,
+                            .feat_a = lk.a,
+                            .feat_b = lk.b,
+                            .trees_eval = F->ntrees < APP_FOREST_TREES_EVAL ? F->ntrees
+                                                                            : APP_FOREST_TREES_EVAL,
+                            .sharpen = sharpen < 0                    ? 0
+                                       : sharpen < APP_FOREST_SHARPEN ? sharpen
+                                                                      : APP_FOREST_SHARPEN,
+                            .gain = APP_FOREST_GAIN};
+    for (int k = 0; k < 3; k++) {
+      p.lo[k] = lab_lo[k];
+      p.hi[k] = lab_hi[k];
+    }
+    memcpy(p.scale, channel_scale, sizeof(p.scale));
+    status = spmv_cl_forest(im, &m, &p, img->pixels, img->channels, img->width, img->height, E,
+                            probe, NULL);
+  }
+  app_forest_lookup_free(&lk);
+  free(binning);
+  return status;
+}
+
 /* The direction of the boundary at each pixel from the map's curvature: the Hessian of E smoothed
  * by the triangle of 4 has its most negative curvature across a crest, so the crest runs along
  * the eigenvector of the larger eigenvalue, at 0.5 atan2(2 dxy, dxx - dyy) in [0, pi) (x right,
@@ -776,19 +839,31 @@ int app_forest_thin(const float *E, int w, int h, float *strength)
   return status;
 }
 
-int app_forest_detect_ms(const app_forest *F, const dsg_image *img, int sharpen,
+/* One scale, on the device im or (NULL) the host. */
+static int detect_on(spmv_cl_image *im, const app_forest *F, const dsg_image *img, int sharpen,
+                     const volatile sig_atomic_t *cancel, float *E)
+{
+  if (!im)
+    return app_forest_detect(F, img, sharpen, cancel, E);
+  if (cancel && *cancel)
+    return dsg_error_set(DSG_ERR_INTERRUPTED, "interrupted by signal %d; no output was written",
+                         (int)*cancel);
+  return app_forest_detect_cl(im, F, img, sharpen, E, NULL);
+}
+
+int app_forest_detect_ms(spmv_cl_image *im, const app_forest *F, const dsg_image *img, int sharpen,
                          const volatile sig_atomic_t *cancel, float *E)
 {
   const int w = img->width, h = img->height;
   const size_t n = (size_t)w * h;
   dsg_image half = {0, 0, 0, NULL}, twice = {0, 0, 0, NULL};
   float *tmp = malloc(4 * n * sizeof(float));
-  int status = tmp ? app_forest_detect(F, img, sharpen, cancel, E)
+  int status = tmp ? detect_on(im, F, img, sharpen, cancel, E)
                    : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the forest's scales");
   if (status == DSG_OK && w >= 2 && h >= 2) {
     status = app_image_shrink(img, w / 2, h / 2, &half);
     if (status == DSG_OK)
-      status = app_forest_detect(F, &half, sharpen, cancel, tmp + n);
+      status = detect_on(im, F, &half, sharpen, cancel, tmp + n);
     if (status == DSG_OK) {
       app_upsample_field(tmp + n, w / 2, h / 2, w, h, tmp);
       for (size_t i = 0; i < n; i++)
@@ -801,7 +876,7 @@ int app_forest_detect_ms(const app_forest *F, const dsg_image *img, int sharpen,
   if (status == DSG_OK)
     status = dsg_image_resize(img, 2 * w, 2 * h, &twice);
   if (status == DSG_OK)
-    status = app_forest_detect(F, &twice, sharpen, cancel, tmp);
+    status = detect_on(im, F, &twice, sharpen, cancel, tmp);
   if (status == DSG_OK)
     for (int y = 0; y < h; y++)
       for (int x = 0; x < w; x++) {
@@ -815,8 +890,8 @@ int app_forest_detect_ms(const app_forest *F, const dsg_image *img, int sharpen,
   return status;
 }
 
-int app_forest_contours(const dsg_image *img, int scales, const volatile sig_atomic_t *cancel,
-                        float *strength, float *soft)
+int app_forest_contours(spmv_cl_image *im, const dsg_image *img, int scales,
+                        const volatile sig_atomic_t *cancel, float *strength, float *soft)
 {
   const int w = img->width, h = img->height;
   const size_t n = (size_t)w * h;
@@ -826,8 +901,8 @@ int app_forest_contours(const dsg_image *img, int scales, const volatile sig_ato
   if (status == DSG_OK && !E)
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of a %d x %d image", w, h);
   if (status == DSG_OK)
-    status = scales == 3 ? app_forest_detect_ms(F, img, APP_FOREST_SHARPEN, cancel, E)
-                         : app_forest_detect(F, img, APP_FOREST_SHARPEN, cancel, E);
+    status = scales == 3 ? app_forest_detect_ms(im, F, img, APP_FOREST_SHARPEN, cancel, E)
+                         : detect_on(im, F, img, APP_FOREST_SHARPEN, cancel, E);
   if (status == DSG_OK)
     status = app_forest_thin(E, w, h, strength);
   if (E != soft)
@@ -858,7 +933,7 @@ int app_forest_ahead_put(const dsg_image *img, const volatile sig_atomic_t *canc
   dsg_image copy = {img->width, img->height, img->channels, malloc(bytes ? bytes : 1)};
   float *strength = malloc(n * sizeof(float)), *soft = malloc(n * sizeof(float));
   int status = copy.pixels && strength && soft
-                   ? app_forest_contours(img, APP_FOREST_SCALES, cancel, strength, soft)
+                   ? app_forest_contours(NULL, img, APP_FOREST_SCALES, cancel, strength, soft)
                    : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of a %d x %d image",
                                    img->width, img->height);
   if (status == DSG_OK) {

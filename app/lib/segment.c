@@ -1383,12 +1383,17 @@ int dsg_presolve(const dsg_image *img, const dsg_options *opt)
     status = dsg_check_size(opt, img->width, img->height);
   if (status == DSG_OK)
     status = working_image(img, opt, &small, &work);
-  /* the forest's map of that image, which a contour cue's run then takes (the model parsed
-   * with it, once per process) */
+  /* the forest's map of that image, which a contour cue's run on the C path then takes (the
+   * model parsed with it, once per process); a run with a device makes the map there
+   * (kernels/forest.cl), and only the model's parsing comes ahead */
   const app_cue *cue;
   if (status == DSG_OK && uses_forest(opt) && app_cue_find(opt->affinity, &cue) == DSG_OK &&
-      cue->contours)
-    status = app_forest_ahead_put(work, opt->cancel);
+      cue->contours) {
+    const app_forest *F;
+    status = !opt->matvec || strcmp(opt->matvec, "cpu") == 0
+                 ? app_forest_ahead_put(work, opt->cancel)
+                 : app_forest_default(&F);
+  }
   /* what the run's problem and solve would take: chfsi from the coarse start at that size */
   if (status == DSG_OK && strcmp(app_solver_at(opt, work->width, work->height), "chfsi") == 0)
     status = app_coarse_image(work, opt, &coarse);

@@ -31,10 +31,21 @@ typedef struct cache_program {
   int building;
 } cache_program;
 
+/* One context's kept data (spmv_cl_cache_data_keep): the cache holds one reference to each
+ * buffer. */
+typedef struct cache_data {
+  struct cache_data *next;
+  cl_context ctx;
+  const void *key;
+  cl_mem mem[SPMV_CL_CACHE_DATA];
+  int info[SPMV_CL_CACHE_DATA];
+} cache_data;
+
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t built = PTHREAD_COND_INITIALIZER; /* a claim kept, abandoned or forgotten */
 static cache_device *devices;
 static cache_program *programs;
+static cache_data *datas;
 static spmv_cl_cache_counts counts;
 static int exit_hook; /* clear_at_exit is registered */
 
@@ -60,9 +71,26 @@ static void free_program(cache_program *p)
   free(p);
 }
 
-/* Drops every program of ctx, and with it, ctx's device. Under the lock. */
+static void free_data(cache_data *d)
+{
+  for (int k = 0; k < SPMV_CL_CACHE_DATA; k++)
+    if (d->mem[k])
+      clReleaseMemObject(d->mem[k]);
+  free(d);
+}
+
+/* Drops every program and the data of ctx, and with them, ctx's device. Under the lock. */
 static void forget_locked(cl_context ctx)
 {
+  for (cache_data **pp = &datas; *pp;) {
+    cache_data *d = *pp;
+    if (ctx && d->ctx != ctx) {
+      pp = &d->next;
+      continue;
+    }
+    *pp = d->next;
+    free_data(d);
+  }
   for (cache_program **pp = &programs; *pp;) {
     cache_program *p = *pp;
     if (ctx && p->ctx != ctx) {
@@ -260,6 +288,58 @@ void spmv_cl_cache_program_keep(cl_context ctx, cl_device_id device, const char 
   }
   pthread_cond_broadcast(&built);
   pthread_mutex_unlock(&cache_lock);
+}
+
+int spmv_cl_cache_data_get(cl_context ctx, const void *key, cl_mem *mem, int *info)
+{
+  int found = 0;
+  pthread_mutex_lock(&cache_lock);
+  for (cache_data *d = datas; d && !found; d = d->next)
+    if (d->ctx == ctx && d->key == key) {
+      for (int k = 0; k < SPMV_CL_CACHE_DATA; k++) {
+        mem[k] = d->mem[k];
+        if (mem[k])
+          clRetainMemObject(mem[k]);
+        info[k] = d->info[k];
+      }
+      found = 1;
+    }
+  pthread_mutex_unlock(&cache_lock);
+  return found;
+}
+
+void spmv_cl_cache_data_keep(cl_context ctx, const void *key, const cl_mem *mem, const int *info)
+{
+  cache_data *d = calloc(1, sizeof(*d));
+  if (!d)
+    return;
+  d->ctx = ctx;
+  d->key = key;
+  for (int k = 0; k < SPMV_CL_CACHE_DATA; k++) {
+    d->mem[k] = mem[k];
+    if (mem[k])
+      clRetainMemObject(mem[k]);
+    d->info[k] = info[k];
+  }
+  pthread_mutex_lock(&cache_lock);
+  int held = 0; /* only for a context the cache holds, as programs */
+  for (cache_device *dev = devices; dev && !held; dev = dev->next)
+    held = dev->ctx == ctx;
+  for (cache_data **pp = &datas; held && *pp; pp = &(*pp)->next)
+    if ((*pp)->ctx == ctx) { /* the entry before goes */
+      cache_data *old = *pp;
+      *pp = old->next;
+      free_data(old);
+      break;
+    }
+  if (held) {
+    d->next = datas;
+    datas = d;
+    d = NULL;
+  }
+  pthread_mutex_unlock(&cache_lock);
+  if (d)
+    free_data(d);
 }
 
 void spmv_cl_cache_forget(cl_context ctx)

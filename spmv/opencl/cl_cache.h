@@ -37,9 +37,18 @@ void spmv_cl_cache_program_keep(cl_context ctx, cl_device_id device, const char 
 void spmv_cl_cache_program_abandon(cl_context ctx, cl_device_id device, const char *source,
                                    const char *options);
 
+/* Data a caller uploaded once for the process (the forest's model, cl_image.c): per context one
+ * entry of up to SPMV_CL_CACHE_DATA buffers and as many ints, under `key` (the data's identity
+ * for the process's life). get: 1 with the buffers retained for the caller and the ints copied
+ * when ctx holds key's entry, else 0. keep: the entry for ctx, in place of the one before (the
+ * cache takes its own references); out of memory it keeps nothing. */
+#define SPMV_CL_CACHE_DATA 4
+int spmv_cl_cache_data_get(cl_context ctx, const void *key, cl_mem *mem, int *info);
+void spmv_cl_cache_data_keep(cl_context ctx, const void *key, const cl_mem *mem, const int *info);
+
 /* Drops the cache's references to ctx, its queue and every program built in it, so that the
  * next runtime on the device gets a fresh context (after an OpenCL failure that may have left ctx
- * unusable). Holders keep theirs. */
+ * unusable), and its data. Holders keep theirs. */
 void spmv_cl_cache_forget(cl_context ctx);
 
 #endif /* DIASEG_SPMV_CL_CACHE_H */

@@ -4,6 +4,7 @@
  * kernels back to back and waits once, at its end (batch). */
 #include "spmv_image.h"
 
+#include "cl_cache.h"
 #include "cl_dia.h"
 #include "cl_runtime.h"
 
@@ -26,8 +27,17 @@ struct spmv_cl_image {
   char contours_options[512];
   cl_program affinity;
   cl_program kmeans;
+  cl_program forest;
   unsigned long long max_constant; /* CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE */
+  struct {                         /* the last forest model uploaded (spmv_cl_forest) */
+    const void *key;
+    int ntrees;
+    uint32_t nleaves, max_fid;
+    cl_mem tree, node, leaf, segs;
+  } model;
 };
+
+static void forest_model_release(spmv_cl_image *im);
 
 int spmv_cl_image_create(spmv_cl_image **out, const char *device, const char *kernel_dir)
 {
@@ -66,6 +76,9 @@ void spmv_cl_image_destroy(spmv_cl_image *im)
     clReleaseProgram(im->affinity);
   if (im->kmeans)
     clReleaseProgram(im->kmeans);
+  if (im->forest)
+    clReleaseProgram(im->forest);
+  forest_model_release(im);
   spmv_cl_runtime_close(&im->rt);
   free(im);
 }
@@ -130,25 +143,22 @@ static int fill(const spmv_cl_image *im, cl_mem m, const void *pattern, size_t s
 }
 
 /* Kernel `name` of prog into *k, its `count` arguments given as (size_t size, const void *value)
- * pairs. */
-static int kernel(const spmv_cl_image *im, cl_program prog, const char *name, cl_kernel *k,
-                  int count, ...)
+ * pairs in ap. */
+static int kernel_va(const spmv_cl_image *im, cl_program prog, const char *name, cl_kernel *k,
+                     int count, va_list ap)
 {
   char what[128];
-  va_list ap;
   cl_int err;
   *k = clCreateKernel(prog, name, &err);
   if (err != CL_SUCCESS) {
     snprintf(what, sizeof(what), "clCreateKernel(%s)", name);
     return spmv_cl_fail(err, what, im->rt.dev.name);
   }
-  va_start(ap, count);
   for (int a = 0; a < count && err == CL_SUCCESS; a++) {
     const size_t size = va_arg(ap, size_t);
     const void *value = va_arg(ap, const void *);
     err = clSetKernelArg(*k, (cl_uint)a, size, value);
   }
-  va_end(ap);
   if (err != CL_SUCCESS) {
     clReleaseKernel(*k);
     *k = NULL;
@@ -156,6 +166,17 @@ static int kernel(const spmv_cl_image *im, cl_program prog, const char *name, cl
     return spmv_cl_fail(err, what, im->rt.dev.name);
   }
   return DSG_OK;
+}
+
+/* The same, the arguments as the call's own. */
+static int kernel(const spmv_cl_image *im, cl_program prog, const char *name, cl_kernel *k,
+                  int count, ...)
+{
+  va_list ap;
+  va_start(ap, count);
+  const int status = kernel_va(im, prog, name, k, count, ap);
+  va_end(ap);
+  return status;
 }
 
 /* The commands of one call go to the in-order queue back to back, with no wait in between (each
@@ -1655,5 +1676,410 @@ int spmv_cl_links(spmv_cl_image *im, const spmv_dia *N, float threshold, spmv_li
   release(&d_bits);
   if (status != DSG_OK)
     spmv_links_free(L);
+  return status;
+}
+
+/* ---- the edge forest ---- */
+
+static void forest_model_release(spmv_cl_image *im)
+{
+  release(&im->model.tree);
+  release(&im->model.node);
+  release(&im->model.leaf);
+  release(&im->model.segs);
+  im->model.key = NULL;
+}
+
+/* F's trees on the device, uploaded unless they are there under F->key already: nodes as
+ * (feature | threshold << 16, child), leaves as (segments, patch), the patches' packed labels as
+ * they come. The trees are checked as the parser checks them (every child in its own tree after
+ * its parent, every leaf in range), so that no descent can leave the arrays or loop. */
+static int forest_model_upload(spmv_cl_image *im, const spmv_forest_model *F)
+{
+  const size_t patch = SPMV_FOREST_OUT * SPMV_FOREST_OUT / 2;
+  cl_uint2 *node = NULL, *leaf = NULL;
+  uint32_t max_fid = 0;
+  int status = DSG_OK;
+  if (F->key && F->key == im->model.key)
+    return DSG_OK;
+  forest_model_release(im);
+  /* uploaded by another runtime of the process on this context (dsg_prepare's, a run before) */
+  cl_mem kept[SPMV_CL_CACHE_DATA] = {NULL, NULL, NULL, NULL};
+  int info[SPMV_CL_CACHE_DATA] = {-1, 0, 0, 0};
+  if (F->key && spmv_cl_cache_data_get(im->rt.ctx, F->key, kept, info) &&
+      (info[0] != F->ntrees || (uint32_t)info[1] != F->nleaves ||
+       (uint32_t)info[3] != F->nnodes)) { /* another model at the same address */
+    for (int k = 0; k < SPMV_CL_CACHE_DATA; k++)
+      release(&kept[k]);
+    info[0] = -1;
+  }
+  if (F->key && info[0] >= 0 && kept[0]) {
+    im->model.tree = kept[0];
+    im->model.node = kept[1];
+    im->model.leaf = kept[2];
+    im->model.segs = kept[3];
+    im->model.key = F->key;
+    im->model.ntrees = info[0];
+    im->model.nleaves = (uint32_t)info[1];
+    im->model.max_fid = (uint32_t)info[2];
+    return DSG_OK;
+  }
+  if (F->ntrees < 1 || F->ntrees > SPMV_FOREST_MAX_TREES || !F->tree || F->nnodes < 1 || !F->fid ||
+      !F->thr || !F->child || F->nleaves < 1 || !F->nsegs || !F->seg_at ||
+      (F->nmulti > 0 && !F->segs) || F->tree[0] != 0 || F->tree[F->ntrees] != F->nnodes)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "the forest model is incomplete (%d trees, %u nodes, %u leaves)",
+                         F->ntrees, F->nnodes, F->nleaves);
+  node = malloc((size_t)F->nnodes * sizeof(*node));
+  leaf = malloc((size_t)F->nleaves * sizeof(*leaf));
+  if (!node || !leaf) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the forest's %u nodes", F->nnodes);
+    goto out;
+  }
+  for (int t = 0; t < F->ntrees && status == DSG_OK; t++) {
+    if (F->tree[t + 1] <= F->tree[t]) {
+      status = dsg_error_set(DSG_ERR_INVALID, "the forest's tree %d has no nodes", t);
+      break;
+    }
+    for (uint32_t k = F->tree[t]; k < F->tree[t + 1]; k++) {
+      const uint32_t c = F->child[k],
+                     word = (uint32_t)F->fid[k] | (uint32_t)(uint16_t)F->thr[k] << 16;
+      if (c ? c <= k || c + 1 >= F->tree[t + 1] : word >= F->nleaves) {
+        status = dsg_error_set(DSG_ERR_INVALID, "the forest's node %u has %s %u out of range", k,
+                               c ? "child" : "leaf", c ? c : word);
+        break;
+      }
+      if (c && F->fid[k] > max_fid)
+        max_fid = F->fid[k];
+      node[k].s[0] = word;
+      node[k].s[1] = c;
+    }
+  }
+  for (uint32_t l = 0; l < F->nleaves && status == DSG_OK; l++) {
+    const int m = F->nsegs[l];
+    if (m < 1 || m > SPMV_FOREST_MAX_SEGS || (m > 1 && F->seg_at[l] >= F->nmulti)) {
+      status = dsg_error_set(DSG_ERR_INVALID, "the forest's leaf %u has %d segments at patch %u", l,
+                             m, F->seg_at[l]);
+      break;
+    }
+    leaf[l].s[0] = (cl_uint)m;
+    leaf[l].s[1] = m > 1 ? F->seg_at[l] : 0;
+  }
+  if (status != DSG_OK)
+    goto out;
+  im->model.tree = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)(F->ntrees + 1) * 4, F->tree,
+                          "the forest's trees", &status);
+  im->model.node = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)F->nnodes * sizeof(*node), node,
+                          "the forest's nodes", &status);
+  im->model.leaf = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)F->nleaves * sizeof(*leaf),
+                          leaf, "the forest's leaves", &status);
+  im->model.segs =
+      buffer(im, CL_MEM_READ_ONLY, F->nmulti ? (unsigned long long)F->nmulti * patch : 1,
+             F->nmulti ? F->segs : NULL, "the forest's patches", &status);
+  if (status != DSG_OK) {
+    forest_model_release(im);
+    goto out;
+  }
+  im->model.key = F->key;
+  im->model.ntrees = F->ntrees;
+  im->model.nleaves = F->nleaves;
+  im->model.max_fid = max_fid;
+  if (F->key) {
+    const cl_mem keep[SPMV_CL_CACHE_DATA] = {im->model.tree, im->model.node, im->model.leaf,
+                                             im->model.segs};
+    const int what[SPMV_CL_CACHE_DATA] = {F->ntrees, (int)F->nleaves, (int)max_fid, (int)F->nnodes};
+    spmv_cl_cache_data_keep(im->rt.ctx, F->key, keep, what);
+  }
+out:
+  free(node);
+  free(leaf);
+  return status;
+}
+
+/* The grid and the recipe against the image and the model. */
+static int check_forest(const spmv_forest_params *p, int width, int height, int channels,
+                        const spmv_forest_model *F)
+{
+  const int P = SPMV_FOREST_PATCH, S = SPMV_FOREST_STRIDE, q = 2 * SPMV_FOREST_SHRINK;
+  if (width < 1 || height < 1 || channels < 1 || channels > 4)
+    return dsg_error_set(DSG_ERR_INVALID, "the forest's image is %d x %d with %d channels", width,
+                         height, channels);
+  if (p->pad < 0 || p->pw < P || p->ph < P || p->pw % q || p->ph % q || p->pw < width + p->pad ||
+      p->ph < height + p->pad || (long long)p->pw * p->ph > INT_MAX / SPMV_FOREST_CHANNELS ||
+      p->rows != (p->ph - P) / S + 1 || p->cols != (p->pw - P) / S + 1)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "the forest's grid (%d x %d padded by %d, %d x %d places) does not fit "
+                         "a %d x %d image",
+                         p->pw, p->ph, p->pad, p->cols, p->rows, width, height);
+  const int r[4] = {p->norm_radius, p->reg_radius, p->sim_radius, p->color_radius};
+  for (int k = 0; k < 4; k++)
+    if (r[k] < 0 || r[k] > 16)
+      return dsg_error_set(DSG_ERR_INVALID, "the forest's triangle radius %d is outside [0, 16]",
+                           r[k]);
+  for (int k = 0; k < 3; k++)
+    if (!(p->hi[k] > p->lo[k]))
+      return dsg_error_set(DSG_ERR_INVALID, "the forest's colour range %d is [%g, %g]", k, p->lo[k],
+                           p->hi[k]);
+  if (p->trees_eval < 1 || p->trees_eval > F->ntrees || p->sharpen < 0 ||
+      p->sharpen > SPMV_FOREST_SHARPEN_MAX || !(p->gain > 0.0f))
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "the forest reads %d of its %d trees, sharpens %d rings (0 to %d) with "
+                         "gain %g",
+                         p->trees_eval, F->ntrees, p->sharpen, SPMV_FOREST_SHARPEN_MAX, p->gain);
+  if (!p->linear || !p->feat_a || !p->feat_b || p->nregular < 0 || p->nregular > p->nfeatures)
+    return dsg_error_set(DSG_ERR_INVALID, "the forest's %d features (%d regular) lack a table",
+                         p->nfeatures, p->nregular);
+  /* every feature inside the channels from every place */
+  const long long cw = p->pw / SPMV_FOREST_SHRINK, ch = p->ph / SPMV_FOREST_SHRINK,
+                  last = (long long)(p->rows - 1) * cw + p->cols - 1,
+                  planes = SPMV_FOREST_CHANNELS * cw * ch;
+  for (int f = 0; f < p->nfeatures; f++) {
+    const long long a = p->feat_a[f], b = f < p->nregular ? 0 : p->feat_b[f];
+    if (a < 0 || a + last >= planes || b < 0 || b + last >= planes)
+      return dsg_error_set(DSG_ERR_INVALID,
+                           "the forest's feature %d reads offset %lld, outside the %lld codes "
+                           "from place (%d, %d)",
+                           f, a < 0 || a + last >= planes ? a : b, planes, p->rows - 1,
+                           p->cols - 1);
+  }
+  return DSG_OK;
+}
+
+/* Kernel `name` of the forest's program over items x dim1 work-items, its `count` arguments as
+ * kernel()'s, enqueued into b; nothing when *status is already an error. */
+static void forest_run(spmv_cl_image *im, const char *name, size_t items, size_t dim1, batch *b,
+                       int *status, int count, ...)
+{
+  cl_kernel k = NULL;
+  va_list ap;
+  if (*status != DSG_OK)
+    return;
+  va_start(ap, count);
+  *status = kernel_va(im, im->forest, name, &k, count, ap);
+  va_end(ap);
+  if (*status == DSG_OK)
+    *status = launch(im, k, name, items, 0, dim1, b);
+  if (k)
+    clReleaseKernel(k);
+}
+
+/* The separable triangle of radius r over `planes` planes of w x h: src (from element so) ->
+ * tmp (from to) by rows -> dst (from dof) by columns. */
+static void forest_triangle(spmv_cl_image *im, cl_mem src, int so, cl_mem tmp, int to, cl_mem dst,
+                            int dof, int w, int h, int r, int planes, batch *b, int *status)
+{
+  const size_t n = (size_t)w * h;
+  forest_run(im, "forest_tri_rows", n, (size_t)planes, b, status, 7, sizeof(cl_mem), &src,
+             sizeof(int), &so, sizeof(cl_mem), &tmp, sizeof(int), &to, sizeof(int), &w, sizeof(int),
+             &h, sizeof(int), &r);
+  forest_run(im, "forest_tri_cols", n, (size_t)planes, b, status, 7, sizeof(cl_mem), &tmp,
+             sizeof(int), &to, sizeof(cl_mem), &dst, sizeof(int), &dof, sizeof(int), &w,
+             sizeof(int), &h, sizeof(int), &r);
+}
+
+/* The gradient of the 3 planes img (from element io; w x h) into mag (normalised by its
+ * triangle mean of radius nr, made in tmp's first two planes of w h) and ori. */
+static void forest_gradient(spmv_cl_image *im, cl_mem img, int io, int w, int h, int nr, cl_mem mag,
+                            cl_mem ori, cl_mem tmp, batch *b, int *status)
+{
+  const int n = w * h;
+  forest_run(im, "forest_gradient", (size_t)n, 1, b, status, 6, sizeof(cl_mem), &img, sizeof(int),
+             &io, sizeof(int), &w, sizeof(int), &h, sizeof(cl_mem), &mag, sizeof(cl_mem), &ori);
+  forest_triangle(im, mag, 0, tmp, 0, tmp, n, w, h, nr, 1, b, status);
+  forest_run(im, "forest_normalise", (size_t)n, 1, b, status, 4, sizeof(cl_mem), &mag,
+             sizeof(cl_mem), &tmp, sizeof(int), &n, sizeof(int), &n);
+}
+
+/* The 4-orientation histogram of (mag, ori) (w x h) in bin x bin cells into hist's planes from
+ * element ho. */
+static void forest_hist(spmv_cl_image *im, cl_mem mag, cl_mem ori, int w, int h, int bin,
+                        cl_mem hist, int ho, batch *b, int *status)
+{
+  forest_run(im, "forest_hist", (size_t)(w / bin) * (h / bin), 1, b, status, 7, sizeof(cl_mem),
+             &mag, sizeof(cl_mem), &ori, sizeof(int), &w, sizeof(int), &h, sizeof(int), &bin,
+             sizeof(cl_mem), &hist, sizeof(int), &ho);
+}
+
+/* The means of 2 x 2 blocks of `planes` planes of w x h. */
+static void forest_halve(spmv_cl_image *im, cl_mem src, int so, cl_mem dst, int dof, int w, int h,
+                         int planes, batch *b, int *status)
+{
+  forest_run(im, "forest_halve", (size_t)(w / 2) * (h / 2), (size_t)planes, b, status, 6,
+             sizeof(cl_mem), &src, sizeof(int), &so, sizeof(cl_mem), &dst, sizeof(int), &dof,
+             sizeof(int), &w, sizeof(int), &h);
+}
+
+/* A copy of `bytes` from src (at byte so) to dst (at byte d) in the queue. */
+static void forest_copy(spmv_cl_image *im, cl_mem src, size_t so, cl_mem dst, size_t d,
+                        size_t bytes, int *status)
+{
+  if (*status != DSG_OK)
+    return;
+  const cl_int err = clEnqueueCopyBuffer(im->rt.queue, src, dst, so, d, bytes, 0, NULL, NULL);
+  if (err != CL_SUCCESS)
+    *status = spmv_cl_fail(err, "copying the forest's channels", im->rt.dev.name);
+}
+int spmv_cl_forest(spmv_cl_image *im, const spmv_forest_model *F, const spmv_forest_params *p,
+                   const unsigned char *pixels, int channels, int width, int height, float *E,
+                   const spmv_forest_probe *probe, double *kernel_seconds)
+{
+  enum { NC = SPMV_FOREST_CHANNELS, G = SPMV_FOREST_OUT, S = SPMV_FOREST_STRIDE };
+  cl_mem d_pix = NULL, d_full = NULL, d_color = NULL, d_mag = NULL, d_ori = NULL, d_tmp = NULL;
+  cl_mem d_chn = NULL, d_ctmp = NULL, d_smooth = NULL, d_reg = NULL, d_sim = NULL;
+  cl_mem d_linear = NULL, d_scale = NULL, d_fa = NULL, d_fb = NULL, d_acc = NULL, d_E = NULL;
+  batch b = {kernel_seconds != NULL, 0, {NULL}, {NULL}};
+  double seconds = 0.0;
+  int status;
+
+  if (kernel_seconds)
+    *kernel_seconds = 0.0;
+  if (!F || !p || !pixels || !E)
+    return dsg_error_set(DSG_ERR_INVALID, "the forest needs its model, grid, pixels and map");
+  status = check_forest(p, width, height, channels, F);
+  if (status == DSG_OK)
+    status = forest_model_upload(im, F);
+  if (status == DSG_OK && im->model.max_fid >= (uint32_t)p->nfeatures)
+    status = dsg_error_set(DSG_ERR_INVALID, "the forest reads feature %u of %d", im->model.max_fid,
+                           p->nfeatures);
+  if (status == DSG_OK && probe && (!probe->reg_in != !probe->sim_in))
+    status = dsg_error_set(DSG_ERR_INVALID, "the forest's probe gives one kind of channel only");
+  if (status == DSG_OK && !im->forest) {
+    char options[160];
+    snprintf(options, sizeof(options),
+             "-cl-std=CL1.2 -DPATCH=%d -DOUT=%d -DSTRIDE=%d -DNCHAN=%d -DMAX_SEGS=%d "
+             "-DSHARPEN_MAX=%d",
+             SPMV_FOREST_PATCH, G, S, NC, SPMV_FOREST_MAX_SEGS, SPMV_FOREST_SHARPEN_MAX);
+    status = spmv_cl_build(&im->rt, "forest", options, &im->forest);
+    if (status != DSG_OK)
+      im->forest = NULL;
+  }
+  if (status != DSG_OK)
+    return status;
+
+  const int pw = p->pw, ph = p->ph, cw = pw / SPMV_FOREST_SHRINK, ch = ph / SPMV_FOREST_SHRINK;
+  const int pn = pw * ph, cn = cw * ch, n = width * height, pad = p->pad;
+  const int aw = (p->cols - 1) * S + G, ah = (p->rows - 1) * S + G;
+  const int want_color = p->sharpen > 0, te = p->trees_eval, ntrees = F->ntrees;
+  const int off = pad - (SPMV_FOREST_PATCH - G) / 2, sharpen = p->sharpen;
+  const unsigned long long fl = sizeof(float);
+  const cl_float4 lo = {{p->lo[0], p->lo[1], p->lo[2], 0.0f}},
+                  span = {{p->hi[0] - p->lo[0], p->hi[1] - p->lo[1], p->hi[2] - p->lo[2], 1.0f}};
+  if (off < 0 || off + height > ah || off + width > aw)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "the forest's padding %d leaves the image's pixels "
+                         "without votes",
+                         pad);
+  d_pix =
+      buffer(im, CL_MEM_READ_ONLY, (unsigned long long)n * channels, pixels, "the pixels", &status);
+  d_full = buffer(im, CL_MEM_READ_WRITE, 3 * fl * pn, NULL, "the forest's colours", &status);
+  d_color = buffer(im, CL_MEM_READ_WRITE, want_color ? 3 * fl * pn : 1, NULL,
+                   "the forest's sharpening colours", &status);
+  d_mag = buffer(im, CL_MEM_READ_WRITE, fl * pn, NULL, "the forest's gradient", &status);
+  d_ori = buffer(im, CL_MEM_READ_WRITE, fl * pn, NULL, "the forest's orientations", &status);
+  d_tmp = buffer(im, CL_MEM_READ_WRITE, 4 * fl * pn, NULL, "the forest's scratch", &status);
+  d_chn = buffer(im, CL_MEM_READ_WRITE, NC * fl * cn, NULL, "the forest's channels", &status);
+  d_ctmp = buffer(im, CL_MEM_READ_WRITE, NC * fl * cn, NULL, "the forest's scratch", &status);
+  d_smooth = buffer(im, CL_MEM_READ_WRITE, NC * fl * cn, NULL, "the forest's channels", &status);
+  d_reg = buffer(im, CL_MEM_READ_WRITE, (unsigned long long)NC * cn,
+                 probe && probe->reg_in ? probe->reg_in : NULL, "the forest's codes", &status);
+  d_sim = buffer(im, CL_MEM_READ_WRITE, (unsigned long long)NC * cn,
+                 probe && probe->sim_in ? probe->sim_in : NULL, "the forest's codes", &status);
+  d_linear = buffer(im, CL_MEM_READ_ONLY, 256 * fl, p->linear, "the linear table", &status);
+  d_scale = buffer(im, CL_MEM_READ_ONLY, NC * fl, p->scale, "the channels' scales", &status);
+  d_fa = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)p->nfeatures * sizeof(int), p->feat_a,
+                "the forest's features", &status);
+  d_fb = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)p->nfeatures * sizeof(int), p->feat_b,
+                "the forest's features", &status);
+  d_acc = buffer(im, CL_MEM_READ_WRITE, (unsigned long long)aw * ah * sizeof(int), NULL,
+                 "the forest's votes", &status);
+  d_E = buffer(im, CL_MEM_READ_WRITE, 2 * fl * n, NULL, "the forest's map", &status);
+  if (status == DSG_OK) {
+    const int zero = 0;
+    status = fill(im, d_acc, &zero, sizeof(zero), (size_t)aw * ah * sizeof(int),
+                  "zeroing the forest's votes");
+  }
+  if (status != DSG_OK)
+    goto out;
+
+  /* the channels (app_forest_channels) */
+  forest_run(im, "forest_lab_pad", (size_t)pn, 1, &b, &status, 13, sizeof(cl_mem), &d_pix,
+             sizeof(int), &channels, sizeof(int), &width, sizeof(int), &height, sizeof(int), &pad,
+             sizeof(int), &pw, sizeof(int), &ph, sizeof(cl_mem), &d_linear, sizeof(cl_float4), &lo,
+             sizeof(cl_float4), &span, sizeof(cl_mem), &d_full, sizeof(int), &want_color,
+             sizeof(cl_mem), &d_color);
+  if (want_color)
+    forest_triangle(im, d_color, 0, d_tmp, 0, d_color, 0, pw, ph, p->color_radius, 3, &b, &status);
+  if (!probe || !probe->reg_in) {
+    const int q = SPMV_FOREST_SHRINK; /* the full resolution's histogram cells */
+    /* the colours halved: channels 0 .. 2 */
+    forest_halve(im, d_full, 0, d_chn, 0, pw, ph, 3, &b, &status);
+    /* the full-resolution gradient: its magnitude halved (3), its histogram in 2 x 2 cells
+     * (4 .. 7) */
+    forest_gradient(im, d_full, 0, pw, ph, p->norm_radius, d_mag, d_ori, d_tmp, &b, &status);
+    forest_halve(im, d_mag, 0, d_chn, 3 * cn, pw, ph, 1, &b, &status);
+    forest_hist(im, d_mag, d_ori, pw, ph, q, d_chn, 4 * cn, &b, &status);
+    /* and at half resolution, from channels 0 .. 2: magnitude (8) and histogram (9 .. 12) */
+    forest_gradient(im, d_chn, 0, cw, ch, p->norm_radius, d_mag, d_ori, d_tmp, &b, &status);
+    forest_copy(im, d_mag, 0, d_chn, 8 * (size_t)cn * sizeof(float), (size_t)cn * sizeof(float),
+                &status);
+    forest_hist(im, d_mag, d_ori, cw, ch, 1, d_chn, 9 * cn, &b, &status);
+    /* the regular and the self-similarity channels, coded */
+    const int radius[2] = {p->reg_radius, p->sim_radius};
+    cl_mem code[2] = {d_reg, d_sim};
+    for (int k = 0; k < 2; k++) {
+      forest_triangle(im, d_chn, 0, d_ctmp, 0, d_smooth, 0, cw, ch, radius[k], NC, &b, &status);
+      forest_run(im, "forest_quantise", (size_t)cn, NC, &b, &status, 4, sizeof(cl_mem), &d_smooth,
+                 sizeof(int), &cn, sizeof(cl_mem), &d_scale, sizeof(cl_mem), &code[k]);
+    }
+    if (status == DSG_OK && probe)
+      status = read_back(im, d_reg, (size_t)NC * cn, probe->reg_out, "the forest's codes");
+    if (status == DSG_OK && probe)
+      status = read_back(im, d_sim, (size_t)NC * cn, probe->sim_out, "the forest's codes");
+  }
+  /* the trees, their leaves' votes and the map */
+  {
+    const int rows = p->rows, cols = p->cols, nreg = p->nregular;
+    const float norm = p->gain / (float)(te * (G / S) * (G / S));
+    forest_run(im, "forest_detect", (size_t)rows * cols * te, 1, &b, &status, 20, sizeof(cl_mem),
+               &d_reg, sizeof(cl_mem), &d_sim, sizeof(int), &cw, sizeof(int), &rows, sizeof(int),
+               &cols, sizeof(int), &te, sizeof(int), &ntrees, sizeof(cl_mem), &im->model.tree,
+               sizeof(cl_mem), &im->model.node, sizeof(cl_mem), &im->model.leaf, sizeof(cl_mem),
+               &im->model.segs, sizeof(cl_mem), &d_fa, sizeof(cl_mem), &d_fb, sizeof(int), &nreg,
+               sizeof(cl_mem), &d_color, sizeof(int), &pw, sizeof(int), &pn, sizeof(int), &sharpen,
+               sizeof(cl_mem), &d_acc, sizeof(int), &aw);
+    forest_run(im, "forest_map", (size_t)n, 1, &b, &status, 7, sizeof(cl_mem), &d_acc, sizeof(int),
+               &aw, sizeof(int), &off, sizeof(int), &width, sizeof(int), &height, sizeof(float),
+               &norm, sizeof(cl_mem), &d_E);
+    forest_triangle(im, d_E, 0, d_E, n, d_E, 0, width, height, 1, 1, &b, &status);
+  }
+  if (status == DSG_OK)
+    status = read_back(im, d_E, (size_t)n * sizeof(float), E, "the forest's map");
+  {
+    const int finished = batch_finish(im, &b, "the forest", &seconds);
+    if (status == DSG_OK)
+      status = finished;
+  }
+out:
+  if (status != DSG_OK)
+    clFinish(im->rt.queue);
+  release(&d_pix);
+  release(&d_full);
+  release(&d_color);
+  release(&d_mag);
+  release(&d_ori);
+  release(&d_tmp);
+  release(&d_chn);
+  release(&d_ctmp);
+  release(&d_smooth);
+  release(&d_reg);
+  release(&d_sim);
+  release(&d_linear);
+  release(&d_scale);
+  release(&d_fa);
+  release(&d_fb);
+  release(&d_acc);
+  release(&d_E);
+  if (kernel_seconds)
+    *kernel_seconds = seconds;
   return status;
 }

@@ -329,6 +329,21 @@ def opencl_runs(tmp, data):
               "ahead_seconds" not in ref_cs and "worker_seconds" not in cs,
               f"--kernel {kernel}: coarse start {cs}, the C path's {ref_cs}")
 
+    # the edge forest on the device (`contours --matvec opencl`, kernels/forest.cl) against the
+    # host's: the same strengths but where a channel's 8-bit code rounds otherwise on the device
+    # (spmv_image.h; tests/spmv/test_cl_forest.c checks the kernels themselves)
+    outs = []
+    for matvec in (["--matvec", "cpu"], ["--matvec", "opencl", "--cl-device", dev]):
+        out = os.path.join(tmp, "forest_" + matvec[1])
+        code, _, err = run(["contours", image, "-q", "-o", out] + matvec)
+        check(code == 0, f"contours {' '.join(matvec)}: {code} {err!r}")
+        outs.append(np.load(os.path.join(out, "contours.npy")) if code == 0 else None)
+    if outs[0] is not None and outs[1] is not None:
+        off = np.abs(outs[0] - outs[1]) > 1e-6
+        check(outs[1].shape == outs[0].shape and outs[0].max() > 0.5 and off.mean() <= 0.01,
+              f"the forest on the device: {off.sum()} of {off.size} pixels differ from the host's "
+              f"(largest {np.abs(outs[0] - outs[1]).max()})")
+
     # no OpenCL at all: an empty ICD directory (Debian's ocl-icd loader honours OCL_ICD_VENDORS;
     # some vendors' loaders do not, and then this case cannot be produced here)
     empty = os.path.join(tmp, "no_icd")

@@ -236,7 +236,7 @@ static void test_hand_model(void)
     for (int i = 0; i < W3 * H3 * 3; i++)
       px3[i] = (unsigned char)(test_rand64() & 255);
     dsg_image img3 = image_of(W3, H3, px3);
-    CHECK(app_forest_detect_ms(F, &img3, 0, NULL, E3) == DSG_OK, "detect at 3 scales");
+    CHECK(app_forest_detect_ms(NULL, F, &img3, 0, NULL, E3) == DSG_OK, "detect at 3 scales");
     int off3 = 0;
     for (int y = 16; y < 48; y++)
       for (int x = 0; x < W3; x++)
@@ -246,7 +246,7 @@ static void test_hand_model(void)
     for (int k = 0; k < 3; k++) {
       const int ws = k == 1 ? 5 : 1, hs = k == 2 ? 4 : 1;
       dsg_image tiny = image_of(ws, hs, px3);
-      CHECK(app_forest_detect_ms(F, &tiny, APP_FOREST_SHARPEN, NULL, E3) == DSG_OK &&
+      CHECK(app_forest_detect_ms(NULL, F, &tiny, APP_FOREST_SHARPEN, NULL, E3) == DSG_OK &&
                 isfinite(E3[0]) && E3[0] >= 0,
             "3 scales of %d x %d", ws, hs);
     }
@@ -354,7 +354,7 @@ static void test_default(void)
     for (int x = 0; x < w; x++)
       memset(px + ((size_t)y * w + x) * 3, x < w / 2 ? 60 : 190, 3);
   dsg_image img = image_of(w, h, px);
-  CHECK(app_forest_contours(&img, 1, NULL, thin, soft) == DSG_OK, "contours");
+  CHECK(app_forest_contours(NULL, &img, 1, NULL, thin, soft) == DSG_OK, "contours");
   int weak = 0, far = 0, stray = 0, lines = 0;
   for (int y = 8; y < h - 8; y++) {
     const float *row = soft + (size_t)y * w, *trow = thin + (size_t)y * w;
@@ -378,7 +378,7 @@ static void test_default(void)
   CHECK(edge == 0, "%d pixels of the top and bottom rows drawn", edge);
   /* a constant image: no leaf splits it, nothing drawn */
   memset(px, 97, (size_t)w * h * 3);
-  CHECK(app_forest_contours(&img, 1, NULL, thin, soft) == DSG_OK, "contours");
+  CHECK(app_forest_contours(NULL, &img, 1, NULL, thin, soft) == DSG_OK, "contours");
   float top = 0.0f;
   for (int i = 0; i < w * h; i++)
     top = fmaxf(top, fmaxf(soft[i], thin[i]));
@@ -402,7 +402,7 @@ static void test_ahead(void)
   memcpy(b, a, n * 3);
   b[3 * (n / 2)] ^= 1;
   dsg_image ia = image_of(w, h, a), ib = image_of(w, h, b);
-  CHECK(app_forest_contours(&ia, APP_FOREST_SCALES, NULL, want, want_soft) == DSG_OK,
+  CHECK(app_forest_contours(NULL, &ia, APP_FOREST_SCALES, NULL, want, want_soft) == DSG_OK,
         "contours: %s", dsg_error_message());
   CHECK(app_forest_ahead_take(&ia, got, got_soft) == 0, "a take with nothing made ahead");
   CHECK(app_forest_ahead_put(&ia, NULL) == DSG_OK, "put: %s", dsg_error_message());
