@@ -657,7 +657,8 @@ def contours(image, parts=False, **options):
     **options
         detector ('auto': the forest, or the gradients with ``parts=True``; 'forest';
         'gradients'); matvec ('auto': the first OpenCL GPU, else the C path; 'cpu'; 'opencl')
-        and cl_device: where the gradients run (the forest runs on the host); work_pixels (as for :func:`segment`: a larger image is
+        and cl_device: where the gradients run (the forest runs on the host unless matvec is
+        'opencl': a device's opening costs more than the forest does there); work_pixels (as for :func:`segment`: a larger image is
         detected at that many pixels and the map brought back to its size, lines one pixel
         wide; 0: full resolution).
 
