@@ -7,8 +7,8 @@
  * contour_lab, mapped to [0, 1], and the sharpening's colours), forest_halve (2 x 2 means),
  * forest_gradient and forest_normalise (the gradient of the largest magnitude over the three
  * colours, divided by its triangle mean), forest_hist (the 4-orientation histogram in cells),
- * the separable triangle filter forest_tri_rows / forest_tri_cols (one work-item per pixel and
- * plane: get_global_id(1) is the plane) and forest_quantise (8-bit codes). Every one computes in
+ * the separable triangle filter forest_tri (one pass along the rows or the columns, one
+ * work-item per pixel and plane: get_global_id(1) is the plane) and forest_quantise (8-bit codes). Every one computes in
  * float as its reference, in its order, with no contraction into fused multiply-adds (the
  * pragma below): they differ from it only where the device's CIELAB (float, where the reference
  * uses double), atan2, sqrt or division round otherwise, which can move a channel's code by one.
@@ -100,43 +100,25 @@ __kernel void forest_lab_pad(__global const uchar *pixels, const int channels, c
   }
 }
 
-/* The triangle filter of radius r (weights 1 .. r + 1 .. 1, over (r + 1)^2) along the rows of
- * plane get_global_id(1) (w x h, borders reflected) of src + so: dst + dof = the rows' pass.
- * (Here and below, so, dof, io, ho, mo: element offsets of the planes into their buffers.) */
-__kernel void forest_tri_rows(__global const float *src, const int so, __global float *dst,
-                              const int dof, const int w, const int h, const int r)
+/* The triangle filter of radius r (weights 1 .. r + 1 .. 1, over (r + 1)^2) along the rows
+ * (columns 0) or the columns (1) of plane get_global_id(1) (w x h, borders reflected) of src + so,
+ * into dst + dof. (Here and below, so, dof, io, ho, mo: element offsets of the planes into their
+ * buffers.) */
+__kernel void forest_tri(__global const float *src, const int so, __global float *dst,
+                         const int dof, const int w, const int h, const int r, const int columns)
 {
   const int i = get_global_id(0);
   if (i >= w * h)
     return;
   const size_t plane = (size_t)get_global_id(1) * w * h;
-  src += so;
-  dst += dof;
   const int y = i / w, x = i % w;
-  __global const float *row = src + plane + (size_t)y * w;
+  const int at = columns ? y : x, len = columns ? h : w, step = columns ? w : 1;
+  __global const float *line = src + so + plane + (i - at * step); /* the row's or column's start */
   const float norm = 1.0f / (float)((r + 1) * (r + 1));
   float s = 0.0f;
   for (int t = -r; t <= r; t++)
-    s += (float)(r + 1 - abs(t)) * row[reflect(x + t, w)];
-  dst[plane + i] = s * norm;
-}
-
-/* ... and along the columns */
-__kernel void forest_tri_cols(__global const float *src, const int so, __global float *dst,
-                              const int dof, const int w, const int h, const int r)
-{
-  const int i = get_global_id(0);
-  if (i >= w * h)
-    return;
-  const size_t plane = (size_t)get_global_id(1) * w * h;
-  src += so;
-  dst += dof;
-  const int y = i / w, x = i % w;
-  const float norm = 1.0f / (float)((r + 1) * (r + 1));
-  float s = 0.0f;
-  for (int t = -r; t <= r; t++)
-    s += (float)(r + 1 - abs(t)) * src[plane + (size_t)reflect(y + t, h) * w + x];
-  dst[plane + i] = s * norm;
+    s += (float)(r + 1 - abs(t)) * line[(size_t)reflect(at + t, len) * step];
+  dst[dof + plane + i] = s * norm;
 }
 
 /* The means of 2 x 2 blocks of plane get_global_id(1) (w x h) into dst (w / 2 x h / 2 planes). */

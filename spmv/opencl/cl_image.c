@@ -1869,12 +1869,13 @@ static void forest_triangle(spmv_cl_image *im, cl_mem src, int so, cl_mem tmp, i
                             int dof, int w, int h, int r, int planes, batch *b, int *status)
 {
   const size_t n = (size_t)w * h;
-  forest_run(im, "forest_tri_rows", n, (size_t)planes, b, status, 7, sizeof(cl_mem), &src,
-             sizeof(int), &so, sizeof(cl_mem), &tmp, sizeof(int), &to, sizeof(int), &w, sizeof(int),
-             &h, sizeof(int), &r);
-  forest_run(im, "forest_tri_cols", n, (size_t)planes, b, status, 7, sizeof(cl_mem), &tmp,
-             sizeof(int), &to, sizeof(cl_mem), &dst, sizeof(int), &dof, sizeof(int), &w,
-             sizeof(int), &h, sizeof(int), &r);
+  const int rows = 0, columns = 1;
+  forest_run(im, "forest_tri", n, (size_t)planes, b, status, 8, sizeof(cl_mem), &src, sizeof(int),
+             &so, sizeof(cl_mem), &tmp, sizeof(int), &to, sizeof(int), &w, sizeof(int), &h,
+             sizeof(int), &r, sizeof(int), &rows);
+  forest_run(im, "forest_tri", n, (size_t)planes, b, status, 8, sizeof(cl_mem), &tmp, sizeof(int),
+             &to, sizeof(cl_mem), &dst, sizeof(int), &dof, sizeof(int), &w, sizeof(int), &h,
+             sizeof(int), &r, sizeof(int), &columns);
 }
 
 /* The gradient of the 3 planes img (from element io; w x h) into mag (normalised by its
