@@ -315,8 +315,9 @@ int spmv_cl_links(spmv_cl_image *im, const spmv_dia *N, float threshold, spmv_li
  * run in the reference's order without fused multiply-adds, so from the same channels E is the
  * reference's bit for bit. The channels themselves take CIELAB in float (the reference: double)
  * and the device's atan2, sqrt and division: a code differs from app_forest_channels' by one
- * where the reference's value lies within rounding of a code's edge (at most 1e-3 of the codes),
- * and a place that reads such a code near its node's threshold can take another leaf.
+ * where the reference's value lies within rounding of a code's edge (at most 1e-3 of the codes;
+ * none in the test's images on PoCL or an H200), and a place that reads such a code near its
+ * node's threshold can take another leaf.
  * ------------------------------------------------------------------------------------------- */
 
 #define SPMV_FOREST_SHRINK 2      /* channels at half resolution */
@@ -347,8 +348,8 @@ typedef struct spmv_forest_model {
   uint32_t nmulti;            /* patches */
   const unsigned char *segs;  /* nmulti patches of OUT x OUT labels (row-major) in 4 bits each,
                                * low nibble first: OUT^2 / 2 bytes a patch. A label is below its
-                               * leaf's segments (a label beyond reads a segment of no pixels:
-                               * no memory outside the patch's) */
+                               * leaf's segments (not checked here: a label beyond gives another
+                               * map, never a read outside the patch's 16 segments) */
 } spmv_forest_model;
 
 /* One scale's grid and the channels' recipe. */
