@@ -148,6 +148,19 @@ int app_image_device(const dsg_options *opt, spmv_cl_image **im)
   return DSG_OK;
 }
 
+int app_device_fall_back(spmv_cl_image **im, const dsg_options *opt, int *status, const char *what)
+{
+  if (*status == DSG_OK || *status == DSG_ERR_INTERRUPTED || *status == DSG_ERR_NOMEM ||
+      strcmp(opt->matvec, "auto") != 0)
+    return 0;
+  app_log(opt, DSG_LOG_WARNING, "%s failed on OpenCL (%s); taking the C path", what,
+          dsg_error_raw());
+  spmv_cl_image_destroy(*im);
+  *im = NULL;
+  *status = DSG_OK;
+  return 1;
+}
+
 /* The C path's matvec: N's values on the host first (read back where they stayed on the device). */
 static int create_cpu(spmv_dia *N, spmv_matvec **mv)
 {

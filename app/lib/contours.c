@@ -923,13 +923,7 @@ int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const app_detect
     if (!app_forest_ahead_take(img, strength, soft)) { /* made by dsg_presolve */
       if (*im) {
         status = app_forest_contours(*im, img, APP_FOREST_SCALES, opt->cancel, strength, soft);
-        if (status != DSG_OK && status != DSG_ERR_INTERRUPTED && status != DSG_ERR_NOMEM &&
-            strcmp(opt->matvec, "auto") == 0) { /* "opencl": failures are errors */
-          app_log(opt, DSG_LOG_WARNING, "the forest failed on OpenCL (%s); taking the C path",
-                  dsg_error_raw());
-          spmv_cl_image_destroy(*im);
-          *im = NULL;
-        }
+        app_device_fall_back(im, opt, &status, "the forest");
       }
       if (!*im)
         status = app_forest_contours(NULL, img, APP_FOREST_SCALES, opt->cancel, strength, soft);
@@ -940,16 +934,8 @@ int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const app_detect
   }
   if (*im) {
     status = app_contours_cl(*im, img, cw, opt->cancel, strength, parts, soft, oriented, bins);
-    if (status != DSG_OK && status != DSG_ERR_INTERRUPTED && status != DSG_ERR_NOMEM &&
-        strcmp(opt->matvec, "auto") == 0) { /* "opencl": failures are errors */
-      app_log(opt, DSG_LOG_WARNING, "the contours failed on OpenCL (%s); taking the C path",
-              dsg_error_raw());
-      spmv_cl_image_destroy(*im);
-      *im = NULL;
-      status = DSG_OK;
-    } else {
+    if (!app_device_fall_back(im, opt, &status, "the contours"))
       return status;
-    }
   }
   return app_contours(img, cw, opt->cancel, strength, parts, soft, oriented, bins);
 }

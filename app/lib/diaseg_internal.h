@@ -543,6 +543,11 @@ int app_auto_has_gpu(const dsg_options *opt);
  * gives *im NULL (the C path); "opencl" opt's device, failures are errors; "auto" the named
  * device or the first GPU, else (or when it cannot be opened, with a warning) NULL. */
 int app_image_device(const dsg_options *opt, spmv_cl_image **im);
+/* After a stage on the device *im failed with *status: under `--matvec auto` (but for an
+ * interruption or the host's memory) a warning naming `what`, the device closed for the rest of
+ * the run (*im NULL) and *status DSG_OK: returns 1, the caller takes the C path. "opencl":
+ * failures are errors (returns 0). */
+int app_device_fall_back(spmv_cl_image **im, const dsg_options *opt, int *status, const char *what);
 /* Creates the matvec opt->matvec asks for on N. "cpu": the C path. "opencl": opt's device and
  * kernel; failures are errors. "auto": the named device, else the first OpenCL GPU, else the C
  * path; if the OpenCL path fails it falls back to the C path. With a solver, the OpenCL path is

@@ -909,20 +909,10 @@ static int grouping_device(const dsg_problem *p, const dsg_options *opt)
   return p->device && opt->matvec && strcmp(opt->matvec, "cpu") != 0;
 }
 
-/* After a grouping step on p->device failed with *status: under `--matvec auto` (but for an
- * interruption or the host's memory) a warning, the device given up for the rest of the run and
- * *status DSG_OK: returns 1, the caller takes the C path. "opencl": failures are errors. */
+/* After a grouping step on p->device failed with *status: app_device_fall_back's C path. */
 static int fall_back(dsg_problem *p, const dsg_options *opt, int *status, const char *what)
 {
-  if (*status == DSG_OK || *status == DSG_ERR_INTERRUPTED || *status == DSG_ERR_NOMEM ||
-      strcmp(opt->matvec, "auto") != 0)
-    return 0;
-  app_log(opt, DSG_LOG_WARNING, "%s failed on OpenCL (%s); taking the C path", what,
-          dsg_error_raw());
-  spmv_cl_image_destroy(p->device);
-  p->device = NULL;
-  *status = DSG_OK;
-  return 1;
+  return app_device_fall_back(&p->device, opt, status, what);
 }
 
 /* The labels for g->k from the eigenvectors in r: what a run with that k alone computes (the
