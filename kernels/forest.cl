@@ -8,10 +8,11 @@
  * forest_gradient and forest_normalise (the gradient of the largest magnitude over the three
  * colours, divided by its triangle mean), forest_hist (the 4-orientation histogram in cells),
  * the separable triangle filter forest_tri (one pass along the rows or the columns, one
- * work-item per pixel and plane: get_global_id(1) is the plane) and forest_quantise (8-bit codes). Every one computes in
- * float as its reference, in its order, with no contraction into fused multiply-adds (the
- * pragma below): they differ from it only where the device's CIELAB (float, where the reference
- * uses double), atan2, sqrt or division round otherwise, which can move a channel's code by one.
+ * work-item per pixel and plane: get_global_id(1) is the plane) and forest_quantise (8-bit codes).
+ * Every one computes in float as its reference, in its order, with no contraction into fused
+ * multiply-adds (the pragma below): they differ from it only where the device's CIELAB (float,
+ * where the reference uses double), atan2, sqrt or division round otherwise, which can move a
+ * channel's code by one.
  *
  * forest_detect: one work-item per place and tree. It descends the tree (each node's feature a
  * regular channel's code or the difference of two self-similarity codes, the offsets from a
@@ -51,7 +52,7 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 #define ORIENTS 4
-#define PI_F 3.14159265358979323846f        /* (float)M_PI */
+#define PI_F 3.14159265358979323846f         /* (float)M_PI */
 #define ORIENT_SCALE 1.27323954473516268615f /* (float)(ORIENTS / M_PI) */
 
 /* i reflected into [0, n): ..., 1, 0 | 0, 1, ..., n-1 | n-1, n-2, ... (app_reflect) */
@@ -137,8 +138,8 @@ __kernel void forest_halve(__global const float *src, const int so, __global flo
 
 /* The gradient of a 3-plane image (w x h): the colour of the largest squared magnitude (central
  * differences, one-sided at the borders), its magnitude and its orientation in [0, pi). */
-__kernel void forest_gradient(__global const float *img, const int io, const int w,
-                              const int h, __global float *mag, __global float *ori)
+__kernel void forest_gradient(__global const float *img, const int io, const int w, const int h,
+                              __global float *mag, __global float *ori)
 {
   img += io;
   const int i = get_global_id(0), n = w * h;
@@ -245,8 +246,8 @@ inline void next_ring(ushort *all, ushort *ring)
 inline int on_boundary(const uchar *S, const int i)
 {
   const int y = i / OUT, x = i % OUT, s = S[i];
-  return (x > 0 && S[i - 1] != s) || (x + 1 < OUT && S[i + 1] != s) ||
-         (y > 0 && S[i - OUT] != s) || (y + 1 < OUT && S[i + OUT] != s);
+  return (x > 0 && S[i - 1] != s) || (x + 1 < OUT && S[i + 1] != s) || (y > 0 && S[i - OUT] != s) ||
+         (y + 1 < OUT && S[i + OUT] != s);
 }
 
 /* One work-item per (place, tree) of rows x cols places and te trees (get_global_id(0) = (r cols
@@ -273,8 +274,8 @@ __kernel void forest_detect(__global const uchar *reg, __global const uchar *sim
   uint2 nd = node[k];
   while (nd.s1) {
     const int f = (int)(nd.s0 & 0xffffu), thr = (int)(short)(ushort)(nd.s0 >> 16);
-    const int v = f < nreg ? (int)reg[feat_a[f] + at]
-                           : (int)sim[feat_a[f] + at] - (int)sim[feat_b[f] + at];
+    const int v =
+        f < nreg ? (int)reg[feat_a[f] + at] : (int)sim[feat_a[f] + at] - (int)sim[feat_b[f] + at];
     k = v < thr ? nd.s1 : nd.s1 + 1;
     nd = node[k];
   }

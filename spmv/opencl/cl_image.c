@@ -31,8 +31,7 @@ struct spmv_cl_image {
   unsigned long long max_constant; /* CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE */
   struct {                         /* the last forest model uploaded (spmv_cl_forest) */
     const void *key;
-    int ntrees;
-    uint32_t nleaves, max_fid;
+    uint32_t max_fid; /* the largest feature a node reads */
     cl_mem tree, node, leaf, segs;
   } model;
 };
@@ -1719,8 +1718,6 @@ static int forest_model_upload(spmv_cl_image *im, const spmv_forest_model *F)
     im->model.leaf = kept[2];
     im->model.segs = kept[3];
     im->model.key = F->key;
-    im->model.ntrees = info[0];
-    im->model.nleaves = (uint32_t)info[1];
     im->model.max_fid = (uint32_t)info[2];
     return DSG_OK;
   }
@@ -1781,8 +1778,6 @@ static int forest_model_upload(spmv_cl_image *im, const spmv_forest_model *F)
     goto out;
   }
   im->model.key = F->key;
-  im->model.ntrees = F->ntrees;
-  im->model.nleaves = F->nleaves;
   im->model.max_fid = max_fid;
   if (F->key) {
     const cl_mem keep[SPMV_CL_CACHE_DATA] = {im->model.tree, im->model.node, im->model.leaf,
