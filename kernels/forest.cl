@@ -26,6 +26,14 @@
  *
  * forest_map: the votes of the image's own pixels times the gain over the votes a pixel can get.
  *
+ * The scales and the thinning (app_forest_detect_ms, app_forest_thin): forest_double (the image
+ * doubled, dsg_image_resize's bilinear: its samples fall on quarter pixels, so every step is exact
+ * in float and the bytes are the reference's), forest_combine (the three maps averaged, the half
+ * scale's brought up by app_upsample_field's bilinear, in double where the device has it, as the
+ * reference), forest_orient (the boundary's direction from the smoothed map's Hessian) and
+ * forest_thin (non-maximum suppression across it, as app_contour_thin from contours.cl's table of
+ * normals, then the taper at the image's edge).
+ *
  * -D options (all set by the host): PATCH (the pixels a place reads), OUT (its leaf's side),
  * STRIDE (between places), NCHAN (channels), MAX_SEGS (a leaf's segments, at most),
  * SHARPEN_MAX (the rings the sharpening may move, at most).
@@ -50,6 +58,14 @@
 #endif
 
 #pragma OPENCL FP_CONTRACT OFF
+
+/* the half scale's bilinear in the reference's precision where the device has it */
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+typedef double real;
+#else
+typedef float real;
+#endif
 
 #define ORIENTS 4
 #define PI_F 3.14159265358979323846f         /* (float)M_PI */
@@ -365,4 +381,145 @@ __kernel void forest_map(__global const int *acc, const int aw, const int off, c
     return;
   const int y = i / w, x = i % w;
   E[i] = (float)acc[(size_t)(y + off) * aw + x + off] * norm;
+}
+
+/* ---- the scales and the thinning --------------------------------------------------------- */
+
+/* The w x h image of `channels` bytes a pixel doubled to 2w x 2h (dsg_image_resize: bilinear, pixel
+ * centres onto pixel centres, at (X / 2 - 1 / 4, Y / 2 - 1 / 4), rounded half up). */
+__kernel void forest_double(__global const uchar *src, const int channels, const int w, const int h,
+                            __global uchar *dst)
+{
+  const int W = 2 * w, i = get_global_id(0);
+  if (i >= W * 2 * h)
+    return;
+  const float sy = 0.5f * (float)(i / W) - 0.25f, sx = 0.5f * (float)(i % W) - 0.25f;
+  const int y0 = sy < 0.0f ? 0 : (int)sy, x0 = sx < 0.0f ? 0 : (int)sx;
+  const int y1 = y0 + 1 < h ? y0 + 1 : h - 1, x1 = x0 + 1 < w ? x0 + 1 : w - 1;
+  const float fy = sy < 0.0f ? 0.0f : sy - (float)y0, fx = sx < 0.0f ? 0.0f : sx - (float)x0;
+  __global const uchar *p = src;
+  for (int k = 0; k < channels; k++) {
+    const float a = p[((size_t)y0 * w + x0) * channels + k],
+                b = p[((size_t)y0 * w + x1) * channels + k];
+    const float e = p[((size_t)y1 * w + x0) * channels + k],
+                f = p[((size_t)y1 * w + x1) * channels + k];
+    const float v = (a * (1.0f - fx) + b * fx) * (1.0f - fy) + (e * (1.0f - fx) + f * fx) * fy;
+    dst[(size_t)i * channels + k] = (uchar)(int)(v + 0.5f);
+  }
+}
+
+/* Where pixel X of a side of `big` pixels falls on a side of `small` (resolution.c's to_work). */
+inline real to_small(const int X, const int big, const int small, int *lo, int *hi)
+{
+  const real f = ((real)X + (real)0.5f) * small / big - (real)0.5f;
+  const int a = (int)floor(f);
+  *lo = a < 0 ? 0 : a > small - 1 ? small - 1 : a;
+  *hi = a + 1 > small - 1 ? small - 1 : a + 1 < 0 ? 0 : a + 1;
+  return f;
+}
+
+/* In place, the w x h map E of the image's own scale joined by the others (app_forest_detect_ms):
+ * E + coarse (the half scale's, hw x hh, brought up bilinearly; hw = 0: none, E counts twice) and
+ * the 2 x 2 means of twice (2w x 2h), over 3. */
+__kernel void forest_combine(__global float *E, const int w, const int h,
+                             __global const float *coarse, const int hw, const int hh,
+                             __global const float *twice)
+{
+  const int i = get_global_id(0);
+  if (i >= w * h)
+    return;
+  const int y = i / w, x = i % w;
+  float e = E[i];
+  if (hw > 0) {
+    int x0, x1, y0, y1;
+    const real fx = to_small(x, w, hw, &x0, &x1), fy = to_small(y, h, hh, &y0, &y1);
+    const real tx = fx < 0 ? 0 : fx - floor(fx), ty = fy < 0 ? 0 : fy - floor(fy);
+    const real a = coarse[y0 * hw + x0], b = coarse[y0 * hw + x1], c = coarse[y1 * hw + x0],
+               d = coarse[y1 * hw + x1];
+    e += (float)((a * (1 - tx) + b * tx) * (1 - ty) + (c * (1 - tx) + d * tx) * ty);
+  } else {
+    e *= 2.0f;
+  }
+  __global const float *q = twice + (size_t)(2 * y) * (2 * w) + 2 * x;
+  E[i] = (e + 0.25f * (q[0] + q[1] + q[2 * w] + q[2 * w + 1])) / 3.0f;
+}
+
+/* The boundary's direction at each pixel of s (the map smoothed; app_forest_orientation): the
+ * Hessian's 0.5 atan2(2 dxy, dxx - dyy) in [0, pi), rounded to the nearest o step, o modulo
+ * norient. */
+__kernel void forest_orient(__global const float *s, const int w, const int h, const int norient,
+                            const float step, __global uchar *orientation)
+{
+  const int i = get_global_id(0);
+  if (i >= w * h)
+    return;
+  const int y = i / w, x = i % w;
+  const int xl = x > 0 ? x - 1 : x, xr = x + 1 < w ? x + 1 : x;
+  const int yu = y > 0 ? y - 1 : y, yd = y + 1 < h ? y + 1 : y;
+  const float c = s[i];
+  const float dxx = s[y * w + xr] - 2.0f * c + s[y * w + xl];
+  const float dyy = s[yd * w + x] - 2.0f * c + s[yu * w + x];
+  const float dxy = 0.25f * (s[yd * w + xr] - s[yd * w + xl] - s[yu * w + xr] + s[yu * w + xl]);
+  float th = 0.5f * atan2(2.0f * dxy, dxx - dyy);
+  if (th < 0.0f)
+    th += PI_F;
+  if (th >= PI_F)
+    th -= PI_F;
+  const int o = (int)floor(th / step + 0.5f);
+  orientation[i] = (uchar)(o % norient);
+}
+
+/* m at (x + fx, y + fy), fx, fy in [0, 1), bilinear, the point clamped to the image first
+ * (contours.cl's, app/lib/contours.c's bilinear). */
+inline float forest_sample(__global const float *m, const int w, const int h, int x, int y,
+                           float fx, float fy)
+{
+  if (x < 0) {
+    x = 0;
+    fx = 0.0f;
+  } else if (x >= w - 1) {
+    x = w - 1;
+    fx = 0.0f;
+  }
+  if (y < 0) {
+    y = 0;
+    fy = 0.0f;
+  } else if (y >= h - 1) {
+    y = h - 1;
+    fy = 0.0f;
+  }
+  const int x1 = x + 1 < w ? x + 1 : x, y1 = y + 1 < h ? y + 1 : y;
+  return (1.0f - fy) * ((1.0f - fx) * m[y * w + x] + fx * m[y * w + x1]) +
+         fy * ((1.0f - fx) * m[y1 * w + x] + fx * m[y1 * w + x1]);
+}
+
+/* app_forest_thin's strength: m where it is above the samples 1 .. reach pixels along the normal
+ * of its orientation on one side and not below those on the other (normal: contours.cl's
+ * contour_thin table, (ix, iy, fx, fy) of sample k on side 0 / 1 at [(2 (k - 1) + side) norient +
+ * o]), times d / border within border pixels of the image's edge (d: the distance to it), at most
+ * top. */
+__kernel void forest_thin(__global const float *m, __global const uchar *orientation, const int w,
+                          const int h, __constant float4 *normal, const int norient,
+                          const int reach, const int border, const float top,
+                          __global float *strength)
+{
+  const int i = get_global_id(0);
+  if (i >= w * h)
+    return;
+  const int x = i % w, y = i / w, o = orientation[i];
+  float v = m[i];
+  int keep = 1;
+  for (int k = 0; keep && k < reach; k++) {
+    const float4 p = normal[2 * k * norient + o], q = normal[(2 * k + 1) * norient + o];
+    const float a = forest_sample(m, w, h, x + (int)p.x, y + (int)p.y, p.z, p.w);
+    const float b = forest_sample(m, w, h, x + (int)q.x, y + (int)q.y, q.z, q.w);
+    keep = v > a && v >= b;
+  }
+  v = keep ? v : 0.0f;
+  int d = x < y ? x : y;
+  d = w - 1 - x < d ? w - 1 - x : d;
+  d = h - 1 - y < d ? h - 1 - y : d;
+  if (d < border)
+    v *= (float)d / (float)border;
+  strength[i] = v < top ? v : top;
 }

@@ -385,4 +385,34 @@ int spmv_cl_forest(spmv_cl_image *im, const spmv_forest_model *F, const spmv_for
                    const unsigned char *pixels, int channels, int width, int height, float *E,
                    const spmv_forest_probe *probe, double *kernel_seconds);
 
+/* The thinning of spmv_cl_forest_contours (the library's app_forest_thin). */
+typedef struct spmv_forest_thinning {
+  int radius;  /* the map's triangle smoothing before its Hessian, 0 to 16 */
+  int norient; /* the directions o pi / norient, 1 to SPMV_CONTOUR_MAX_ORIENT */
+  int reach;   /* the suppression's samples: 1 .. reach pixels along the normal, at most
+                * SPMV_CONTOUR_MAX_REACH */
+  int border;  /* the strength tapers to 0 over this many pixels at the image's edge (0: none) */
+  float top;   /* the strength's largest value */
+} spmv_forest_thinning;
+
+/* The forest at 1 or 3 scales, and its thinning, on the device (the library's app_forest_contours;
+ * C references app_forest_detect_ms and app_forest_thin, app/lib/forest.c). scales 1: the image's
+ * own map E with the grid p[0]; 3: E + the map of `half` (the image shrunk to width / 2 x height
+ * / 2 by the caller, grid p[1]; absent, and E counted twice, when either side is 1) brought up
+ * bilinearly + the 2 x 2 means of the map of the image doubled on the device (bilinear, grid
+ * p[2]), over 3. Then the direction of each pixel's boundary: the Hessian of E smoothed by the
+ * triangle of t->radius, 0.5 atan2(2 dxy, dxx - dyy) rounded to the nearest o pi / t->norient;
+ * strength = E where it is above its samples 1 .. t->reach pixels along the normal on one side and
+ * not below those on the other (else 0), times d / t->border within t->border pixels of the edge,
+ * at most t->top. soft (optional) receives E. Tolerances (tests/spmv/test_cl_forest.c): each
+ * scale's as spmv_cl_forest's; the doubled image is the reference's byte for byte, the half
+ * scale's bilinear is computed in double where the device has it; the direction (the device's
+ * atan2) and the suppression (its samples in float, the reference's in double) can differ where
+ * values tie within rounding, as spmv_cl_contours' thinning. Returns as spmv_cl_forest. */
+int spmv_cl_forest_contours(spmv_cl_image *im, const spmv_forest_model *F,
+                            const spmv_forest_params *p, int scales, const unsigned char *pixels,
+                            const unsigned char *half, int channels, int width, int height,
+                            const spmv_forest_thinning *t, float *strength, float *soft,
+                            double *kernel_seconds);
+
 #endif /* DIASEG_SPMV_IMAGE_H */

@@ -218,7 +218,8 @@ void app_gradient_add(const float *src, int width, int height, const float *k0, 
 #define APP_FOREST_GAIN 1.66f /* the map's scale (Dollar & Zitnick's for 2 sharpening rings) */
 #define APP_FOREST_MAX_BYTES (256u << 20) /* a model's largest inflated size */
 #define APP_FOREST_TOP 0x1.fffffep-1f     /* the thinned strength's largest value, below 1 */
-#define APP_FOREST_BORDER 5 /* the thinned strength tapers to 0 over this many edge pixels */
+#define APP_FOREST_BORDER 5        /* the thinned strength tapers to 0 over this many edge pixels */
+#define APP_FOREST_ORIENT_RADIUS 4 /* the map's smoothing (a triangle) before its orientation */
 
 /* An image's grid: padded by reflection, pad pixels each side and to a multiple of 4, pw x ph;
  * its channels cw x ch; rows x cols places. */
@@ -277,19 +278,18 @@ int app_forest_detect(const app_forest *F, const dsg_image *img, int sharpen,
 int app_forest_detect_cl(spmv_cl_image *im, const app_forest *F, const dsg_image *img, int sharpen,
                          float *E, const spmv_forest_probe *probe);
 /* The same at 3 scales (the image halved, as it is, doubled: each map brought back to its size
- * and the three averaged; for one row or column, the image's own map counts twice), each scale
- * on the device im or, NULL, on the host. */
-int app_forest_detect_ms(spmv_cl_image *im, const app_forest *F, const dsg_image *img, int sharpen,
+ * and the three averaged; for one row or column, the image's own map counts twice). */
+int app_forest_detect_ms(const app_forest *F, const dsg_image *img, int sharpen,
                          const volatile sig_atomic_t *cancel, float *E);
 /* E's orientation at each pixel (the edge along o pi / 8, as app_contour_thin reads it), from
- * the curvature of E smoothed. */
+ * the curvature of E smoothed (the triangle of APP_FOREST_ORIENT_RADIUS). */
 int app_forest_orientation(const float *E, int width, int height, unsigned char *orientation);
 /* The library's forest (2 sharpening rings) at `scales` scales (1: the image's own; 3:
  * app_forest_detect_ms, what `contours` and the contour cue read, APP_FOREST_SCALES): the
  * thinned strength (n floats in [0, 1): app_contour_thin across app_forest_orientation, tapered
  * to 0 over the APP_FOREST_BORDER pixels nearest the image's edge, at most APP_FOREST_TOP) and soft
- * (optional) the map before (unbounded: a little past 1 on sharp steps); the detection on the
- * device im, or on the host for NULL (the thinning on the host). */
+ * (optional) the map before (unbounded: a little past 1 on sharp steps); on the device im (the
+ * scales and the thinning: spmv_cl_forest_contours), or on the host for NULL. */
 int app_forest_contours(spmv_cl_image *im, const dsg_image *img, int scales,
                         const volatile sig_atomic_t *cancel, float *strength, float *soft);
 /* The process's forest map made ahead (dsg_presolve): put makes app_forest_contours' maps of img

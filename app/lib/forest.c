@@ -715,48 +715,105 @@ _Static_assert(APP_FOREST_SHRINK == SPMV_FOREST_SHRINK && APP_FOREST_PATCH == SP
                    APP_FOREST_SHARPEN <= SPMV_FOREST_SHARPEN_MAX && APP_FOREST_ORIENTS == 4,
                "the device's forest has the library's shapes");
 
-int app_forest_detect_cl(spmv_cl_image *im, const app_forest *F, const dsg_image *img, int sharpen,
-                         float *E, const spmv_forest_probe *probe)
+/* The grid and the recipe of a width x height scale for the device (spmv_forest_params), its
+ * features' offsets in lk (the caller frees them: app_forest_lookup_free); linear: the CIELAB
+ * table (app_contour_binning's). */
+static int device_params(const app_forest *F, int width, int height, int sharpen,
+                         const float *linear, app_forest_lookup *lk, spmv_forest_params *p)
 {
   app_forest_grid g;
-  app_forest_lookup lk = {NULL, NULL};
-  app_contour_binning *binning = malloc(sizeof(*binning)); /* its CIELAB table */
-  app_forest_geometry(img->width, img->height, &g);
-  int status = binning ? app_forest_lookup_init(g.cw, g.ch, &lk)
-                       : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the forest's tables");
-  if (status == DSG_OK) {
-    app_contour_binning_init(binning);
-    const spmv_forest_model m = {F,        F->ntrees,  F->tree,  F->nnodes, F->fid,    F->thr,
-                                 F->child, F->nleaves, F->nsegs, F->seg_at, F->nmulti, F->packed};
-    spmv_forest_params p = {.pad = g.pad,
+  app_forest_geometry(width, height, &g);
+  const int status = app_forest_lookup_init(g.cw, g.ch, lk);
+  if (status != DSG_OK)
+    return status;
+  *p = (spmv_forest_params){.pad = g.pad,
                             .pw = g.pw,
                             .ph = g.ph,
                             .rows = g.rows,
                             .cols = g.cols,
-                            .linear = binning->linear,
+                            .linear = linear,
                             .norm_radius = APP_FOREST_NORM_RADIUS,
                             .reg_radius = APP_FOREST_REG_SMOOTH,
                             .sim_radius = APP_FOREST_SIM_SMOOTH,
                             .color_radius = 1,
                             .nfeatures = APP_FOREST_FEATURES,
                             .nregular = APP_FOREST_REG_FEATURES,
-                            .feat_a = lk.a,
-                            .feat_b = lk.b,
+                            .feat_a = lk->a,
+                            .feat_b = lk->b,
                             .trees_eval = F->ntrees < APP_FOREST_TREES_EVAL ? F->ntrees
                                                                             : APP_FOREST_TREES_EVAL,
                             .sharpen = sharpen < 0                    ? 0
                                        : sharpen < APP_FOREST_SHARPEN ? sharpen
                                                                       : APP_FOREST_SHARPEN,
                             .gain = APP_FOREST_GAIN};
-    for (int k = 0; k < 3; k++) {
-      p.lo[k] = lab_lo[k];
-      p.hi[k] = lab_hi[k];
-    }
-    memcpy(p.scale, channel_scale, sizeof(p.scale));
+  for (int k = 0; k < 3; k++) {
+    p->lo[k] = lab_lo[k];
+    p->hi[k] = lab_hi[k];
+  }
+  memcpy(p->scale, channel_scale, sizeof(p->scale));
+  return DSG_OK;
+}
+
+static spmv_forest_model device_model(const app_forest *F)
+{
+  return (spmv_forest_model){F,        F->ntrees,  F->tree,  F->nnodes, F->fid,    F->thr,
+                             F->child, F->nleaves, F->nsegs, F->seg_at, F->nmulti, F->packed};
+}
+
+int app_forest_detect_cl(spmv_cl_image *im, const app_forest *F, const dsg_image *img, int sharpen,
+                         float *E, const spmv_forest_probe *probe)
+{
+  app_forest_lookup lk = {NULL, NULL};
+  app_contour_binning *binning = malloc(sizeof(*binning)); /* its CIELAB table */
+  spmv_forest_params p;
+  int status =
+      binning ? DSG_OK : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the forest's tables");
+  if (status == DSG_OK) {
+    app_contour_binning_init(binning);
+    status = device_params(F, img->width, img->height, sharpen, binning->linear, &lk, &p);
+  }
+  if (status == DSG_OK) {
+    const spmv_forest_model m = device_model(F);
     status = spmv_cl_forest(im, &m, &p, img->pixels, img->channels, img->width, img->height, E,
                             probe, NULL);
   }
   app_forest_lookup_free(&lk);
+  free(binning);
+  return status;
+}
+
+/* app_forest_contours on the device: the scales and the thinning in one call
+ * (spmv_cl_forest_contours); the half image is shrunk here, as app_forest_detect_ms shrinks it. */
+static int contours_cl(spmv_cl_image *im, const app_forest *F, const dsg_image *img, int scales,
+                       float *strength, float *soft)
+{
+  const int w = img->width, h = img->height, with_half = scales == 3 && w >= 2 && h >= 2;
+  app_forest_lookup lk[3] = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
+  spmv_forest_params p[3];
+  dsg_image half = {0, 0, 0, NULL};
+  app_contour_binning *binning = malloc(sizeof(*binning));
+  int status =
+      binning ? DSG_OK : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the forest's tables");
+  if (status == DSG_OK) {
+    app_contour_binning_init(binning);
+    status = device_params(F, w, h, APP_FOREST_SHARPEN, binning->linear, &lk[0], &p[0]);
+  }
+  if (status == DSG_OK && with_half)
+    status = device_params(F, w / 2, h / 2, APP_FOREST_SHARPEN, binning->linear, &lk[1], &p[1]);
+  if (status == DSG_OK && with_half)
+    status = app_image_shrink(img, w / 2, h / 2, &half);
+  if (status == DSG_OK && scales == 3)
+    status = device_params(F, 2 * w, 2 * h, APP_FOREST_SHARPEN, binning->linear, &lk[2], &p[2]);
+  if (status == DSG_OK) {
+    const spmv_forest_model m = device_model(F);
+    const spmv_forest_thinning t = {APP_FOREST_ORIENT_RADIUS, APP_CONTOUR_ORIENTATIONS,
+                                    APP_CONTOUR_REACH, APP_FOREST_BORDER, APP_FOREST_TOP};
+    status = spmv_cl_forest_contours(im, &m, p, scales, img->pixels, half.pixels, img->channels, w,
+                                     h, &t, strength, soft, NULL);
+  }
+  for (int k = 0; k < 3; k++)
+    app_forest_lookup_free(&lk[k]);
+  dsg_image_free(&half);
   free(binning);
   return status;
 }
@@ -776,7 +833,7 @@ int app_forest_orientation(const float *E, int w, int h, unsigned char *orientat
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the orientation of %zu pixels", n);
   }
   memcpy(s, E, n * sizeof(float));
-  triangle(s, w, h, 4, tmp);
+  triangle(s, w, h, APP_FOREST_ORIENT_RADIUS, tmp);
 #pragma omp parallel for schedule(static)
   for (int y = 0; y < h; y++)
     for (int x = 0; x < w; x++) {
@@ -839,31 +896,19 @@ int app_forest_thin(const float *E, int w, int h, float *strength)
   return status;
 }
 
-/* One scale, on the device im or (NULL) the host. */
-static int detect_on(spmv_cl_image *im, const app_forest *F, const dsg_image *img, int sharpen,
-                     const volatile sig_atomic_t *cancel, float *E)
-{
-  if (!im)
-    return app_forest_detect(F, img, sharpen, cancel, E);
-  if (cancel && *cancel)
-    return dsg_error_set(DSG_ERR_INTERRUPTED, "interrupted by signal %d; no output was written",
-                         (int)*cancel);
-  return app_forest_detect_cl(im, F, img, sharpen, E, NULL);
-}
-
-int app_forest_detect_ms(spmv_cl_image *im, const app_forest *F, const dsg_image *img, int sharpen,
+int app_forest_detect_ms(const app_forest *F, const dsg_image *img, int sharpen,
                          const volatile sig_atomic_t *cancel, float *E)
 {
   const int w = img->width, h = img->height;
   const size_t n = (size_t)w * h;
   dsg_image half = {0, 0, 0, NULL}, twice = {0, 0, 0, NULL};
   float *tmp = malloc(4 * n * sizeof(float));
-  int status = tmp ? detect_on(im, F, img, sharpen, cancel, E)
+  int status = tmp ? app_forest_detect(F, img, sharpen, cancel, E)
                    : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the forest's scales");
   if (status == DSG_OK && w >= 2 && h >= 2) {
     status = app_image_shrink(img, w / 2, h / 2, &half);
     if (status == DSG_OK)
-      status = detect_on(im, F, &half, sharpen, cancel, tmp + n);
+      status = app_forest_detect(F, &half, sharpen, cancel, tmp + n);
     if (status == DSG_OK) {
       app_upsample_field(tmp + n, w / 2, h / 2, w, h, tmp);
       for (size_t i = 0; i < n; i++)
@@ -876,7 +921,7 @@ int app_forest_detect_ms(spmv_cl_image *im, const app_forest *F, const dsg_image
   if (status == DSG_OK)
     status = dsg_image_resize(img, 2 * w, 2 * h, &twice);
   if (status == DSG_OK)
-    status = detect_on(im, F, &twice, sharpen, cancel, tmp);
+    status = app_forest_detect(F, &twice, sharpen, cancel, tmp);
   if (status == DSG_OK)
     for (int y = 0; y < h; y++)
       for (int x = 0; x < w; x++) {
@@ -900,11 +945,17 @@ int app_forest_contours(spmv_cl_image *im, const dsg_image *img, int scales,
   int status = app_forest_default(&F);
   if (status == DSG_OK && !E)
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of a %d x %d image", w, h);
-  if (status == DSG_OK)
-    status = scales == 3 ? app_forest_detect_ms(im, F, img, APP_FOREST_SHARPEN, cancel, E)
-                         : detect_on(im, F, img, APP_FOREST_SHARPEN, cancel, E);
-  if (status == DSG_OK)
-    status = app_forest_thin(E, w, h, strength);
+  if (status == DSG_OK && cancel && *cancel)
+    status = dsg_error_set(DSG_ERR_INTERRUPTED, "interrupted by signal %d; no output was written",
+                           (int)*cancel);
+  if (status == DSG_OK && im)
+    status = contours_cl(im, F, img, scales, strength, E);
+  else if (status == DSG_OK) {
+    status = scales == 3 ? app_forest_detect_ms(F, img, APP_FOREST_SHARPEN, cancel, E)
+                         : app_forest_detect(F, img, APP_FOREST_SHARPEN, cancel, E);
+    if (status == DSG_OK)
+      status = app_forest_thin(E, w, h, strength);
+  }
   if (E != soft)
     free(E);
   return status;

@@ -1915,43 +1915,54 @@ static void forest_copy(spmv_cl_image *im, cl_mem src, size_t so, cl_mem dst, si
   if (err != CL_SUCCESS)
     *status = spmv_cl_fail(err, "copying the forest's channels", im->rt.dev.name);
 }
-int spmv_cl_forest(spmv_cl_image *im, const spmv_forest_model *F, const spmv_forest_params *p,
-                   const unsigned char *pixels, int channels, int width, int height, float *E,
-                   const spmv_forest_probe *probe, double *kernel_seconds)
+/* What every forest call starts with for a width x height image of `channels` bytes a pixel and
+ * its grid p: the checks, the model on the device, the program built. */
+static int forest_ready(spmv_cl_image *im, const spmv_forest_model *F, const spmv_forest_params *p,
+                        int width, int height, int channels)
 {
-  enum { NC = SPMV_FOREST_CHANNELS, G = SPMV_FOREST_OUT, S = SPMV_FOREST_STRIDE };
-  cl_mem d_pix = NULL, d_full = NULL, d_color = NULL, d_mag = NULL, d_ori = NULL, d_tmp = NULL;
-  cl_mem d_chn = NULL, d_ctmp = NULL, d_smooth = NULL, d_reg = NULL, d_sim = NULL;
-  cl_mem d_linear = NULL, d_scale = NULL, d_fa = NULL, d_fb = NULL, d_acc = NULL, d_E = NULL;
-  batch b = {kernel_seconds != NULL, 0, {NULL}, {NULL}};
-  double seconds = 0.0;
-  int status;
-
-  if (kernel_seconds)
-    *kernel_seconds = 0.0;
-  if (!F || !p || !pixels || !E)
-    return dsg_error_set(DSG_ERR_INVALID, "the forest needs its model, grid, pixels and map");
-  status = check_forest(p, width, height, channels, F);
+  int status = check_forest(p, width, height, channels, F);
   if (status == DSG_OK)
     status = forest_model_upload(im, F);
   if (status == DSG_OK && im->model.max_fid >= (uint32_t)p->nfeatures)
     status = dsg_error_set(DSG_ERR_INVALID, "the forest reads feature %u of %d", im->model.max_fid,
                            p->nfeatures);
-  if (status == DSG_OK && probe && (!probe->reg_in != !probe->sim_in))
-    status = dsg_error_set(DSG_ERR_INVALID, "the forest's probe gives one kind of channel only");
   if (status == DSG_OK && !im->forest) {
     char options[160];
     snprintf(options, sizeof(options),
              "-cl-std=CL1.2 -DPATCH=%d -DOUT=%d -DSTRIDE=%d -DNCHAN=%d -DMAX_SEGS=%d "
              "-DSHARPEN_MAX=%d",
-             SPMV_FOREST_PATCH, G, S, NC, SPMV_FOREST_MAX_SEGS, SPMV_FOREST_SHARPEN_MAX);
+             SPMV_FOREST_PATCH, SPMV_FOREST_OUT, SPMV_FOREST_STRIDE, SPMV_FOREST_CHANNELS,
+             SPMV_FOREST_MAX_SEGS, SPMV_FOREST_SHARPEN_MAX);
     status = spmv_cl_build(&im->rt, "forest", options, &im->forest);
     if (status != DSG_OK)
       im->forest = NULL;
   }
-  if (status != DSG_OK)
-    return status;
+  return status;
+}
 
+/* A scale's own buffers: the caller releases them (scale_release) once its batch has finished. */
+typedef struct forest_buffers {
+  cl_mem full, color, mag, ori, tmp, chn, ctmp, smooth, reg, sim, linear, scale, fa, fb, acc;
+} forest_buffers;
+
+static void scale_release(forest_buffers *s)
+{
+  cl_mem *all[] = {&s->full,   &s->color, &s->mag,    &s->ori, &s->tmp,
+                   &s->chn,    &s->ctmp,  &s->smooth, &s->reg, &s->sim,
+                   &s->linear, &s->scale, &s->fa,     &s->fb,  &s->acc};
+  for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++)
+    release(all[k]);
+}
+
+/* One scale (forest_ready done): the map of the width x height image d_pix into d_E's first
+ * width height floats (d_E holds twice that: the rest is scratch), enqueued into b with its
+ * buffers in *bufs (zeroed by the caller); the probe's codes read back when asked for. */
+static int forest_scale(spmv_cl_image *im, const spmv_forest_model *F, const spmv_forest_params *p,
+                        cl_mem d_pix, int channels, int width, int height, cl_mem d_E,
+                        const spmv_forest_probe *probe, batch *b, forest_buffers *bufs)
+{
+  enum { NC = SPMV_FOREST_CHANNELS, G = SPMV_FOREST_OUT, S = SPMV_FOREST_STRIDE };
+  int status = DSG_OK;
   const int pw = p->pw, ph = p->ph, cw = pw / SPMV_FOREST_SHRINK, ch = ph / SPMV_FOREST_SHRINK;
   const int pn = pw * ph, cn = cw * ch, n = width * height, pad = p->pad;
   const int aw = (p->cols - 1) * S + G, ah = (p->rows - 1) * S + G;
@@ -1965,30 +1976,40 @@ int spmv_cl_forest(spmv_cl_image *im, const spmv_forest_model *F, const spmv_for
                          "the forest's padding %d leaves the image's pixels "
                          "without votes",
                          pad);
-  d_pix =
-      buffer(im, CL_MEM_READ_ONLY, (unsigned long long)n * channels, pixels, "the pixels", &status);
-  d_full = buffer(im, CL_MEM_READ_WRITE, 3 * fl * pn, NULL, "the forest's colours", &status);
-  d_color = buffer(im, CL_MEM_READ_WRITE, want_color ? 3 * fl * pn : 1, NULL,
-                   "the forest's sharpening colours", &status);
-  d_mag = buffer(im, CL_MEM_READ_WRITE, fl * pn, NULL, "the forest's gradient", &status);
-  d_ori = buffer(im, CL_MEM_READ_WRITE, fl * pn, NULL, "the forest's orientations", &status);
-  d_tmp = buffer(im, CL_MEM_READ_WRITE, 4 * fl * pn, NULL, "the forest's scratch", &status);
-  d_chn = buffer(im, CL_MEM_READ_WRITE, NC * fl * cn, NULL, "the forest's channels", &status);
-  d_ctmp = buffer(im, CL_MEM_READ_WRITE, NC * fl * cn, NULL, "the forest's scratch", &status);
-  d_smooth = buffer(im, CL_MEM_READ_WRITE, NC * fl * cn, NULL, "the forest's channels", &status);
-  d_reg = buffer(im, CL_MEM_READ_WRITE, (unsigned long long)NC * cn,
-                 probe && probe->reg_in ? probe->reg_in : NULL, "the forest's codes", &status);
-  d_sim = buffer(im, CL_MEM_READ_WRITE, (unsigned long long)NC * cn,
-                 probe && probe->sim_in ? probe->sim_in : NULL, "the forest's codes", &status);
-  d_linear = buffer(im, CL_MEM_READ_ONLY, 256 * fl, p->linear, "the linear table", &status);
-  d_scale = buffer(im, CL_MEM_READ_ONLY, NC * fl, p->scale, "the channels' scales", &status);
-  d_fa = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)p->nfeatures * sizeof(int), p->feat_a,
-                "the forest's features", &status);
-  d_fb = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)p->nfeatures * sizeof(int), p->feat_b,
-                "the forest's features", &status);
-  d_acc = buffer(im, CL_MEM_READ_WRITE, (unsigned long long)aw * ah * sizeof(int), NULL,
-                 "the forest's votes", &status);
-  d_E = buffer(im, CL_MEM_READ_WRITE, 2 * fl * n, NULL, "the forest's map", &status);
+  cl_mem d_full, d_color, d_mag, d_ori, d_tmp, d_chn, d_ctmp, d_smooth, d_reg, d_sim, d_linear,
+      d_scale, d_fa, d_fb, d_acc;
+  bufs->full = d_full =
+      buffer(im, CL_MEM_READ_WRITE, 3 * fl * pn, NULL, "the forest's colours", &status);
+  bufs->color = d_color = buffer(im, CL_MEM_READ_WRITE, want_color ? 3 * fl * pn : 1, NULL,
+                                 "the forest's sharpening colours", &status);
+  bufs->mag = d_mag =
+      buffer(im, CL_MEM_READ_WRITE, fl * pn, NULL, "the forest's gradient", &status);
+  bufs->ori = d_ori =
+      buffer(im, CL_MEM_READ_WRITE, fl * pn, NULL, "the forest's orientations", &status);
+  bufs->tmp = d_tmp =
+      buffer(im, CL_MEM_READ_WRITE, 4 * fl * pn, NULL, "the forest's scratch", &status);
+  bufs->chn = d_chn =
+      buffer(im, CL_MEM_READ_WRITE, NC * fl * cn, NULL, "the forest's channels", &status);
+  bufs->ctmp = d_ctmp =
+      buffer(im, CL_MEM_READ_WRITE, NC * fl * cn, NULL, "the forest's scratch", &status);
+  bufs->smooth = d_smooth =
+      buffer(im, CL_MEM_READ_WRITE, NC * fl * cn, NULL, "the forest's channels", &status);
+  bufs->reg = d_reg =
+      buffer(im, CL_MEM_READ_WRITE, (unsigned long long)NC * cn,
+             probe && probe->reg_in ? probe->reg_in : NULL, "the forest's codes", &status);
+  bufs->sim = d_sim =
+      buffer(im, CL_MEM_READ_WRITE, (unsigned long long)NC * cn,
+             probe && probe->sim_in ? probe->sim_in : NULL, "the forest's codes", &status);
+  bufs->linear = d_linear =
+      buffer(im, CL_MEM_READ_ONLY, 256 * fl, p->linear, "the linear table", &status);
+  bufs->scale = d_scale =
+      buffer(im, CL_MEM_READ_ONLY, NC * fl, p->scale, "the channels' scales", &status);
+  bufs->fa = d_fa = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)p->nfeatures * sizeof(int),
+                           p->feat_a, "the forest's features", &status);
+  bufs->fb = d_fb = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)p->nfeatures * sizeof(int),
+                           p->feat_b, "the forest's features", &status);
+  bufs->acc = d_acc = buffer(im, CL_MEM_READ_WRITE, (unsigned long long)aw * ah * sizeof(int), NULL,
+                             "the forest's votes", &status);
   if (status == DSG_OK) {
     const int zero = 0;
     status = fill(im, d_acc, &zero, sizeof(zero), (size_t)aw * ah * sizeof(int),
@@ -1998,33 +2019,33 @@ int spmv_cl_forest(spmv_cl_image *im, const spmv_forest_model *F, const spmv_for
     goto out;
 
   /* the channels (app_forest_channels) */
-  forest_run(im, "forest_lab_pad", (size_t)pn, 1, &b, &status, 13, sizeof(cl_mem), &d_pix,
+  forest_run(im, "forest_lab_pad", (size_t)pn, 1, b, &status, 13, sizeof(cl_mem), &d_pix,
              sizeof(int), &channels, sizeof(int), &width, sizeof(int), &height, sizeof(int), &pad,
              sizeof(int), &pw, sizeof(int), &ph, sizeof(cl_mem), &d_linear, sizeof(cl_float4), &lo,
              sizeof(cl_float4), &span, sizeof(cl_mem), &d_full, sizeof(int), &want_color,
              sizeof(cl_mem), &d_color);
   if (want_color)
-    forest_triangle(im, d_color, 0, d_tmp, 0, d_color, 0, pw, ph, p->color_radius, 3, &b, &status);
+    forest_triangle(im, d_color, 0, d_tmp, 0, d_color, 0, pw, ph, p->color_radius, 3, b, &status);
   if (!probe || !probe->reg_in) {
     const int q = SPMV_FOREST_SHRINK; /* the full resolution's histogram cells */
     /* the colours halved: channels 0 .. 2 */
-    forest_halve(im, d_full, 0, d_chn, 0, pw, ph, 3, &b, &status);
+    forest_halve(im, d_full, 0, d_chn, 0, pw, ph, 3, b, &status);
     /* the full-resolution gradient: its magnitude halved (3), its histogram in 2 x 2 cells
      * (4 .. 7) */
-    forest_gradient(im, d_full, 0, pw, ph, p->norm_radius, d_mag, d_ori, d_tmp, &b, &status);
-    forest_halve(im, d_mag, 0, d_chn, 3 * cn, pw, ph, 1, &b, &status);
-    forest_hist(im, d_mag, d_ori, pw, ph, q, d_chn, 4 * cn, &b, &status);
+    forest_gradient(im, d_full, 0, pw, ph, p->norm_radius, d_mag, d_ori, d_tmp, b, &status);
+    forest_halve(im, d_mag, 0, d_chn, 3 * cn, pw, ph, 1, b, &status);
+    forest_hist(im, d_mag, d_ori, pw, ph, q, d_chn, 4 * cn, b, &status);
     /* and at half resolution, from channels 0 .. 2: magnitude (8) and histogram (9 .. 12) */
-    forest_gradient(im, d_chn, 0, cw, ch, p->norm_radius, d_mag, d_ori, d_tmp, &b, &status);
+    forest_gradient(im, d_chn, 0, cw, ch, p->norm_radius, d_mag, d_ori, d_tmp, b, &status);
     forest_copy(im, d_mag, 0, d_chn, 8 * (size_t)cn * sizeof(float), (size_t)cn * sizeof(float),
                 &status);
-    forest_hist(im, d_mag, d_ori, cw, ch, 1, d_chn, 9 * cn, &b, &status);
+    forest_hist(im, d_mag, d_ori, cw, ch, 1, d_chn, 9 * cn, b, &status);
     /* the regular and the self-similarity channels, coded */
     const int radius[2] = {p->reg_radius, p->sim_radius};
     cl_mem code[2] = {d_reg, d_sim};
     for (int k = 0; k < 2; k++) {
-      forest_triangle(im, d_chn, 0, d_ctmp, 0, d_smooth, 0, cw, ch, radius[k], NC, &b, &status);
-      forest_run(im, "forest_quantise", (size_t)cn, NC, &b, &status, 4, sizeof(cl_mem), &d_smooth,
+      forest_triangle(im, d_chn, 0, d_ctmp, 0, d_smooth, 0, cw, ch, radius[k], NC, b, &status);
+      forest_run(im, "forest_quantise", (size_t)cn, NC, b, &status, 4, sizeof(cl_mem), &d_smooth,
                  sizeof(int), &cn, sizeof(cl_mem), &d_scale, sizeof(cl_mem), &code[k]);
     }
     if (status == DSG_OK && probe)
@@ -2036,45 +2057,178 @@ int spmv_cl_forest(spmv_cl_image *im, const spmv_forest_model *F, const spmv_for
   {
     const int rows = p->rows, cols = p->cols, nreg = p->nregular;
     const float norm = p->gain / (float)(te * (G / S) * (G / S));
-    forest_run(im, "forest_detect", (size_t)rows * cols * te, 1, &b, &status, 20, sizeof(cl_mem),
+    forest_run(im, "forest_detect", (size_t)rows * cols * te, 1, b, &status, 20, sizeof(cl_mem),
                &d_reg, sizeof(cl_mem), &d_sim, sizeof(int), &cw, sizeof(int), &rows, sizeof(int),
                &cols, sizeof(int), &te, sizeof(int), &ntrees, sizeof(cl_mem), &im->model.tree,
                sizeof(cl_mem), &im->model.node, sizeof(cl_mem), &im->model.leaf, sizeof(cl_mem),
                &im->model.segs, sizeof(cl_mem), &d_fa, sizeof(cl_mem), &d_fb, sizeof(int), &nreg,
                sizeof(cl_mem), &d_color, sizeof(int), &pw, sizeof(int), &pn, sizeof(int), &sharpen,
                sizeof(cl_mem), &d_acc, sizeof(int), &aw);
-    forest_run(im, "forest_map", (size_t)n, 1, &b, &status, 7, sizeof(cl_mem), &d_acc, sizeof(int),
+    forest_run(im, "forest_map", (size_t)n, 1, b, &status, 7, sizeof(cl_mem), &d_acc, sizeof(int),
                &aw, sizeof(int), &off, sizeof(int), &width, sizeof(int), &height, sizeof(float),
                &norm, sizeof(cl_mem), &d_E);
-    forest_triangle(im, d_E, 0, d_E, n, d_E, 0, width, height, 1, 1, &b, &status);
+    forest_triangle(im, d_E, 0, d_E, n, d_E, 0, width, height, 1, 1, b, &status);
   }
+out:
+  return status;
+}
+
+int spmv_cl_forest(spmv_cl_image *im, const spmv_forest_model *F, const spmv_forest_params *p,
+                   const unsigned char *pixels, int channels, int width, int height, float *E,
+                   const spmv_forest_probe *probe, double *kernel_seconds)
+{
+  cl_mem d_pix = NULL, d_E = NULL;
+  forest_buffers bufs = {NULL};
+  batch b = {kernel_seconds != NULL, 0, {NULL}, {NULL}};
+  double seconds = 0.0;
+  int status;
+
+  if (kernel_seconds)
+    *kernel_seconds = 0.0;
+  if (!F || !p || !pixels || !E)
+    return dsg_error_set(DSG_ERR_INVALID, "the forest needs its model, grid, pixels and map");
+  status = forest_ready(im, F, p, width, height, channels);
+  if (status == DSG_OK && probe && (!probe->reg_in != !probe->sim_in))
+    status = dsg_error_set(DSG_ERR_INVALID, "the forest's probe gives one kind of channel only");
+  if (status != DSG_OK)
+    return status;
+  const size_t n = (size_t)width * height;
+  d_pix =
+      buffer(im, CL_MEM_READ_ONLY, (unsigned long long)n * channels, pixels, "the pixels", &status);
+  d_E = buffer(im, CL_MEM_READ_WRITE, 2ull * sizeof(float) * n, NULL, "the forest's map", &status);
   if (status == DSG_OK)
-    status = read_back(im, d_E, (size_t)n * sizeof(float), E, "the forest's map");
+    status = forest_scale(im, F, p, d_pix, channels, width, height, d_E, probe, &b, &bufs);
+  if (status == DSG_OK)
+    status = read_back(im, d_E, n * sizeof(float), E, "the forest's map");
   {
     const int finished = batch_finish(im, &b, "the forest", &seconds);
     if (status == DSG_OK)
       status = finished;
   }
-out:
-  if (status != DSG_OK)
-    clFinish(im->rt.queue);
+  scale_release(&bufs);
   release(&d_pix);
-  release(&d_full);
-  release(&d_color);
-  release(&d_mag);
-  release(&d_ori);
-  release(&d_tmp);
-  release(&d_chn);
-  release(&d_ctmp);
-  release(&d_smooth);
-  release(&d_reg);
-  release(&d_sim);
-  release(&d_linear);
-  release(&d_scale);
-  release(&d_fa);
-  release(&d_fb);
-  release(&d_acc);
   release(&d_E);
+  if (kernel_seconds)
+    *kernel_seconds = seconds;
+  return status;
+}
+
+/* The checks of spmv_cl_forest_contours' thinning. */
+static int check_thinning(const spmv_forest_thinning *t)
+{
+  if (t->norient < 1 || t->norient > SPMV_CONTOUR_MAX_ORIENT || t->reach < 1 ||
+      t->reach > SPMV_CONTOUR_MAX_REACH || t->radius < 0 || t->radius > 16 || t->border < 0 ||
+      !(t->top > 0.0f))
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "the forest's thinning (%d orientations, reach %d, radius %d, border %d, "
+                         "top %g) is out of range",
+                         t->norient, t->reach, t->radius, t->border, (double)t->top);
+  return DSG_OK;
+}
+
+int spmv_cl_forest_contours(spmv_cl_image *im, const spmv_forest_model *F,
+                            const spmv_forest_params *p, int scales, const unsigned char *pixels,
+                            const unsigned char *half, int channels, int width, int height,
+                            const spmv_forest_thinning *t, float *strength, float *soft,
+                            double *kernel_seconds)
+{
+  cl_mem d_pix = NULL, d_half = NULL, d_twice = NULL, d_E = NULL, d_Eh = NULL, d_Et = NULL;
+  cl_mem d_s = NULL, d_or = NULL, d_normal = NULL, d_strength = NULL;
+  forest_buffers bufs[3] = {{NULL}, {NULL}, {NULL}};
+  batch b = {kernel_seconds != NULL, 0, {NULL}, {NULL}};
+  double seconds = 0.0;
+  const int hw = width / 2, hh = height / 2, with_half = scales == 3 && hw > 0 && hh > 0;
+  const size_t n = (size_t)width * height, fl = sizeof(float);
+  int status = DSG_OK;
+
+  if (kernel_seconds)
+    *kernel_seconds = 0.0;
+  if (!F || !p || !pixels || !t || !strength || (scales != 1 && scales != 3) ||
+      (with_half && !half))
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "the forest's contours need the model, 1 or 3 scales' "
+                         "grids, the pixels (and the half image) and the thinning");
+  status = check_thinning(t);
+  if (status == DSG_OK)
+    status = forest_ready(im, F, &p[0], width, height, channels);
+  if (status == DSG_OK && with_half)
+    status = forest_ready(im, F, &p[1], hw, hh, channels);
+  if (status == DSG_OK && scales == 3 && (width > INT_MAX / 2 || height > INT_MAX / 2))
+    status =
+        dsg_error_set(DSG_ERR_LIMIT, "the forest cannot double a %d x %d image", width, height);
+  if (status == DSG_OK && scales == 3)
+    status = forest_ready(im, F, &p[2], 2 * width, 2 * height, channels);
+  if (status != DSG_OK)
+    return status;
+
+  d_pix =
+      buffer(im, CL_MEM_READ_ONLY, (unsigned long long)n * channels, pixels, "the pixels", &status);
+  d_E = buffer(im, CL_MEM_READ_WRITE, 2ull * fl * n, NULL, "the forest's map", &status);
+  if (status == DSG_OK)
+    status = forest_scale(im, F, &p[0], d_pix, channels, width, height, d_E, NULL, &b, &bufs[0]);
+  if (status == DSG_OK && with_half) {
+    const size_t hn = (size_t)hw * hh;
+    d_half = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)hn * channels, half, "the half image",
+                    &status);
+    d_Eh = buffer(im, CL_MEM_READ_WRITE, 2ull * fl * hn, NULL, "the forest's map", &status);
+    if (status == DSG_OK)
+      status = forest_scale(im, F, &p[1], d_half, channels, hw, hh, d_Eh, NULL, &b, &bufs[1]);
+  }
+  if (status == DSG_OK && scales == 3) {
+    const int W = 2 * width, H = 2 * height;
+    d_twice =
+        buffer(im, CL_MEM_READ_WRITE, 4ull * n * channels, NULL, "the doubled image", &status);
+    d_Et = buffer(im, CL_MEM_READ_WRITE, 8ull * fl * n, NULL, "the forest's map", &status);
+    forest_run(im, "forest_double", 4 * n, 1, &b, &status, 5, sizeof(cl_mem), &d_pix, sizeof(int),
+               &channels, sizeof(int), &width, sizeof(int), &height, sizeof(cl_mem), &d_twice);
+    if (status == DSG_OK)
+      status = forest_scale(im, F, &p[2], d_twice, channels, W, H, d_Et, NULL, &b, &bufs[2]);
+    cl_mem d_h = with_half ? d_Eh : d_Et; /* not read without the half scale */
+    const int qw = with_half ? hw : 0, qh = with_half ? hh : 0;
+    forest_run(im, "forest_combine", n, 1, &b, &status, 7, sizeof(cl_mem), &d_E, sizeof(int),
+               &width, sizeof(int), &height, sizeof(cl_mem), &d_h, sizeof(int), &qw, sizeof(int),
+               &qh, sizeof(cl_mem), &d_Et);
+  }
+  /* the thinning: the direction from the smoothed map, the suppression across it, the taper */
+  {
+    cl_float4 normal[2 * SPMV_CONTOUR_MAX_REACH * SPMV_CONTOUR_MAX_ORIENT];
+    const float step = (float)(M_PI / t->norient);
+    thin_normals(t->norient, t->reach, normal);
+    d_s = buffer(im, CL_MEM_READ_WRITE, 2ull * fl * n, NULL, "the forest's smoothed map", &status);
+    d_or = buffer(im, CL_MEM_READ_WRITE, n, NULL, "the forest's orientations", &status);
+    d_normal =
+        buffer(im, CL_MEM_READ_ONLY, sizeof(normal), normal, "the thinning's normals", &status);
+    d_strength = buffer(im, CL_MEM_READ_WRITE, fl * n, NULL, "the forest's strength", &status);
+    forest_triangle(im, d_E, 0, d_s, (int)n, d_s, 0, width, height, t->radius, 1, &b, &status);
+    forest_run(im, "forest_orient", n, 1, &b, &status, 6, sizeof(cl_mem), &d_s, sizeof(int), &width,
+               sizeof(int), &height, sizeof(int), &t->norient, sizeof(float), &step, sizeof(cl_mem),
+               &d_or);
+    forest_run(im, "forest_thin", n, 1, &b, &status, 10, sizeof(cl_mem), &d_E, sizeof(cl_mem),
+               &d_or, sizeof(int), &width, sizeof(int), &height, sizeof(cl_mem), &d_normal,
+               sizeof(int), &t->norient, sizeof(int), &t->reach, sizeof(int), &t->border,
+               sizeof(float), &t->top, sizeof(cl_mem), &d_strength);
+  }
+  if (status == DSG_OK)
+    status = read_back(im, d_strength, n * fl, strength, "the forest's strength");
+  if (status == DSG_OK)
+    status = read_back(im, d_E, n * fl, soft, "the forest's map");
+  {
+    const int finished = batch_finish(im, &b, "the forest's contours", &seconds);
+    if (status == DSG_OK)
+      status = finished;
+  }
+  for (int k = 0; k < 3; k++)
+    scale_release(&bufs[k]);
+  release(&d_pix);
+  release(&d_half);
+  release(&d_twice);
+  release(&d_E);
+  release(&d_Eh);
+  release(&d_Et);
+  release(&d_s);
+  release(&d_or);
+  release(&d_normal);
+  release(&d_strength);
   if (kernel_seconds)
     *kernel_seconds = seconds;
   return status;

@@ -236,7 +236,7 @@ static void test_hand_model(void)
     for (int i = 0; i < W3 * H3 * 3; i++)
       px3[i] = (unsigned char)(test_rand64() & 255);
     dsg_image img3 = image_of(W3, H3, px3);
-    CHECK(app_forest_detect_ms(NULL, F, &img3, 0, NULL, E3) == DSG_OK, "detect at 3 scales");
+    CHECK(app_forest_detect_ms(F, &img3, 0, NULL, E3) == DSG_OK, "detect at 3 scales");
     int off3 = 0;
     for (int y = 16; y < 48; y++)
       for (int x = 0; x < W3; x++)
@@ -246,7 +246,7 @@ static void test_hand_model(void)
     for (int k = 0; k < 3; k++) {
       const int ws = k == 1 ? 5 : 1, hs = k == 2 ? 4 : 1;
       dsg_image tiny = image_of(ws, hs, px3);
-      CHECK(app_forest_detect_ms(NULL, F, &tiny, APP_FOREST_SHARPEN, NULL, E3) == DSG_OK &&
+      CHECK(app_forest_detect_ms(F, &tiny, APP_FOREST_SHARPEN, NULL, E3) == DSG_OK &&
                 isfinite(E3[0]) && E3[0] >= 0,
             "3 scales of %d x %d", ws, hs);
     }

@@ -10,8 +10,10 @@
  *    CODE_SHARE of the codes (+1): float CIELAB against double, the device's atan2, sqrt and
  *    division; with them, the map differs from the reference's only near such codes: at most
  *    MAP_SHARE of the pixels by more than 1e-6, the mean difference below MAP_MEAN;
- *  - the library's three scales and thinning (app_forest_contours) on the device and on the
- *    host agree within the same bounds;
+ *  - the library's scales and thinning (app_forest_contours, spmv_cl_forest_contours) on the
+ *    device and on the host: the soft maps within the same bounds, the thinned strengths equal
+ *    but at THIN_SHARE of the pixels (ties within rounding), in range and 0 on the edge, on
+ *    several sizes (one row or column: no half scale) and channel counts, at 3 scales and 1;
  *  - the checks a caller can trip: too many trees read, a sharpening out of range, a damaged
  *    model (a child before its parent), a probe with one kind of channel.
  * The device: $DIASEG_CL_DEVICE, else the first OpenCL device (PoCL in CI). Without any OpenCL
@@ -29,6 +31,7 @@
 #define CODE_SHARE 1e-3 /* of the channels' codes may differ (by one) */
 #define MAP_SHARE 0.03  /* of the pixels may differ where a place took another leaf */
 #define MAP_MEAN 2e-3   /* the mean |difference| of the map (its values reach about 1) */
+#define THIN_SHARE 0.01 /* of the thinned pixels may differ where values tie within rounding */
 
 static const char *device_spec(void)
 {
@@ -158,28 +161,44 @@ static void one_image(spmv_cl_image *im, const app_forest *F, int w, int h, int 
   free(E);
 }
 
-/* The library's path: app_forest_contours at 3 scales on the device and on the host. */
-static void library_path(spmv_cl_image *im)
+/* The library's path, app_forest_contours at `scales` scales, on the device and on the host: the
+ * soft maps within the scales' bounds, the thinned strengths (the same maps thinned; the
+ * direction and the suppression may differ where values tie within rounding) differ at no more
+ * than THIN_SHARE of the pixels, within [0, APP_FOREST_TOP] and 0 on the image's edge. */
+static void library_path(spmv_cl_image *im, int w, int h, int c, int scales, int photo)
 {
-  const int w = 90, h = 70;
-  unsigned char *px = synthetic(w, h, 3);
-  const dsg_image img = {w, h, 3, px};
+  unsigned char *px = photo ? synthetic(w, h, c) : random_image(w, h, c);
+  const dsg_image img = {w, h, c, px};
   const size_t n = (size_t)w * h;
   float *s0 = malloc(n * sizeof(float)), *s1 = malloc(n * sizeof(float));
   float *e0 = malloc(n * sizeof(float)), *e1 = malloc(n * sizeof(float));
-  CHECK(app_forest_contours(NULL, &img, APP_FOREST_SCALES, NULL, s0, e0) == DSG_OK, "host: %s",
+  CHECK(app_forest_contours(NULL, &img, scales, NULL, s0, e0) == DSG_OK, "host: %s",
         dsg_error_message());
-  CHECK(app_forest_contours(im, &img, APP_FOREST_SCALES, NULL, s1, e1) == DSG_OK, "device: %s",
+  CHECK(app_forest_contours(im, &img, scales, NULL, s1, e1) == DSG_OK, "device: %s",
         dsg_error_message());
   double mean_e, mean_s;
   const int off_e = count_off(e1, e0, (int)n, 1e-6, &mean_e);
-  count_off(s1, s0, (int)n, 1e-6, &mean_s);
+  const int off_s = count_off(s1, s0, (int)n, 1e-6, &mean_s);
+  int range = 0, edge = 0;
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      const float v = s1[(size_t)y * w + x];
+      range += !(v >= 0.0f && v <= APP_FOREST_TOP);
+      edge += (x == 0 || y == 0 || x == w - 1 || y == h - 1) && v != 0.0f;
+    }
   CHECK(off_e <= MAP_SHARE * (double)n + 1 && mean_e <= MAP_MEAN && mean_s <= MAP_MEAN,
-        "3 scales: the soft map differs at %d of %zu pixels (mean %.2e), the thinned (mean %.2e)",
-        off_e, n, mean_e, mean_s);
-  printf(
-      "  the library's 3 scales %d x %d: soft map pixels off %d (mean %.1e), thinned mean %.1e\n",
-      w, h, off_e, mean_e, mean_s);
+        "%d x %d x %d, %d scale(s): the soft map differs at %d of %zu pixels (mean %.2e), the "
+        "thinned (mean %.2e)",
+        w, h, c, scales, off_e, n, mean_e, mean_s);
+  CHECK(off_s <= THIN_SHARE * (double)n + 1,
+        "%d x %d x %d, %d scale(s): the thinned strength differs at %d of %zu pixels", w, h, c,
+        scales, off_s, n);
+  CHECK(range == 0 && edge == 0,
+        "%d x %d x %d, %d scale(s): %d strengths outside [0, top], %d not 0 on the edge", w, h, c,
+        scales, range, edge);
+  printf("  the library's %d scale(s) %d x %d x %d: soft map pixels off %d (mean %.1e), thinned "
+         "off %d (mean %.1e)\n",
+         scales, w, h, c, off_e, mean_e, off_s, mean_s);
   free(px);
   free(s0);
   free(s1);
@@ -249,7 +268,12 @@ int main(void)
     one_image(im, F, size[k][0], size[k][1], size[k][2], px, what);
     free(px);
   }
-  library_path(im);
+  /* the scales and the thinning: a photo-like image, random ones of each channel count, one row
+   * or column (no half scale), 2 x 2, and one scale */
+  const int lib[][5] = {{90, 70, 3, 3, 1}, {41, 33, 1, 3, 0}, {37, 29, 4, 3, 1}, {1, 17, 3, 3, 1},
+                        {23, 1, 2, 3, 0},  {2, 2, 3, 3, 0},   {90, 70, 3, 1, 1}};
+  for (size_t k = 0; k < sizeof(lib) / sizeof(lib[0]); k++)
+    library_path(im, lib[k][0], lib[k][1], lib[k][2], lib[k][3], lib[k][4]);
   error_paths(im, F);
   spmv_cl_image_destroy(im);
   return check_report("test_cl_forest");
