@@ -754,31 +754,58 @@ static int device_params(const app_forest *F, int width, int height, int sharpen
   return DSG_OK;
 }
 
-static spmv_forest_model device_model(const app_forest *F)
+/* What the device's forest is handed for up to 3 scales: the trees, each scale's grid and recipe,
+ * the features' offsets and the CIELAB table (app_contour_binning's) that the recipes point to. */
+typedef struct device_setup {
+  spmv_forest_model m;
+  spmv_forest_params p[3];
+  app_forest_lookup lk[3];
+  app_contour_binning binning;
+} device_setup;
+
+static void device_setup_free(device_setup *s)
 {
-  return (spmv_forest_model){F,        F->ntrees,  F->tree,  F->nnodes, F->fid,    F->thr,
-                             F->child, F->nleaves, F->nsegs, F->seg_at, F->nmulti, F->packed};
+  if (!s)
+    return;
+  for (int k = 0; k < 3; k++)
+    app_forest_lookup_free(&s->lk[k]);
+  free(s);
+}
+
+/* *out (device_setup_free) for the scales of size[k] (width, height; 0 x 0: the scale is not
+ * run, its p[k] left unset), k < 3. */
+static int device_setup_make(const app_forest *F, const int size[3][2], int sharpen,
+                             device_setup **out)
+{
+  device_setup *s = calloc(1, sizeof(*s));
+  int status = s ? DSG_OK : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the forest's tables");
+  if (status == DSG_OK) {
+    app_contour_binning_init(&s->binning);
+    s->m = (spmv_forest_model){F,        F->ntrees,  F->tree,  F->nnodes, F->fid,    F->thr,
+                               F->child, F->nleaves, F->nsegs, F->seg_at, F->nmulti, F->packed};
+  }
+  for (int k = 0; k < 3 && status == DSG_OK; k++)
+    if (size[k][0] > 0)
+      status =
+          device_params(F, size[k][0], size[k][1], sharpen, s->binning.linear, &s->lk[k], &s->p[k]);
+  if (status != DSG_OK) {
+    device_setup_free(s);
+    s = NULL;
+  }
+  *out = s;
+  return status;
 }
 
 int app_forest_detect_cl(spmv_cl_image *im, const app_forest *F, const dsg_image *img, int sharpen,
                          float *E, const spmv_forest_probe *probe)
 {
-  app_forest_lookup lk = {NULL, NULL};
-  app_contour_binning *binning = malloc(sizeof(*binning)); /* its CIELAB table */
-  spmv_forest_params p;
-  int status =
-      binning ? DSG_OK : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the forest's tables");
-  if (status == DSG_OK) {
-    app_contour_binning_init(binning);
-    status = device_params(F, img->width, img->height, sharpen, binning->linear, &lk, &p);
-  }
-  if (status == DSG_OK) {
-    const spmv_forest_model m = device_model(F);
-    status = spmv_cl_forest(im, &m, &p, img->pixels, img->channels, img->width, img->height, E,
-                            probe, NULL);
-  }
-  app_forest_lookup_free(&lk);
-  free(binning);
+  const int size[3][2] = {{img->width, img->height}, {0, 0}, {0, 0}};
+  device_setup *s;
+  int status = device_setup_make(F, size, sharpen, &s);
+  if (status == DSG_OK)
+    status = spmv_cl_forest(im, &s->m, &s->p[0], img->pixels, img->channels, img->width,
+                            img->height, E, probe, NULL);
+  device_setup_free(s);
   return status;
 }
 
@@ -788,33 +815,21 @@ static int contours_cl(spmv_cl_image *im, const app_forest *F, const dsg_image *
                        float *strength, float *soft)
 {
   const int w = img->width, h = img->height, with_half = scales == 3 && w >= 2 && h >= 2;
-  app_forest_lookup lk[3] = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
-  spmv_forest_params p[3];
+  const int size[3][2] = {{w, h},
+                          {with_half ? w / 2 : 0, with_half ? h / 2 : 0},
+                          {scales == 3 ? 2 * w : 0, scales == 3 ? 2 * h : 0}};
+  const spmv_forest_thinning t = {APP_FOREST_ORIENT_RADIUS, APP_CONTOUR_ORIENTATIONS,
+                                  APP_CONTOUR_REACH, APP_FOREST_BORDER, APP_FOREST_TOP};
   dsg_image half = {0, 0, 0, NULL};
-  app_contour_binning *binning = malloc(sizeof(*binning));
-  int status =
-      binning ? DSG_OK : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the forest's tables");
-  if (status == DSG_OK) {
-    app_contour_binning_init(binning);
-    status = device_params(F, w, h, APP_FOREST_SHARPEN, binning->linear, &lk[0], &p[0]);
-  }
-  if (status == DSG_OK && with_half)
-    status = device_params(F, w / 2, h / 2, APP_FOREST_SHARPEN, binning->linear, &lk[1], &p[1]);
+  device_setup *s;
+  int status = device_setup_make(F, size, APP_FOREST_SHARPEN, &s);
   if (status == DSG_OK && with_half)
     status = app_image_shrink(img, w / 2, h / 2, &half);
-  if (status == DSG_OK && scales == 3)
-    status = device_params(F, 2 * w, 2 * h, APP_FOREST_SHARPEN, binning->linear, &lk[2], &p[2]);
-  if (status == DSG_OK) {
-    const spmv_forest_model m = device_model(F);
-    const spmv_forest_thinning t = {APP_FOREST_ORIENT_RADIUS, APP_CONTOUR_ORIENTATIONS,
-                                    APP_CONTOUR_REACH, APP_FOREST_BORDER, APP_FOREST_TOP};
-    status = spmv_cl_forest_contours(im, &m, p, scales, img->pixels, half.pixels, img->channels, w,
-                                     h, &t, strength, soft, NULL);
-  }
-  for (int k = 0; k < 3; k++)
-    app_forest_lookup_free(&lk[k]);
+  if (status == DSG_OK)
+    status = spmv_cl_forest_contours(im, &s->m, s->p, scales, img->pixels, half.pixels,
+                                     img->channels, w, h, &t, strength, soft, NULL);
+  device_setup_free(s);
   dsg_image_free(&half);
-  free(binning);
   return status;
 }
 
