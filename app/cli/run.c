@@ -318,10 +318,14 @@ static int picture_ucm(run *r, const float *ucm, size_t W2, size_t H2, picture_b
   int status;
   if (!gray)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a %zu x %zu picture", W2, H2);
-  for (size_t i = 0; i < W2 * H2; i++)
+#pragma omp parallel for schedule(static) reduction(max : top)
+  for (size_t i = 0; i < W2 * H2; i++) {
     top = ucm[i] > top ? ucm[i] : top;
+  }
+  /* most cells lie inside a region (level 0: white); only the boundaries' need the root */
+#pragma omp parallel for schedule(static)
   for (size_t i = 0; i < W2 * H2; i++)
-    gray[i] = (unsigned char)lround(255.0 * (1.0 - (top > 0.0f ? sqrt(ucm[i] / top) : 0.0)));
+    gray[i] = ucm[i] > 0.0f ? (unsigned char)lround(255.0 * (1.0 - sqrt(ucm[i] / top))) : 255;
   status = write_picture(r, b, "ucm.png", (int)W2, (int)H2, 1, 8, gray);
   return status == DSG_OK ? check_cancel() : status;
 }

@@ -749,11 +749,15 @@ out:
 }
 
 /* Pictures of at least this many pixels are deflated in bands in parallel, the smaller ones by
- * libpng on one thread each. */
-#define APP_PNG_BANDS_MIN_PIXELS ((size_t)1 << 20)
-/* Filtered bytes per band: whole rows, at least APP_PNG_BAND_MIN_ROWS. Fixed, so that a file's
- * bytes do not depend on the number of threads. */
-#define APP_PNG_BAND_BYTES ((size_t)1 << 20)
+ * libpng on one thread each. A run's pictures are encoded together, so its slowest picture is
+ * its write stage's floor: a 481 x 321 overlay alone took 12 ms on the H200 machine's host, 9
+ * other pictures 35 ms on other threads (docs/PERFORMANCE.md). */
+#define APP_PNG_BANDS_MIN_PIXELS ((size_t)1 << 16)
+/* Filtered bytes per band: a picture's bytes over APP_PNG_BANDS, at least APP_PNG_BAND_MIN_BYTES
+ * and APP_PNG_BAND_MIN_ROWS rows, whole rows. A function of the picture's size alone, so that a
+ * file's bytes do not depend on the number of threads. */
+#define APP_PNG_BANDS 16
+#define APP_PNG_BAND_MIN_BYTES ((size_t)1 << 16)
 #define APP_PNG_BAND_MIN_ROWS 16
 /* The largest IDAT chunk written. */
 #define APP_PNG_IDAT_BYTES ((size_t)1 << 20)
@@ -781,7 +785,10 @@ static int png_band_count(const app_png *pic, int *rows_per_band)
   size_t line = png_line(pic), rows;
   if ((size_t)pic->width * (size_t)pic->height < APP_PNG_BANDS_MIN_PIXELS)
     return 0;
-  rows = (APP_PNG_BAND_BYTES + line - 1) / line;
+  const size_t total = line * (size_t)pic->height;
+  const size_t bytes = total / APP_PNG_BANDS > APP_PNG_BAND_MIN_BYTES ? total / APP_PNG_BANDS
+                                                                      : APP_PNG_BAND_MIN_BYTES;
+  rows = (bytes + line - 1) / line;
   if (rows < APP_PNG_BAND_MIN_ROWS)
     rows = APP_PNG_BAND_MIN_ROWS;
   if (rows > (size_t)pic->height)

@@ -792,8 +792,9 @@ def png_chunks_ok(path):
 
 
 def banded_png_cases(tmp, data):
-    """Pictures of 1 MP and more are deflated in bands in parallel (output.c): still standard
-    PNGs. At 1030 x 1020 labels.png (16-bit) and overlay.png (RGB, Up filter) have 3 bands each:
+    """Pictures of 65 536 pixels and more are deflated in bands in parallel (output.c): still
+    standard PNGs. At 1030 x 1020 labels.png (16-bit) and overlay.png (RGB, Up filter) have 16
+    bands each:
     every chunk's CRC holds, labels.png holds labels.npy exactly (zlib and the filters in Python,
     and Pillow where installed), overlay.png inflates to its rows."""
     out = os.path.join(tmp, "out_banded")
