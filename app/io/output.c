@@ -750,8 +750,8 @@ out:
 
 /* Pictures of at least this many pixels are deflated in bands in parallel, the smaller ones by
  * libpng on one thread each. A run's pictures are encoded together, so its slowest picture is
- * its write stage's floor: a 481 x 321 overlay alone took 12 ms on the H200 machine's host, 9
- * other pictures 35 ms on other threads (docs/PERFORMANCE.md). */
+ * its write stage's floor: a 481 x 321 overlay alone took 12 ms on the H200 machine's host, its 8
+ * other pictures 35 ms together on other threads (docs/PERFORMANCE.md). */
 #define APP_PNG_BANDS_MIN_PIXELS ((size_t)1 << 16)
 /* Filtered bytes per band: a picture's bytes over APP_PNG_BANDS, at least APP_PNG_BAND_MIN_BYTES
  * and APP_PNG_BAND_MIN_ROWS rows, whole rows. A function of the picture's size alone, so that a
