@@ -36,6 +36,7 @@ enum opt_id {
   OPT_GROUPING,
   OPT_SPECTRAL_WEIGHT,
   OPT_REGION_WEIGHT,
+  OPT_FOREST_WEIGHT,
   OPT_MIN_REGION,
   OPT_THRESHOLD,
   OPT_PARTS,
@@ -164,11 +165,14 @@ static const opt_def options[] = {
     {"region-weight", 0, "W", OPT_REGION_WEIGHT, CMD_BIT(APP_CMD_SEGMENT),
      "hierarchy: weight of the regions' colour and texture difference in the merge order (0: "
      "the boundary alone; default 0.2)"},
+    {"forest-weight", 0, "W", OPT_FOREST_WEIGHT, CMD_BIT(APP_CMD_SEGMENT),
+     "hierarchy: weight of the edge forest's map joining gPb in the map the regions are made "
+     "from (0: gPb alone; default 0.25)"},
     {"min-region", 0, "PIXELS", OPT_MIN_REGION, CMD_BIT(APP_CMD_SEGMENT),
      "hierarchy: smaller regions merge first (default 0: max(pixels / 1500, 32))"},
     {"threshold", 0, "T", OPT_THRESHOLD, CMD_BIT(APP_CMD_SEGMENT),
      "hierarchy: cut at level T in (0, 1) instead of at -k regions (BSDS500 val: best at "
-     "0.38-0.49)"},
+     "0.32-0.44)"},
     {"seed", 0, "S", OPT_SEED, CMD_BIT(APP_CMD_SEGMENT), "k-means++ seed (default 1)"},
     {"restarts", 0, "R", OPT_RESTARTS, CMD_BIT(APP_CMD_SEGMENT),
      "k-means restarts; the best is kept (default 8)"},
@@ -683,6 +687,12 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
   case OPT_REGION_WEIGHT:
     status = parse_double(flag, v, &cfg->opt.region_weight);
     if (status == DSG_OK && !(cfg->opt.region_weight >= 0.0 && isfinite(cfg->opt.region_weight)))
+      return dsg_error_set(DSG_ERR_INVALID, "%s: %s is invalid: it must be finite and >= 0", flag,
+                           v);
+    break;
+  case OPT_FOREST_WEIGHT:
+    status = parse_double(flag, v, &cfg->opt.forest_weight);
+    if (status == DSG_OK && !(cfg->opt.forest_weight >= 0.0 && isfinite(cfg->opt.forest_weight)))
       return dsg_error_set(DSG_ERR_INVALID, "%s: %s is invalid: it must be finite and >= 0", flag,
                            v);
     break;

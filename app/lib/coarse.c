@@ -65,9 +65,12 @@ static int lift(const float *u, int cols, const double *sd_c, int cw, int ch, co
   for (size_t e = 0; e < (size_t)cols * nc; e++)
     v_c[e] = sd_c[e % nc] > 0.0 ? (float)(u[e] / sd_c[e % nc]) : 0.0f;
   status = app_upsample_fields(v_c, cols, cw, ch, w, h, out);
-  if (status != DSG_OK)
+  if (status != DSG_OK) {
     return status;
-#pragma omp parallel for schedule(static)
+  }
+  /* in chunks handed out as threads come free: a core busy with other work (on the H200 machine,
+   * for a while after the forest's device work) delays one chunk, not a thread's whole share */
+#pragma omp parallel for schedule(dynamic, 16384)
   for (size_t e = 0; e < (size_t)cols * n; e++)
     out[e] = (float)(out[e] * sd[e % n]);
   return DSG_OK;
@@ -204,12 +207,12 @@ static void ahead_key(const dsg_options *o, char *key, size_t len)
 #define STR(s) ((s) ? (s) : "-")
   int at =
       snprintf(key, len,
-               "k%d s%llu r%d g%s w%.17g m%d W%.17g t%.17g p%lld a%s R%d i%.17g x%.17g c%.17g "
-               "K%d n%d v%d T%.17g I%d S%s C%d ks",
+               "k%d s%llu r%d g%s w%.17g m%d W%.17g F%.17g t%.17g p%lld a%s R%d i%.17g x%.17g "
+               "c%.17g K%d n%d v%d T%.17g I%d S%s C%d ks",
                o->k, (unsigned long long)o->seed, o->restarts, STR(o->grouping), o->spectral_weight,
-               o->min_region, o->region_weight, o->threshold, o->work_pixels, STR(o->affinity),
-               o->radius, o->sigma_i, o->sigma_x, o->sigma_c, o->keep_specks, o->nev, o->ncv,
-               app_tol(o), o->max_iter, STR(o->solver), o->coarse_start);
+               o->min_region, o->region_weight, o->forest_weight, o->threshold, o->work_pixels,
+               STR(o->affinity), o->radius, o->sigma_i, o->sigma_x, o->sigma_c, o->keep_specks,
+               o->nev, o->ncv, app_tol(o), o->max_iter, STR(o->solver), o->coarse_start);
 #undef STR
   for (int i = 0; i < o->nks && o->ks && at > 0 && (size_t)at < len; i++)
     at += snprintf(key + at, len - (size_t)at, " %d", o->ks[i]);

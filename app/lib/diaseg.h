@@ -119,6 +119,13 @@ typedef struct dsg_options {
    * problem is made (dsg_problem_create): a problem made at 0 keeps no bins and merges by the
    * boundary alone; a run without the cue (that, a cue without contours, k-means) reports 0. */
   double region_weight;
+  /* hierarchy, contour cues with the gradients: >= 0; default DSG_FOREST_WEIGHT. The structured
+   * edge forest's map (detector "forest"'s, before thinning) joins gPb in the map the hierarchy
+   * is made from: (gPb + this * forest) / (1 + this), held to [0, 1]; 0: gPb alone. The result's
+   * contours stay gPb thinned. Read when the problem is made (dsg_problem_create): a problem made
+   * at 0 has no forest map; a run without it (that, the forest as the detector, a cue without
+   * contours, k-means) reports 0. */
+  double forest_weight;
   /* hierarchy: > 0 cuts at this level instead of at k regions (the boundaries above it stay;
    * levels are the UCM's, in [0, 1) for the contour cues), and k and ks are not read; 0: k */
   double threshold;
@@ -180,15 +187,16 @@ typedef struct dsg_options {
 #define DSG_MAX_K 64 /* k-means segments at most, and k values in a list at most */
 /* k = DSG_K_AUTO (the default) chooses the scale: grouping "hierarchy" cuts at level
  * DSG_AUTO_THRESHOLD, the UCM threshold of the best Covering + boundary F on BSDS500 train
- * (the default options: gPb from nev 16 eigenvectors by chfsi; docs/QUALITY.md); "kmeans" takes
- * the k in [2, nev - 1] before the largest eigengap lambda_k - lambda_(k+1). The report says which
- * ("scale"). */
+ * (the default options: gPb from nev 16 eigenvectors by chfsi, the forest's map joining it, the
+ * region cue; docs/QUALITY.md); "kmeans" takes the k in [2, nev - 1] before the largest eigengap
+ * lambda_k - lambda_(k+1). The report says which ("scale"). */
 #define DSG_K_AUTO (-1)
-#define DSG_AUTO_THRESHOLD 0.44
-/* The level -k auto cuts the hierarchy at for opt: DSG_AUTO_THRESHOLD where the region cue
- * runs (a contour cue, the hierarchy, a positive region_weight; fit at the default), and without
- * it the level fit before it (the gradients' 0.64, the forest's 0.47, the cues without contours'
- * 0.64: the region cue's divisor lowers the levels). */
+#define DSG_AUTO_THRESHOLD 0.37
+/* The level -k auto cuts the hierarchy at for opt, each fit on BSDS500 train at its weights:
+ * DSG_AUTO_THRESHOLD at the defaults; gPb alone (forest_weight 0) with the region cue 0.44, as
+ * the forest as the detector with it; without the cue (region_weight 0, or a cue without
+ * contours) 0.55 with the forest's map, 0.64 without, 0.47 for the forest as the detector (the
+ * region cue's divisor and the forest's low background lower the levels). */
 double dsg_options_auto_level(const dsg_options *opt);
 /* The spectral term's weight in gPb (spectral_weight): the best boundary F of segment's
  * contours on BSDS500 train (docs/QUALITY.md, "gPb"). */
@@ -196,6 +204,9 @@ double dsg_options_auto_level(const dsg_options *opt);
 /* The region cue's weight in the hierarchy's merges (region_weight): fit on BSDS500 train's
  * first 50 images (docs/QUALITY.md, "The region cue"). */
 #define DSG_REGION_WEIGHT 0.2
+/* The forest's weight in the hierarchy's map (forest_weight): fit on BSDS500 train's first 50
+ * images (docs/QUALITY.md, "The forest joins gPb"). */
+#define DSG_FOREST_WEIGHT 0.25
 #define DSG_MAX_CUT 9999  /* regions of a cut of the hierarchy at most */
 #define DSG_MAX_RADIUS 30 /* disc radius at most */
 /* The default working resolution (work_pixels): BSDS500's photographs (481 x 321) are segmented

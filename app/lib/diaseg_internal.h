@@ -303,15 +303,21 @@ int app_forest_ahead_take(const dsg_image *img, float *strength, float *soft);
  * against 0.707; the cue's hierarchy: Covering 0.593 / PRI 0.809 / VI 1.629 / F 0.717 against
  * 0.577 / 0.808 / 1.647 / 0.707; docs/QUALITY.md). */
 #define APP_FOREST_SCALES 3
+/* -k auto's level with the region cue and gPb alone (forest_weight 0; dsg_options_auto_level):
+ * the best Covering + F on BSDS500 train's first 50 images at the default region weight. */
+#define APP_CUE_LEVEL 0.44
 /* The forest's hierarchy levels u map to u / (u + APP_FOREST_LEVEL_HALF) (hierarchy.c): 0.24
  * puts the level of the best Covering + F on BSDS500 train (the first 50 images, a forest fit
- * on the other 150, the default region weight) at DSG_AUTO_THRESHOLD, as the gradients' level
- * is (0.12 did without the region cue, at 0.64). */
+ * on the other 150, the default region weight) at APP_CUE_LEVEL, as the gradients' level is
+ * (0.12 did without the region cue, at 0.64). */
 #define APP_FOREST_LEVEL_HALF 0.24
 /* -k auto's levels without the region cue (region_weight 0; dsg_options_auto_level): the
- * gradients' best Covering + F on BSDS500 train before the cue, and the forest's (0.64 at the
- * half 0.12 it was fit with) mapped through APP_FOREST_LEVEL_HALF. */
+ * gradients' best Covering + F on BSDS500 train before the cue, the same with the forest's map
+ * joining gPb at the default forest_weight (the first 50 images, a forest fit on the other 150),
+ * and the forest's as the detector (0.64 at the half 0.12 it was fit with) mapped through
+ * APP_FOREST_LEVEL_HALF. */
 #define APP_PLAIN_LEVEL 0.64
+#define APP_FOREST_MAP_PLAIN_LEVEL 0.55
 #define APP_FOREST_PLAIN_LEVEL 0.47
 /* The forest as segment's contour cue: sigma_c and the spectral weight, fit for the gradients,
  * are scaled by these (0.1 -> 0.05, 0.2 -> 0.005: the best of those tried on BSDS500 train,

@@ -233,7 +233,9 @@ static void upsample_fields_on(const float *src, int count, int w, int h, int W,
                                const work_columns *col, float *dst)
 {
   const size_t in = (size_t)w * (size_t)h, out = (size_t)W * (size_t)H;
-#pragma omp parallel for schedule(static) collapse(2)
+  /* rows handed out as threads come free (a busy core delays a few rows; the coarse start's
+   * lift, coarse.c) */
+#pragma omp parallel for schedule(dynamic, 8) collapse(2)
   for (int k = 0; k < count; k++)
     for (int Y = 0; Y < H; Y++) {
       const float *s = src + (size_t)k * in;

@@ -23,6 +23,8 @@ struct dsg_problem {
   float *contours;       /* the boundary detector's strength when the cue uses it, else NULL */
   float *soft;           /* the same before thinning (the hierarchy's boundary map) */
   int forest;            /* the contour cue's detector is the forest (no orientations) */
+  float *forest_map;     /* the forest's map before thinning, which joins gPb in the hierarchy's
+                          * map (uses_forest_map); else NULL */
   float *oriented;       /* the detector's combination at each orientation, when the spectral term
                           * joins it (gPb); else NULL */
   unsigned char *bins;   /* the channels' bins (app_contour_bins) for the hierarchy's region cue,
@@ -59,6 +61,7 @@ void dsg_options_init(dsg_options *opt)
   opt->grouping = "hierarchy";
   opt->spectral_weight = DSG_SPECTRAL_WEIGHT;
   opt->region_weight = DSG_REGION_WEIGHT;
+  opt->forest_weight = DSG_FOREST_WEIGHT;
   opt->work_pixels = DSG_WORK_PIXELS;
   opt->nev = 16;
   opt->ncv = 0;
@@ -267,6 +270,10 @@ int dsg_options_check(const dsg_options *opt)
     return dsg_error_set(DSG_ERR_INVALID,
                          DSG_PARAM("region_weight") " %g is invalid: it must be finite and >= 0",
                          opt->region_weight);
+  if (!isfinite(opt->forest_weight) || opt->forest_weight < 0.0)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("forest_weight") " %g is invalid: it must be finite and >= 0",
+                         opt->forest_weight);
   return check_tol(opt);
 }
 
@@ -412,13 +419,23 @@ static int uses_forest(const dsg_options *opt)
   return app_detector_find(opt->detector, 0, &det) == DSG_OK && det->kind == APP_DETECTOR_FOREST;
 }
 
+/* Whether the forest's map joins the gradients' gPb in the hierarchy's map (forest_weight): the
+ * contour cues' hierarchy with the gradients as the detector. */
+static int uses_forest_map(const dsg_options *opt, const app_cue *cue)
+{
+  return cue->contours && opt->forest_weight > 0.0 && !uses_forest(opt) &&
+         app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY;
+}
+
 double dsg_options_auto_level(const dsg_options *opt)
 {
   const app_cue *cue;
   if (app_cue_find(opt->affinity, &cue) != DSG_OK)
     return APP_PLAIN_LEVEL;
+  if (uses_forest_map(opt, cue))
+    return uses_region_cue(opt, cue) ? DSG_AUTO_THRESHOLD : APP_FOREST_MAP_PLAIN_LEVEL;
   if (uses_region_cue(opt, cue))
-    return DSG_AUTO_THRESHOLD;
+    return APP_CUE_LEVEL;
   return cue->contours && uses_forest(opt) ? APP_FOREST_PLAIN_LEVEL : APP_PLAIN_LEVEL;
 }
 
@@ -441,13 +458,16 @@ static int device_links(spmv_cl_image *im, spmv_dia *N, spmv_links links[2])
  * weights where the spectral term joins it (uses_gpb), else with its own (mPb, as dsg_contours).
  * links (optional): where N is made on a device, its values stay there, and links gets the
  * masks of its components (device_links); else they stay empty (count 0) and N is on the host.
- * device (optional): the device the image stages ran on, handed over (NULL: the C path). */
+ * device (optional): the device the image stages ran on, handed over (NULL: the C path).
+ * forest (optional): the forest's map before thinning as well (a contour cue's, on the same
+ * device), for the hierarchy's map (uses_forest_map). */
 static int build_affinity(const dsg_image *img, const dsg_options *opt, const app_cue *cue,
                           spmv_dia **N, double **sqrt_degree, float **contours, float **soft,
-                          float **oriented, unsigned char **bins, double *t_contours,
-                          spmv_links links[2], app_progress *pr, spmv_cl_image **device)
+                          float **oriented, unsigned char **bins, float **forest,
+                          double *t_contours, spmv_links links[2], app_progress *pr,
+                          spmv_cl_image **device)
 {
-  float *soft_map = NULL, *oriented_map = NULL;
+  float *soft_map = NULL, *oriented_map = NULL, *forest_map = NULL;
   unsigned char *bin_map = NULL;
   app_affinity_params ap = {opt->radius, opt->sigma_i, opt->sigma_x, NULL, opt->sigma_c, NULL};
   float *features = NULL, *edges = NULL;
@@ -464,6 +484,8 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
     *oriented = NULL;
   if (bins)
     *bins = NULL;
+  if (forest)
+    *forest = NULL;
   if (t_contours)
     *t_contours = 0.0;
   if (device)
@@ -480,7 +502,9 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
     soft_map = soft ? malloc(n * sizeof(*soft_map)) : NULL;
     oriented_map = oriented ? malloc(n * APP_CONTOUR_ORIENTATIONS * sizeof(*oriented_map)) : NULL;
     bin_map = bins ? malloc(n * APP_CONTOUR_CHANNELS) : NULL;
-    if (!edges || (soft && !soft_map) || (oriented && !oriented_map) || (bins && !bin_map))
+    forest_map = forest ? malloc(n * sizeof(*forest_map)) : NULL;
+    if (!edges || (soft && !soft_map) || (oriented && !oriented_map) || (bins && !bin_map) ||
+        (forest && !forest_map))
       status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of a %d x %d image",
                              img->width, img->height);
     else if ((status = app_detector_find(opt->detector, 0, &det)) == DSG_OK) {
@@ -489,6 +513,16 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
       status = app_contours_on(&im, opt, det, img,
                                uses_gpb(opt, cue) ? &app_contour_local : &app_contour_alone, edges,
                                NULL, soft_map, oriented_map, bin_map);
+    }
+    if (status == DSG_OK && forest) { /* the forest beside the detector, where it ran */
+      const app_detector *fd;
+      float *thin = malloc(n * sizeof(*thin)); /* its thinned map: not kept */
+      status =
+          thin ? app_detector_find("forest", 0, &fd)
+               : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the forest's map of %zu pixels", n);
+      if (status == DSG_OK)
+        status = app_contours_on(&im, opt, fd, img, NULL, thin, NULL, forest_map, NULL, NULL);
+      free(thin);
     }
     ap.contours = edges;
     if (t_contours)
@@ -557,10 +591,15 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
     *bins = bin_map;
     bin_map = NULL;
   }
+  if (status == DSG_OK && forest) {
+    *forest = forest_map;
+    forest_map = NULL;
+  }
   free(edges);
   free(soft_map);
   free(oriented_map);
   free(bin_map);
+  free(forest_map);
   return status;
 }
 
@@ -574,6 +613,7 @@ void dsg_problem_destroy(dsg_problem *p)
   free(p->soft);
   free(p->oriented);
   free(p->bins);
+  free(p->forest_map);
   app_components_free(&p->comps);
   dsg_image_free(&p->coarse);
   app_coarse_free(&p->early);
@@ -669,10 +709,10 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
   const int gpb = uses_gpb(opt, p->cue);
   p->forest = p->cue->contours && uses_forest(opt);
   /* the device the detector ran on stays for the grouping (gPb, k-means) */
-  status = build_affinity(img, opt, p->cue, &p->N, &p->sqrt_degree, &p->contours, &p->soft,
-                          gpb && !p->forest ? &p->oriented : NULL,
-                          uses_region_cue(opt, p->cue) ? &p->bins : NULL, &p->t_contours, links,
-                          &pr, &p->device);
+  status = build_affinity(
+      img, opt, p->cue, &p->N, &p->sqrt_degree, &p->contours, &p->soft,
+      gpb && !p->forest ? &p->oriented : NULL, uses_region_cue(opt, p->cue) ? &p->bins : NULL,
+      uses_forest_map(opt, p->cue) ? &p->forest_map : NULL, &p->t_contours, links, &pr, &p->device);
   if (status != DSG_OK)
     goto fail;
   p->t_affinity = dsg_seconds() - t0;
@@ -754,8 +794,9 @@ void dsg_result_destroy(dsg_result *r)
 /* Keeps the options, their strings copied (the caller's may not outlive the result), and the k
  * of the groupings: the list goes into r->groups, opt.k is its first k. region_cue: whether the
  * hierarchy reads the regions (a problem made without the cue's bins cannot: its region_weight
- * is kept as 0, and -k auto's level is the one without the cue). */
-static void keep_options(dsg_result *r, const dsg_options *opt, int region_cue)
+ * is kept as 0, and -k auto's level is the one without the cue); forest_map: whether the forest
+ * joins its map (a problem made without the forest's map: forest_weight kept as 0, likewise). */
+static void keep_options(dsg_result *r, const dsg_options *opt, int region_cue, int forest_map)
 {
   int ks[DSG_MAX_K];
   const char **fields[7] = {&r->opt.affinity,  &r->opt.solver, &r->opt.matvec,
@@ -768,6 +809,8 @@ static void keep_options(dsg_result *r, const dsg_options *opt, int region_cue)
   r->opt.log = NULL;
   if (!region_cue)
     r->opt.region_weight = 0.0;
+  if (!forest_map)
+    r->opt.forest_weight = 0.0;
   r->ngroups = app_option_ks(opt, ks);
   if (opt->nks == 0 && opt->k == DSG_K_AUTO && opt->threshold == 0.0) {
     r->k_auto = 1;
@@ -1007,6 +1050,14 @@ static int build_hierarchy(dsg_problem *p, const dsg_options *opt, dsg_result *r
       memcpy(E, spec, n * sizeof(*E));
     }
   }
+  /* the forest's map joins gPb (r's forest_weight is 0 where the problem has none, keep_options),
+   * the sum scaled back and held to gPb's [0, 1] (the forest's crests may pass 1) */
+  const double fw = r->opt.forest_weight;
+  if (fw > 0.0 && p->forest_map)
+    for (size_t i = 0; i < n; i++) {
+      const double e = ((double)E[i] + fw * (double)p->forest_map[i]) / (1.0 + fw);
+      E[i] = e < 1.0 ? (float)e : 1.0f;
+    }
   r->hierarchy = calloc(1, sizeof(*r->hierarchy));
   if (!r->hierarchy) {
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the hierarchy of %zu pixels", n);
@@ -1112,7 +1163,8 @@ int dsg_problem_solve_on(dsg_problem *p, const dsg_options *opt, struct spmv_mat
   r = calloc(1, sizeof(*r));
   if (!r)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a result");
-  keep_options(r, opt, p->bins && uses_region_cue(opt, p->cue));
+  keep_options(r, opt, p->bins && uses_region_cue(opt, p->cue),
+               p->forest_map && uses_forest_map(opt, p->cue));
   r->width = p->width;
   r->height = p->height;
   r->n = p->N->rows;
@@ -1377,8 +1429,8 @@ int dsg_presolve(const dsg_image *img, const dsg_options *opt)
    * model parsed with it, once per process); a run with a device makes the map there
    * (kernels/forest.cl), and only the model's parsing comes ahead */
   const app_cue *cue;
-  if (status == DSG_OK && uses_forest(opt) && app_cue_find(opt->affinity, &cue) == DSG_OK &&
-      cue->contours) {
+  if (status == DSG_OK && app_cue_find(opt->affinity, &cue) == DSG_OK && cue->contours &&
+      (uses_forest(opt) || uses_forest_map(opt, cue))) {
     const app_forest *F;
     status = !opt->matvec || strcmp(opt->matvec, "cpu") == 0
                  ? app_forest_ahead_put(work, opt->cancel)
@@ -1464,7 +1516,7 @@ int dsg_affinity(const dsg_image *img, const dsg_options *opt, dsg_matrix **out)
   if (!m)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a matrix");
   status = build_affinity(img, opt, cue, &m->N, &m->sqrt_degree, NULL, NULL, NULL, NULL, NULL, NULL,
-                          NULL, NULL);
+                          NULL, NULL, NULL);
   if (status != DSG_OK) {
     dsg_matrix_destroy(m);
     return status;

@@ -687,7 +687,7 @@ static void check_prepare(const dsg_image *small)
   static const struct {
     const char *cue, *grouping;
     int programs;
-  } runs[] = {{"contour", "hierarchy", 4},
+  } runs[] = {{"contour", "hierarchy", 5}, /* with the forest's, whose map joins gPb */
               {"color", "hierarchy", 2},
               {"color", "kmeans", 3},
               {"contour", "kmeans", 5}};
@@ -894,29 +894,34 @@ int main(void)
         "defaults");
   CHECK(opt.sigma_c == 0.1 && opt.grouping && strcmp(opt.grouping, "hierarchy") == 0 &&
             opt.spectral_weight == 0.2 && opt.min_region == 0 && opt.region_weight == 0.2 &&
-            opt.ks == NULL && opt.nks == 0,
+            opt.forest_weight == 0.25 && opt.ks == NULL && opt.nks == 0,
         "defaults of the contour cues and the grouping: sigma_c %g, grouping %s, spectral_weight "
-        "%g, min_region %d, region_weight %g, nks %d",
+        "%g, min_region %d, region_weight %g, forest_weight %g, nks %d",
         opt.sigma_c, opt.grouping ? opt.grouping : "(null)", opt.spectral_weight, opt.min_region,
-        opt.region_weight, opt.nks);
+        opt.region_weight, opt.forest_weight, opt.nks);
   CHECK(dsg_options_check(&opt) == DSG_OK, "defaults rejected: %s", dsg_error_message());
-  /* -k auto's level: the region cue's fit, without the cue the level fit before it */
+  /* -k auto's level: each fit at its weights (the region cue's, the forest's map's) */
   {
     dsg_options o;
     dsg_options_init(&o);
+    const double dflt = dsg_options_auto_level(&o);
+    o.forest_weight = 0.0;
     const double with_cue = dsg_options_auto_level(&o);
     o.region_weight = 0.0;
     const double plain = dsg_options_auto_level(&o);
-    o.detector = "forest";
+    o.forest_weight = 0.5;
+    const double map_plain = dsg_options_auto_level(&o);
+    o.detector = "forest"; /* its map is the detector's: forest_weight is not read */
     const double forest_plain = dsg_options_auto_level(&o);
     o.region_weight = 0.3;
     const double forest_cue = dsg_options_auto_level(&o);
     o.affinity = "intensity"; /* no contours, no bins: no region cue */
-    CHECK(with_cue == DSG_AUTO_THRESHOLD && with_cue == 0.44 && plain == 0.64 &&
-              forest_plain == 0.47 && forest_cue == 0.44 && dsg_options_auto_level(&o) == 0.64,
-          "auto levels %g (default), %g (region_weight 0), %g (forest, 0), %g (forest, 0.3), %g "
-          "(intensity)",
-          with_cue, plain, forest_plain, forest_cue, dsg_options_auto_level(&o));
+    CHECK(dflt == DSG_AUTO_THRESHOLD && dflt == 0.37 && with_cue == 0.44 && plain == 0.64 &&
+              map_plain == 0.55 && forest_plain == 0.47 && forest_cue == 0.44 &&
+              dsg_options_auto_level(&o) == 0.64,
+          "auto levels %g (default), %g (forest_weight 0), %g (and region_weight 0), %g "
+          "(region_weight 0), %g (forest, 0), %g (forest, 0.3), %g (intensity)",
+          dflt, with_cue, plain, map_plain, forest_plain, forest_cue, dsg_options_auto_level(&o));
   }
   CHECK(dsg_cue_count() == 4 && strcmp(dsg_cue_name(0), "intensity") == 0 &&
             strcmp(dsg_cue_name(1), "color") == 0 && strcmp(dsg_cue_name(2), "contour") == 0 &&
@@ -1001,7 +1006,8 @@ int main(void)
         size_t offset;
         const char *name; /* as the message names it, then a space */
       } fields[] = {{offsetof(dsg_options, spectral_weight), "spectral_weight "},
-                    {offsetof(dsg_options, region_weight), "region_weight "}};
+                    {offsetof(dsg_options, region_weight), "region_weight "},
+                    {offsetof(dsg_options, forest_weight), "forest_weight "}};
       for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
         for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]); i++) {
           dsg_options o;
@@ -1096,9 +1102,9 @@ int main(void)
     dsg_free(list);
   }
 
-  /* a problem made without the region cue's bins (region_weight 0) and solved with the default
-   * weight merges by the boundary alone, as a run at 0 does, and says so: region_weight 0 and
-   * -k auto's level without the cue in its report */
+  /* a problem made without the region cue's bins (region_weight 0) and without the forest's map
+   * (forest_weight 0) and solved with the default weights merges by gPb's boundary alone, as a
+   * run at 0 does, and says so: both weights 0 and -k auto's level without them in its report */
   {
     dsg_problem *p = NULL;
     dsg_result *plain = NULL, *late = NULL;
@@ -1107,15 +1113,19 @@ int main(void)
     dsg_options_init(&opt);
     opt.matvec = "cpu";
     opt.region_weight = 0.0;
+    opt.forest_weight = 0.0;
     CHECK(dsg_segment(&img, &opt, &plain) == DSG_OK, "region_weight 0: %s", dsg_error_message());
     CHECK(dsg_problem_create(&img, &opt, &p) == DSG_OK, "problem: %s", dsg_error_message());
     opt.region_weight = DSG_REGION_WEIGHT;
+    opt.forest_weight = DSG_FOREST_WEIGHT;
     CHECK(p && dsg_problem_solve(p, &opt, &late) == DSG_OK, "solve: %s", dsg_error_message());
     CHECK(plain && late && same_run(plain, late),
-          "a problem without bins solved at region_weight %g is not the run at 0",
-          DSG_REGION_WEIGHT);
+          "a problem without bins or the forest's map solved at region_weight %g, forest_weight "
+          "%g is not the run at 0",
+          DSG_REGION_WEIGHT, DSG_FOREST_WEIGHT);
     CHECK(late && dsg_result_report(late, NULL, &json, &len) == DSG_OK && json &&
-              strstr(json, "\"region_weight\": 0,") && strstr(json, "\"threshold\": 0.64,"),
+              strstr(json, "\"region_weight\": 0,") && strstr(json, "\"forest_weight\": 0,") &&
+              strstr(json, "\"threshold\": 0.64,"),
           "its report: %s", json ? json : dsg_error_message());
     dsg_free(json);
     dsg_result_destroy(plain);

@@ -276,13 +276,14 @@ def test_defaults(diaseg_cli, tmp_path):
     expected = {"k": "auto", "nev": 16, "tol": 0.0, "work_pixels": 160000, "radius": 5, "sigma_i": 0.1, "sigma_x": 4.0,
                 "solver": "auto", "matvec": "auto", "max_iter": 1000, "seed": 1, "restarts": 8,
                 "ncv": 0, "keep_specks": False, "sigma_c": 0.1, "spectral_weight": 0.2,
-                "min_region": 0, "region_weight": 0.2, "threshold": 0.0, "coarse_start": True,
+                "min_region": 0, "region_weight": 0.2, "forest_weight": 0.25, "threshold": 0.0,
+                "coarse_start": True,
                 "detector": "auto"}
     for name, value in expected.items():
         assert d[name] == value, name
     assert set(d) == {"k", "nev", "ncv", "tol", "max_iter", "radius", "sigma_i", "sigma_x",
                       "sigma_c", "grouping", "spectral_weight", "min_region", "region_weight",
-                      "threshold", "work_pixels",
+                      "forest_weight", "threshold", "work_pixels",
                       "affinity", "detector",
                       "keep_specks", "seed", "restarts", "solver", "coarse_start", "matvec",
                       "cl_device",
@@ -308,8 +309,8 @@ def test_defaults(diaseg_cli, tmp_path):
     rep = json.loads(p.stdout)
     params = rep["parameters"]
     for name in ("radius", "sigma_i", "sigma_x", "sigma_c", "affinity", "grouping",
-                 "spectral_weight", "min_region", "region_weight", "max_iter", "seed", "restarts",
-                 "keep_specks", "coarse_start"):
+                 "spectral_weight", "min_region", "region_weight", "forest_weight", "max_iter",
+                 "seed", "restarts", "keep_specks", "coarse_start"):
         assert params[name] == d[name], (name, params[name], d[name])
     # the automatic choices, as the report states them: the tolerance and the solver of the
     # hierarchy's gPb at this size, the scale chosen (no k: the cut at a level)
@@ -607,6 +608,18 @@ def test_hierarchy_k_list():
     p = g.report["parameters"]
     assert (p["sigma_c"], p["spectral_weight"], p["min_region"], p["region_weight"]) == \
         (0.2, 0.5, 30, 0.1)
+    # the forest's map joins gPb in the hierarchy's map: another hierarchy (the bands' contours
+    # the same), its weight reported; the forest as the detector has no gPb to join (0 reported)
+    plain = diaseg.segment(img, k=3, nev=4, matvec="cpu", forest_weight=0.0)
+    mixed = diaseg.segment(img, k=3, nev=4, matvec="cpu", forest_weight=1.0)
+    assert plain.report["parameters"]["forest_weight"] == 0
+    assert mixed.report["parameters"]["forest_weight"] == 1.0
+    assert not np.array_equal(plain.ucm, mixed.ucm)
+    np.testing.assert_array_equal(plain.contours, mixed.contours)
+    assert np.isfinite(mixed.ucm).all() and 0 <= mixed.ucm.min() and mixed.ucm.max() <= 1
+    assert adjusted_rand_index(mixed.labels[far], truth[far]) >= 0.95
+    f = diaseg.segment(img, k=3, nev=4, matvec="cpu", detector="forest", forest_weight=1.0)
+    assert f.report["parameters"]["forest_weight"] == 0
 
 
 def test_hierarchy_bad():
@@ -621,6 +634,8 @@ def test_hierarchy_bad():
         diaseg.segment(img, min_region=-3)
     with pytest.raises(ValueError, match="region_weight -0.5"):
         diaseg.segment(img, region_weight=-0.5)
+    with pytest.raises(ValueError, match="forest_weight -0.5"):
+        diaseg.segment(img, forest_weight=-0.5)
     with pytest.raises(ValueError, match="sigma_c"):
         diaseg.segment(img, affinity="contour", sigma_c=0.0)
     with pytest.raises(TypeError, match="spectral_weight"):

@@ -86,6 +86,7 @@ class DsgOptions(Structure):
         ("spectral_weight", c_double),
         ("min_region", c_int),
         ("region_weight", c_double),
+        ("forest_weight", c_double),
         ("threshold", c_double),
         # resolution
         ("work_pixels", c_longlong),
