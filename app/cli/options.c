@@ -685,17 +685,14 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
       return dsg_error_set(DSG_ERR_INVALID, "%s: %s is invalid: it must be >= 0", flag, v);
     break;
   case OPT_REGION_WEIGHT:
-    status = parse_double(flag, v, &cfg->opt.region_weight);
-    if (status == DSG_OK && !(cfg->opt.region_weight >= 0.0 && isfinite(cfg->opt.region_weight)))
+  case OPT_FOREST_WEIGHT: {
+    double *w = o->id == OPT_REGION_WEIGHT ? &cfg->opt.region_weight : &cfg->opt.forest_weight;
+    status = parse_double(flag, v, w);
+    if (status == DSG_OK && !(*w >= 0.0 && isfinite(*w)))
       return dsg_error_set(DSG_ERR_INVALID, "%s: %s is invalid: it must be finite and >= 0", flag,
                            v);
     break;
-  case OPT_FOREST_WEIGHT:
-    status = parse_double(flag, v, &cfg->opt.forest_weight);
-    if (status == DSG_OK && !(cfg->opt.forest_weight >= 0.0 && isfinite(cfg->opt.forest_weight)))
-      return dsg_error_set(DSG_ERR_INVALID, "%s: %s is invalid: it must be finite and >= 0", flag,
-                           v);
-    break;
+  }
   case OPT_HELP: cfg->help = 1; break;
   case OPT_VERSION: cfg->version = 1; break;
   }
