@@ -404,7 +404,8 @@ typedef struct spmv_forest_thinning {
  * triangle of t->radius, 0.5 atan2(2 dxy, dxx - dyy) rounded to the nearest o pi / t->norient;
  * strength = E where it is above its samples 1 .. t->reach pixels along the normal on one side and
  * not below those on the other (else 0), times d / t->border within t->border pixels of the edge,
- * at most t->top. soft (optional) receives E. Tolerances (tests/spmv/test_cl_forest.c): each
+ * at most t->top. soft receives E. Either output may be NULL, not both; without strength (t
+ * then unread) the thinning is not run. Tolerances (tests/spmv/test_cl_forest.c): each
  * scale's as spmv_cl_forest's; the doubled image is the reference's byte for byte, the half
  * scale's bilinear is computed in double where the device has it; the direction (the device's
  * atan2) and the suppression (its samples in float, the reference's in double) can differ where

@@ -161,9 +161,10 @@ typedef struct app_detector {
 int app_detector_find(const char *name, int alone, const app_detector **out);
 /* The detector det (app_detector_find): the gradients on *im (app_image_device; NULL: the C
  * path; when the device fails and opt->matvec is "auto", a warning, *im is destroyed and set to
- * NULL, and the C path runs), with the weights cw; the forest on the host (no parts, no
- * orientations). bins (optional): the channels' bins, as app_contours (the forest's run:
- * app_contour_bins), for the hierarchy's region cue. */
+ * NULL, and the C path runs), with the weights cw; the forest on *im or the host (no parts, no
+ * orientations; strength may be NULL when soft is given: its map alone, not thinned). bins
+ * (optional): the channels' bins, as app_contours (the forest's run: app_contour_bins), for the
+ * hierarchy's region cue. */
 int app_contours_on(spmv_cl_image **im, const dsg_options *opt, const app_detector *det,
                     const dsg_image *img, const app_contour_weights *cw, float *strength,
                     float *parts, float *soft, float *oriented, unsigned char *bins);
@@ -288,15 +289,18 @@ int app_forest_orientation(const float *E, int width, int height, unsigned char 
  * app_forest_detect_ms, what `contours` and the contour cue read, APP_FOREST_SCALES): the
  * thinned strength (n floats in [0, 1): app_contour_thin across app_forest_orientation, tapered
  * to 0 over the APP_FOREST_BORDER pixels nearest the image's edge, at most APP_FOREST_TOP) and soft
- * (optional) the map before (unbounded: a little past 1 on sharp steps); on the device im (the
- * scales and the thinning: spmv_cl_forest_contours), or on the host for NULL. */
+ * the map before (unbounded: a little past 1 on sharp steps), either optional (not both): without
+ * strength the thinning is not run; on the device im (the scales and the thinning:
+ * spmv_cl_forest_contours), or on the host for NULL. */
 int app_forest_contours(spmv_cl_image *im, const dsg_image *img, int scales,
                         const volatile sig_atomic_t *cancel, float *strength, float *soft);
 /* The process's forest map made ahead (dsg_presolve): put makes app_forest_contours' maps of img
- * at APP_FOREST_SCALES and keeps them with a copy of its pixels, in place of any kept before;
- * take copies them into strength and soft (soft may be NULL), forgets them and returns 1 when
- * img has the same pixels, else returns 0 and leaves them. Thread-safe. */
-int app_forest_ahead_put(const dsg_image *img, const volatile sig_atomic_t *cancel);
+ * at APP_FOREST_SCALES (the thinned strength only where thin is non-zero) and keeps them with a
+ * copy of its pixels, in place of any kept before; take copies them into strength and soft
+ * (either may be NULL; a strength not made ahead is thinned from the map then, the same floats),
+ * forgets them and returns 1 when img has the same pixels, else returns 0 and leaves them.
+ * Thread-safe. */
+int app_forest_ahead_put(const dsg_image *img, int thin, const volatile sig_atomic_t *cancel);
 int app_forest_ahead_take(const dsg_image *img, float *strength, float *soft);
 /* The scales the library's forest reads, for the contours alone and as segment's contour cue: 3
  * scored above one on BSDS500 train with a forest fit on the rest (contours: boundary F 0.716

@@ -957,7 +957,9 @@ int app_forest_contours(spmv_cl_image *im, const dsg_image *img, int scales,
   const size_t n = (size_t)w * h;
   const app_forest *F;
   float *E = soft ? soft : malloc(n * sizeof(float));
-  int status = app_forest_default(&F);
+  int status = strength || soft ? app_forest_default(&F)
+                                : dsg_error_set(DSG_ERR_INVALID, "the forest's contours need a "
+                                                                 "strength or a map to make");
   if (status == DSG_OK && !E)
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of a %d x %d image", w, h);
   if (status == DSG_OK && cancel && *cancel)
@@ -968,7 +970,7 @@ int app_forest_contours(spmv_cl_image *im, const dsg_image *img, int scales,
   else if (status == DSG_OK) {
     status = scales == 3 ? app_forest_detect_ms(F, img, APP_FOREST_SHARPEN, cancel, E)
                          : app_forest_detect(F, img, APP_FOREST_SHARPEN, cancel, E);
-    if (status == DSG_OK)
+    if (status == DSG_OK && strength)
       status = app_forest_thin(E, w, h, strength);
   }
   if (E != soft)
@@ -981,8 +983,8 @@ int app_forest_contours(spmv_cl_image *im, const dsg_image *img, int scales,
 static pthread_mutex_t ahead_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
   dsg_image img;   /* the pixels it was made from */
-  float *strength; /* app_forest_contours' maps at APP_FOREST_SCALES */
-  float *soft;
+  float *strength; /* app_forest_contours' maps at APP_FOREST_SCALES; strength NULL where the */
+  float *soft;     /* put was not asked to thin (take thins soft then, as the host path does) */
 } ahead;
 
 static void ahead_clear(void)
@@ -993,12 +995,12 @@ static void ahead_clear(void)
   ahead.strength = ahead.soft = NULL;
 }
 
-int app_forest_ahead_put(const dsg_image *img, const volatile sig_atomic_t *cancel)
+int app_forest_ahead_put(const dsg_image *img, int thin, const volatile sig_atomic_t *cancel)
 {
   const size_t n = (size_t)img->width * img->height, bytes = n * (size_t)img->channels;
   dsg_image copy = {img->width, img->height, img->channels, malloc(bytes ? bytes : 1)};
-  float *strength = malloc(n * sizeof(float)), *soft = malloc(n * sizeof(float));
-  int status = copy.pixels && strength && soft
+  float *strength = thin ? malloc(n * sizeof(float)) : NULL, *soft = malloc(n * sizeof(float));
+  int status = copy.pixels && (strength || !thin) && soft
                    ? app_forest_contours(NULL, img, APP_FOREST_SCALES, cancel, strength, soft)
                    : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the contours of a %d x %d image",
                                    img->width, img->height);
@@ -1023,12 +1025,15 @@ int app_forest_ahead_take(const dsg_image *img, float *strength, float *soft)
   const size_t n = (size_t)img->width * img->height;
   int taken = 0;
   pthread_mutex_lock(&ahead_lock);
-  if (ahead.strength && app_image_same(&ahead.img, img)) {
-    memcpy(strength, ahead.strength, n * sizeof(float));
+  if (ahead.soft && app_image_same(&ahead.img, img)) {
+    taken = 1;
+    if (strength && ahead.strength)
+      memcpy(strength, ahead.strength, n * sizeof(float));
+    else if (strength) /* made without its thinning: thinned here, as app_forest_contours would */
+      taken = app_forest_thin(ahead.soft, img->width, img->height, strength) == DSG_OK;
     if (soft)
       memcpy(soft, ahead.soft, n * sizeof(float));
     ahead_clear();
-    taken = 1;
   }
   pthread_mutex_unlock(&ahead_lock);
   return taken;

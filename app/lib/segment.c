@@ -514,15 +514,11 @@ static int build_affinity(const dsg_image *img, const dsg_options *opt, const ap
                                uses_gpb(opt, cue) ? &app_contour_local : &app_contour_alone, edges,
                                NULL, soft_map, oriented_map, bin_map);
     }
-    if (status == DSG_OK && forest) { /* the forest beside the detector, where it ran */
+    if (status == DSG_OK && forest) { /* the forest's map beside the detector, where it ran */
       const app_detector *fd;
-      float *thin = malloc(n * sizeof(*thin)); /* its thinned map: not kept */
-      status =
-          thin ? app_detector_find("forest", 0, &fd)
-               : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the forest's map of %zu pixels", n);
+      status = app_detector_find("forest", 0, &fd);
       if (status == DSG_OK)
-        status = app_contours_on(&im, opt, fd, img, NULL, thin, NULL, forest_map, NULL, NULL);
-      free(thin);
+        status = app_contours_on(&im, opt, fd, img, NULL, NULL, NULL, forest_map, NULL, NULL);
     }
     ap.contours = edges;
     if (t_contours)
@@ -1433,7 +1429,7 @@ int dsg_presolve(const dsg_image *img, const dsg_options *opt)
       (uses_forest(opt) || uses_forest_map(opt, cue))) {
     const app_forest *F;
     status = !opt->matvec || strcmp(opt->matvec, "cpu") == 0
-                 ? app_forest_ahead_put(work, opt->cancel)
+                 ? app_forest_ahead_put(work, uses_forest(opt), opt->cancel)
                  : app_forest_default(&F);
   }
   /* what the run's problem and solve would take: chfsi from the coarse start at that size */

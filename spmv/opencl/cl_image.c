@@ -2143,12 +2143,12 @@ int spmv_cl_forest_contours(spmv_cl_image *im, const spmv_forest_model *F,
 
   if (kernel_seconds)
     *kernel_seconds = 0.0;
-  if (!F || !p || !pixels || !t || !strength || (scales != 1 && scales != 3) ||
-      (with_half && !half))
+  if (!F || !p || !pixels || (strength && !t) || (!strength && !soft) ||
+      (scales != 1 && scales != 3) || (with_half && !half))
     return dsg_error_set(DSG_ERR_INVALID,
-                         "the forest's contours need the model, 1 or 3 scales' "
-                         "grids, the pixels (and the half image) and the thinning");
-  status = check_thinning(t);
+                         "the forest's contours need the model, 1 or 3 scales' grids, the pixels "
+                         "(and the half image), and the thinning and a strength or a map");
+  status = strength ? check_thinning(t) : DSG_OK;
   if (status == DSG_OK)
     status = forest_ready(im, F, &p[0], width, height, channels);
   if (status == DSG_OK && with_half)
@@ -2190,7 +2190,7 @@ int spmv_cl_forest_contours(spmv_cl_image *im, const spmv_forest_model *F,
                &qh, sizeof(cl_mem), &d_Et);
   }
   /* the thinning: the direction from the smoothed map, the suppression across it, the taper */
-  {
+  if (strength) {
     cl_float4 normal[2 * SPMV_CONTOUR_MAX_REACH * SPMV_CONTOUR_MAX_ORIENT];
     const float step = (float)(M_PI / t->norient);
     thin_normals(t->norient, t->reach, normal);

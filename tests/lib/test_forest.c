@@ -405,7 +405,7 @@ static void test_ahead(void)
   CHECK(app_forest_contours(NULL, &ia, APP_FOREST_SCALES, NULL, want, want_soft) == DSG_OK,
         "contours: %s", dsg_error_message());
   CHECK(app_forest_ahead_take(&ia, got, got_soft) == 0, "a take with nothing made ahead");
-  CHECK(app_forest_ahead_put(&ia, NULL) == DSG_OK, "put: %s", dsg_error_message());
+  CHECK(app_forest_ahead_put(&ia, 1, NULL) == DSG_OK, "put: %s", dsg_error_message());
   CHECK(app_forest_ahead_take(&ib, got, got_soft) == 0, "another image's take");
   memset(got, 0, n * sizeof(float));
   CHECK(app_forest_ahead_take(&ia, got, got_soft) == 1 &&
@@ -413,8 +413,26 @@ static void test_ahead(void)
             memcmp(got_soft, want_soft, n * sizeof(float)) == 0,
         "the take is not the map made then");
   CHECK(app_forest_ahead_take(&ia, got, NULL) == 0, "a second take");
-  CHECK(app_forest_ahead_put(&ib, NULL) == DSG_OK && app_forest_ahead_take(&ib, got, NULL) == 1,
+  CHECK(app_forest_ahead_put(&ib, 1, NULL) == DSG_OK && app_forest_ahead_take(&ib, got, NULL) == 1,
         "put and take without soft");
+  /* made without the thinning (a map for the hierarchy): the map alone, or thinned at the take
+   * to the same floats as app_forest_contours' */
+  memset(got, 0, n * sizeof(float));
+  memset(got_soft, 0, n * sizeof(float));
+  CHECK(app_forest_ahead_put(&ia, 0, NULL) == DSG_OK &&
+            app_forest_ahead_take(&ia, NULL, got_soft) == 1 &&
+            memcmp(got_soft, want_soft, n * sizeof(float)) == 0,
+        "a map made ahead without its thinning is not the map made then");
+  CHECK(app_forest_ahead_put(&ia, 0, NULL) == DSG_OK &&
+            app_forest_ahead_take(&ia, got, NULL) == 1 && memcmp(got, want, n * sizeof(float)) == 0,
+        "a strength thinned at the take is not app_forest_contours'");
+  /* the map alone from app_forest_contours: the same map, the thinning not asked for */
+  memset(got_soft, 0, n * sizeof(float));
+  CHECK(app_forest_contours(NULL, &ia, APP_FOREST_SCALES, NULL, NULL, got_soft) == DSG_OK &&
+            memcmp(got_soft, want_soft, n * sizeof(float)) == 0,
+        "the map without the strength differs");
+  CHECK(app_forest_contours(NULL, &ia, APP_FOREST_SCALES, NULL, NULL, NULL) == DSG_ERR_INVALID,
+        "contours with neither output accepted");
   free(a);
   free(b);
   free(want);

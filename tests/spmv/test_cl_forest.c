@@ -176,6 +176,13 @@ static void library_path(spmv_cl_image *im, int w, int h, int c, int scales, int
         dsg_error_message());
   CHECK(app_forest_contours(im, &img, scales, NULL, s1, e1) == DSG_OK, "device: %s",
         dsg_error_message());
+  /* the map alone (the hierarchy's, no thinning): the same floats as beside the strength */
+  float *e2 = malloc(n * sizeof(float));
+  CHECK(app_forest_contours(im, &img, scales, NULL, NULL, e2) == DSG_OK &&
+            memcmp(e2, e1, n * sizeof(float)) == 0,
+        "%d x %d x %d, %d scale(s): the device's map without the thinning differs: %s", w, h, c,
+        scales, dsg_error_message());
+  free(e2);
   double mean_e, mean_s;
   const int off_e = count_off(e1, e0, (int)n, 1e-6, &mean_e);
   const int off_s = count_off(s1, s0, (int)n, 1e-6, &mean_s);
