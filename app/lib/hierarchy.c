@@ -27,6 +27,7 @@ typedef struct edge {
   float level;      /* the level at which its two regions merged (alive ones: 0) */
   unsigned version; /* bumped at each change: heap entries with an older one are stale */
   int alive;
+  int deferred; /* its key is to be made when the specks are gone (hier_state's deferred) */
 } edge;
 
 typedef struct heap_item {
@@ -54,6 +55,13 @@ typedef struct hier_state {
   float *hist; /* R x nbins */
   int nbins, first[APP_CONTOUR_CHANNELS], bins[APP_CONTOUR_CHANNELS];
   double wsum; /* the cue's weights' sum */
+  /* While regions below min_area remain, every merge is a speck's (their keys are below all
+   * others), so the keys of the edges between two larger regions are not needed yet: the heap
+   * holds the specks' edges only, and the others' keys are made once, when it is empty
+   * (flush_deferred), not at every change of their regions (with the region cue, a histogram
+   * distance each time). The merges are the same, in the same order. */
+  int deferring;
+  int *deferred, ndeferred, cap_deferred;
 } hier_state;
 
 static uint64_t mix(uint64_t x)
@@ -185,15 +193,59 @@ static double edge_key(const hier_state *s, const edge *e)
   return key;
 }
 
+/* An edge between two regions of min_area or more while specks remain: its entry becomes stale
+ * and its key is made by flush_deferred. */
+static int defer(hier_state *s, int e)
+{
+  edge *ed = &s->edges[e];
+  if (ed->deferred)
+    return 0;
+  if (s->ndeferred == s->cap_deferred) {
+    const int cap = s->cap_deferred ? 2 * s->cap_deferred : 1024;
+    int *d = realloc(s->deferred, (size_t)cap * sizeof(*d));
+    if (!d)
+      return -1;
+    s->deferred = d;
+    s->cap_deferred = cap;
+  }
+  s->deferred[s->ndeferred++] = e;
+  ed->deferred = 1;
+  ed->version++;
+  return 0;
+}
+
+static int speck_edge(const hier_state *s, const edge *e)
+{
+  return s->area[e->a] < s->min_area || s->area[e->b] < s->min_area;
+}
+
 /* Queues edge e again where its key changed (a merge changed its mean, or a region at one side
  * reached min_area): the entry queued before becomes stale. An unchanged key keeps its entry. */
 static int requeue(hier_state *s, int e)
 {
+  if (s->deferring && !speck_edge(s, &s->edges[e]))
+    return defer(s, e);
   const double key = edge_key(s, &s->edges[e]);
   if (key == s->edges[e].key || (key != key && s->edges[e].key != s->edges[e].key)) /* NaN */
     return 0;
   s->edges[e].version++;
   return heap_push(s, key, e);
+}
+
+/* The deferred edges' keys, made now that no speck is left to merge first: every live entry
+ * then has the key its edge has now, as if it had been made at each change (the heap's order,
+ * key then edge, does not depend on when an entry came). */
+static int flush_deferred(hier_state *s)
+{
+  s->deferring = 0;
+  for (int i = 0; i < s->ndeferred; i++) {
+    edge *e = &s->edges[s->deferred[i]];
+    e->deferred = 0;
+    if (e->alive && heap_push(s, edge_key(s, e), s->deferred[i]))
+      return -1;
+  }
+  s->ndeferred = 0;
+  return 0;
 }
 
 static heap_item heap_pop(hier_state *s)
@@ -429,7 +481,7 @@ int app_hierarchy_build_cue(const float *E, const app_region_cue *cue, int w, in
         s.edges = e;
         s.cap_edges = cap;
       }
-      s.edges[s.nedges] = (edge){a, b, 0.0, 0.0, 0, -1, 0.0f, 0, 1};
+      s.edges[s.nedges] = (edge){a, b, 0.0, 0.0, 0, -1, 0.0f, 0, 1, 0};
       *slot = s.nedges++;
       if (adj_add(&s, a, *slot) || adj_add(&s, b, *slot))
         goto nomem;
@@ -439,13 +491,18 @@ int app_hierarchy_build_cue(const float *E, const app_region_cue *cue, int w, in
     e->count++;
     s.crack_edge[c] = *slot;
   }
+  s.deferring = 1;
   for (int e = 0; e < s.nedges; e++)
-    if (heap_push(&s, edge_key(&s, &s.edges[e]), e))
+    if (speck_edge(&s, &s.edges[e]) ? heap_push(&s, edge_key(&s, &s.edges[e]), e) : defer(&s, e))
       goto nomem;
 
   /* merging: b's edges move to a (the smaller list into the larger) */
   float level = 0.0f;
-  while (s.nheap > 0 && H->nmerges < R - 1) {
+  while (H->nmerges < R - 1) {
+    if (s.nheap == 0 && s.deferring && flush_deferred(&s)) /* the specks are merged */
+      goto nomem;
+    if (s.nheap == 0)
+      break;
     heap_item it = heap_pop(&s);
     edge *e = &s.edges[it.e];
     if (!e->alive || it.version != e->version)
@@ -545,6 +602,7 @@ out:
   free(s.keys);
   free(s.vals);
   free(s.heap);
+  free(s.deferred);
   free(s.crack_edge);
   if (status != DSG_OK)
     app_hierarchy_free(H);

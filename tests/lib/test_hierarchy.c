@@ -6,7 +6,8 @@
  * ascending levels, every region below min_area merged first). With the region cue: weights 0
  * give the plain hierarchy bit for bit on the same maps, positive weights keep its invariants,
  * and on a toy of three blocks the cue reverses the plain order at the levels its formula gives
- * (test_region_cue). */
+ * (test_region_cue). The merges against a greedy reference that recomputes every key at every
+ * step (test_greedy). */
 #include "diaseg_internal.h"
 #include "check.h"
 
@@ -175,6 +176,120 @@ static void test_specks(void)
   app_hierarchy_free(&Q);
 }
 
+/* The merging against a reference written here, on random maps with specks and the region cue:
+ * at every step the reference finds the least key over all pairs of adjacent regions, recomputed
+ * from the pixels (a pair with a region below min_area: its boundary's mean, the specks first;
+ * else the mean plus the cue's distances, app/lib/hierarchy.c's formula), and the library's merge
+ * must be one of the pairs at that key (within rounding: the library sums a boundary's cracks in
+ * another order, and a speck's key, mean - 1e9, in doubles near 1e9) at the level it gives (0 for
+ * the specks, then the key, raised by a float's step where it is not above the level before). */
+static void test_greedy(int w, int h, int min_area, int cued)
+{
+  const int n = w * h;
+  float *E = malloc((size_t)n * sizeof(*E));
+  unsigned char *bins = malloc((size_t)n * APP_CONTOUR_CHANNELS);
+  for (int i = 0; i < n; i++)
+    E[i] = (float)(test_rand64() % 1000003) / 1000003.0f;
+  for (int i = 0; i < n * APP_CONTOUR_CHANNELS; i++)
+    bins[i] = (unsigned char)(test_rand64() % 6);
+  const double wt = 0.25, cue_area = 9.0;
+  const app_region_cue cue = {bins, {wt, wt, wt, wt}, cue_area};
+  app_hierarchy H;
+  CHECK(app_hierarchy_build_cue(E, cued ? &cue : NULL, w, h, min_area, &H) == DSG_OK,
+        "greedy %dx%d: %s", w, h, dsg_error_message());
+  const int R = H.nregions;
+  int *parent = malloc((size_t)R * sizeof(*parent)), *root = malloc((size_t)n * sizeof(*root));
+  double *sum = calloc((size_t)R * R, sizeof(*sum)), *cnt = calloc((size_t)R * R, sizeof(*cnt));
+  double *area = malloc((size_t)R * sizeof(*area));
+  double *hist = malloc((size_t)R * APP_CONTOUR_CHANNELS * 8 * sizeof(*hist));
+  for (int r = 0; r < R; r++)
+    parent[r] = r;
+  int bad = -1, specks = 0;
+  float level = 0.0f;
+  for (int m = 0; m < H.nmerges && bad < 0; m++) {
+    for (int i = 0; i < n; i++) { /* the regions now: roots of the watershed's */
+      int r = H.region[i];
+      while (parent[r] != r)
+        r = parent[r];
+      root[i] = r;
+    }
+    memset(sum, 0, (size_t)R * R * sizeof(*sum));
+    memset(cnt, 0, (size_t)R * R * sizeof(*cnt));
+    memset(area, 0, (size_t)R * sizeof(*area));
+    memset(hist, 0, (size_t)R * APP_CONTOUR_CHANNELS * 8 * sizeof(*hist));
+    for (int i = 0; i < n; i++) {
+      area[root[i]]++;
+      for (int c = 0; c < APP_CONTOUR_CHANNELS; c++)
+        hist[((size_t)root[i] * APP_CONTOUR_CHANNELS + c) * 8 + bins[c * n + i]]++;
+      const int nb[2] = {i % w + 1 < w ? i + 1 : -1, i + w < n ? i + w : -1};
+      for (int t = 0; t < 2; t++)
+        if (nb[t] >= 0 && root[nb[t]] != root[i]) {
+          const int a = root[i] < root[nb[t]] ? root[i] : root[nb[t]];
+          const int b = root[i] < root[nb[t]] ? root[nb[t]] : root[i];
+          sum[(size_t)a * R + b] += 0.5 * ((double)E[i] + (double)E[nb[t]]);
+          cnt[(size_t)a * R + b]++;
+        }
+    }
+    /* each pair's key: specks' (their mean, ranked before all) and the others' */
+    double best_speck = INFINITY, best = INFINITY;
+    for (int a = 0; a < R; a++)
+      for (int b = a + 1; b < R; b++) {
+        const size_t ab = (size_t)a * R + b;
+        if (cnt[ab] == 0.0)
+          continue;
+        double key = sum[ab] / cnt[ab];
+        if (area[a] < min_area || area[b] < min_area) {
+          best_speck = key < best_speck ? key : best_speck;
+          continue;
+        }
+        if (cued) {
+          const double small = area[a] < area[b] ? area[a] : area[b];
+          for (int c = 0; c < APP_CONTOUR_CHANNELS; c++)
+            key += small / (small + cue_area) * wt *
+                   ref_chi2(hist + ((size_t)a * APP_CONTOUR_CHANNELS + c) * 8,
+                            hist + ((size_t)b * APP_CONTOUR_CHANNELS + c) * 8, 8, area[a], area[b]);
+          key /= 1.0 + APP_CONTOUR_CHANNELS * wt;
+        }
+        sum[ab] = key; /* the pair's key from here */
+        best = key < best ? key : best;
+      }
+    int a = H.merge_a[m], b = H.merge_b[m];
+    while (parent[a] != a)
+      a = parent[a];
+    while (parent[b] != b)
+      b = parent[b];
+    const int lo = a < b ? a : b, hi = a < b ? b : a;
+    const size_t ab = (size_t)lo * R + hi;
+    const int speck = area[lo] < min_area || area[hi] < min_area;
+    int ok = a != b && cnt[ab] > 0.0;
+    if (ok && speck) { /* a speck's boundary at the least mean, within a double's step at 1e9 */
+      ok = isfinite(best_speck) && sum[ab] / cnt[ab] <= best_speck + 3e-7 &&
+           H.merge_level[m] == level;
+      specks++;
+    } else if (ok) {
+      const float want = (float)sum[ab] > level ? (float)sum[ab] : nextafterf(level, INFINITY);
+      ok = !isfinite(best_speck) && sum[ab] <= best + 1e-9 &&
+           fabsf(H.merge_level[m] - want) <= 1e-6f;
+      level = H.merge_level[m];
+    }
+    if (!ok)
+      bad = m;
+    parent[hi] = lo;
+  }
+  CHECK(bad < 0 && specks > 0 && specks < H.nmerges,
+        "greedy %dx%d min_area %d cue %d: merge %d of %d is not the least key (%d specks)", w, h,
+        min_area, cued, bad, H.nmerges, specks);
+  app_hierarchy_free(&H);
+  free(E);
+  free(bins);
+  free(parent);
+  free(root);
+  free(sum);
+  free(cnt);
+  free(area);
+  free(hist);
+}
+
 int main(void)
 {
   static const int sizes[][2] = {{1, 1}, {7, 1}, {1, 9}, {17, 13}, {64, 48}, {120, 90}};
@@ -237,5 +352,8 @@ int main(void)
   }
   test_region_cue();
   test_specks();
+  test_greedy(40, 30, 6, 1);
+  test_greedy(33, 27, 10, 1);
+  test_greedy(40, 30, 6, 0);
   return check_report("test_hierarchy");
 }
