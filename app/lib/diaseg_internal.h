@@ -285,6 +285,11 @@ int app_forest_detect_ms(const app_forest *F, const dsg_image *img, int sharpen,
 /* E's orientation at each pixel (the edge along o pi / 8, as app_contour_thin reads it), from
  * the curvature of E smoothed (the triangle of APP_FOREST_ORIENT_RADIUS). */
 int app_forest_orientation(const float *E, int width, int height, unsigned char *orientation);
+/* In place: the triangle filter of radius r >= 0 (weights 1, 2, .., r + 1, .., 2, 1, over
+ * (r + 1)^2) along the rows and then the columns of the width x height map m, the borders
+ * reflected (app_reflect); each output sums its taps from -r to r in that order, in float.
+ * tmp: width * height floats. The forest's channels, map and orientation smooth with it. */
+void app_forest_triangle(float *m, int width, int height, int r, float *tmp);
 /* The library's forest (2 sharpening rings) at `scales` scales (1: the image's own; 3:
  * app_forest_detect_ms, what `contours` and the contour cue read, APP_FOREST_SCALES): the
  * thinned strength (n floats in [0, 1): app_contour_thin across app_forest_orientation, tapered

@@ -76,29 +76,65 @@ void app_forest_feature_at(int f, int cw, int ch, int *channel, int *a, int *b)
 
 /* ---- channels ---------------------------------------------------------------------------- */
 
-/* In place: the triangle filter of radius r (weights 1, 2, .., r + 1, .., 2, 1) along rows and
- * columns, the borders reflected. tmp: w * h floats. */
-static void triangle(float *m, int w, int h, int r, float *tmp)
+/* Away from the borders the taps are added a whole row at a time (the same sums in the same
+ * order, without the reflection's tests, and in vectors), at the borders one pixel at a time. */
+#define TRIANGLE_MAX_RADIUS 16
+void app_forest_triangle(float *m, int w, int h, int r, float *tmp)
 {
   const float norm = 1.0f / (float)((r + 1) * (r + 1));
+  float wt[2 * TRIANGLE_MAX_RADIUS + 1];
+  const int fast = r <= TRIANGLE_MAX_RADIUS; /* larger radii: every pixel reflected */
+  for (int t = -r; fast && t <= r; t++)
+    wt[t + r] = (float)(r + 1 - abs(t));
+  /* along the rows: the interior x in [r, w - r) */
+  const int xlo = fast && w > 2 * r ? r : w, xhi = fast && w > 2 * r ? w - r : w;
 #pragma omp parallel for schedule(static)
   for (int y = 0; y < h; y++) {
     const float *row = m + (size_t)y * w;
+    float *out = tmp + (size_t)y * w;
+    for (int x = xlo; x < xhi; x++)
+      out[x] = 0.0f;
+    for (int t = -r; t <= r && xlo < xhi; t++) {
+      const float c = wt[t + r];
+      for (int x = xlo; x < xhi; x++)
+        out[x] += c * row[x + t];
+    }
+    for (int x = xlo; x < xhi; x++)
+      out[x] *= norm;
     for (int x = 0; x < w; x++) {
+      if (x == xlo)
+        x = xhi; /* the interior is done */
+      if (x >= w)
+        break;
       float s = 0.0f;
       for (int t = -r; t <= r; t++)
         s += (float)(r + 1 - abs(t)) * row[app_reflect(x + t, w)];
-      tmp[(size_t)y * w + x] = s * norm;
+      out[x] = s * norm;
     }
   }
+  /* along the columns: the interior rows y in [r, h - r) */
 #pragma omp parallel for schedule(static)
-  for (int y = 0; y < h; y++)
+  for (int y = 0; y < h; y++) {
+    float *out = m + (size_t)y * w;
+    if (fast && y >= r && y + r < h) {
+      for (int x = 0; x < w; x++)
+        out[x] = 0.0f;
+      for (int t = -r; t <= r; t++) {
+        const float c = wt[t + r], *src = tmp + (size_t)(y + t) * w;
+        for (int x = 0; x < w; x++)
+          out[x] += c * src[x];
+      }
+      for (int x = 0; x < w; x++)
+        out[x] *= norm;
+      continue;
+    }
     for (int x = 0; x < w; x++) {
       float s = 0.0f;
       for (int t = -r; t <= r; t++)
         s += (float)(r + 1 - abs(t)) * tmp[(size_t)app_reflect(y + t, h) * w + x];
-      m[(size_t)y * w + x] = s * norm;
+      out[x] = s * norm;
     }
+  }
 }
 
 /* The gradient of a 3-channel image (channel-major, w x h): at each pixel the channel of the
@@ -139,7 +175,7 @@ static void gradient(const float *img, int w, int h, float *mag, float *ori, flo
       ori[i] = o;
     }
   memcpy(tmp, mag, n * sizeof(float));
-  triangle(tmp, w, h, APP_FOREST_NORM_RADIUS, tmp + n);
+  app_forest_triangle(tmp, w, h, APP_FOREST_NORM_RADIUS, tmp + n);
 #pragma omp parallel for schedule(static)
   for (size_t i = 0; i < n; i++)
     mag[i] = mag[i] / (tmp[i] + 0.01f);
@@ -265,7 +301,7 @@ int app_forest_channels(const dsg_image *img, const app_forest_grid *g, unsigned
       }
     }
     for (int k = 0; k < 3; k++)
-      triangle(color + k * pn, pw, ph, 1, tmp);
+      app_forest_triangle(color + k * pn, pw, ph, 1, tmp);
   }
   halve(full, pw, ph, 3, half);
   memcpy(chn, half, 3 * cn * sizeof(float));
@@ -283,11 +319,11 @@ int app_forest_channels(const dsg_image *img, const app_forest_grid *g, unsigned
   for (int z = 0; z < APP_FOREST_CHANNELS; z++) {
     const float *src = chn + (size_t)z * cn;
     memcpy(smooth, src, cn * sizeof(float));
-    triangle(smooth, cw, chh, APP_FOREST_REG_SMOOTH, tmp);
+    app_forest_triangle(smooth, cw, chh, APP_FOREST_REG_SMOOTH, tmp);
     for (size_t i = 0; i < cn; i++)
       reg[(size_t)z * cn + i] = quantise(smooth[i], channel_scale[z]);
     memcpy(smooth, src, cn * sizeof(float));
-    triangle(smooth, cw, chh, APP_FOREST_SIM_SMOOTH, tmp);
+    app_forest_triangle(smooth, cw, chh, APP_FOREST_SIM_SMOOTH, tmp);
     for (size_t i = 0; i < cn; i++)
       sim[(size_t)z * cn + i] = quantise(smooth[i], channel_scale[z]);
   }
@@ -693,7 +729,7 @@ int app_forest_detect(const app_forest *F, const dsg_image *img, int sharpen,
   for (int y = 0; y < img->height; y++)
     for (int x = 0; x < img->width; x++)
       E[(size_t)y * img->width + x] = acc[(size_t)(y + off) * aw + x + off] * norm;
-  triangle(E, img->width, img->height, 1, tmp);
+  app_forest_triangle(E, img->width, img->height, 1, tmp);
 out:
   app_forest_lookup_free(&lk);
   free(reg);
@@ -848,7 +884,7 @@ int app_forest_orientation(const float *E, int w, int h, unsigned char *orientat
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the orientation of %zu pixels", n);
   }
   memcpy(s, E, n * sizeof(float));
-  triangle(s, w, h, APP_FOREST_ORIENT_RADIUS, tmp);
+  app_forest_triangle(s, w, h, APP_FOREST_ORIENT_RADIUS, tmp);
 #pragma omp parallel for schedule(static)
   for (int y = 0; y < h; y++)
     for (int x = 0; x < w; x++) {

@@ -441,10 +441,54 @@ static void test_ahead(void)
   free(got_soft);
 }
 
+/* app_forest_triangle against the filter written out here, pixel by pixel with the reflection
+ * (each output's taps summed from -r to r, in float): bit for bit, on random maps wider and
+ * narrower than the filter, at the radii the forest uses and past the fast path's largest. */
+static void test_triangle(void)
+{
+  static const int sizes[][2] = {{1, 1}, {3, 2}, {9, 9}, {10, 40}, {37, 23}, {64, 5}, {200, 61}};
+  static const int radii[] = {0, 1, 2, 4, 16, 17};
+  int wrong = 0, cases = 0;
+  for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
+    for (size_t ri = 0; ri < sizeof(radii) / sizeof(radii[0]); ri++) {
+      const int w = sizes[si][0], h = sizes[si][1], r = radii[ri];
+      const size_t n = (size_t)w * h;
+      float *m = malloc(n * sizeof(float)), *want = malloc(n * sizeof(float)),
+            *tmp = malloc(n * sizeof(float)), *row = malloc(n * sizeof(float));
+      for (size_t i = 0; i < n; i++)
+        m[i] = (float)(test_rand64() % 100000) / 7919.0f - 3.0f;
+      const float norm = 1.0f / (float)((r + 1) * (r + 1));
+      for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+          float acc = 0.0f;
+          for (int t = -r; t <= r; t++)
+            acc += (float)(r + 1 - abs(t)) * m[(size_t)y * w + app_reflect(x + t, w)];
+          row[(size_t)y * w + x] = acc * norm;
+        }
+      for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+          float acc = 0.0f;
+          for (int t = -r; t <= r; t++)
+            acc += (float)(r + 1 - abs(t)) * row[(size_t)app_reflect(y + t, h) * w + x];
+          want[(size_t)y * w + x] = acc * norm;
+        }
+      app_forest_triangle(m, w, h, r, tmp);
+      wrong += memcmp(m, want, n * sizeof(float)) != 0;
+      cases++;
+      free(m);
+      free(want);
+      free(tmp);
+      free(row);
+    }
+  CHECK(wrong == 0, "the triangle differs from the filter written out in %d of %d cases", wrong,
+        cases);
+}
+
 int main(void)
 {
   test_grid();
   test_channels();
+  test_triangle();
   test_hand_model();
   test_damage();
   test_default();
