@@ -303,8 +303,8 @@ int app_forest_contours(spmv_cl_image *im, const dsg_image *img, int scales,
  * at APP_FOREST_SCALES (the thinned strength only where thin is non-zero) and keeps them with a
  * copy of its pixels, in place of any kept before; take copies them into strength and soft
  * (either may be NULL; a strength not made ahead is thinned from the map then, the same floats),
- * forgets them and returns 1 when img has the same pixels, else returns 0 and leaves them.
- * Thread-safe. */
+ * forgets them and returns 1 when img has the same pixels, else returns 0 and leaves them (0 and
+ * forgets them where that thinning fails: the caller makes both again). Thread-safe. */
 int app_forest_ahead_put(const dsg_image *img, int thin, const volatile sig_atomic_t *cancel);
 int app_forest_ahead_take(const dsg_image *img, float *strength, float *soft);
 /* The scales the library's forest reads, for the contours alone and as segment's contour cue: 3
