@@ -7,8 +7,9 @@
  * contour_lab, mapped to [0, 1], and the sharpening's colours), forest_halve (2 x 2 means),
  * forest_gradient and forest_normalise (the gradient of the largest magnitude over the three
  * colours, divided by its triangle mean), forest_hist (the 4-orientation histogram in cells),
- * the separable triangle filter forest_tri (one pass along the rows or the columns, one
- * work-item per pixel and plane: get_global_id(1) is the plane) and forest_quantise (8-bit codes).
+ * the separable triangle filter forest_tri (one of app_forest_triangle's two passes, along the
+ * rows or the columns, one work-item per pixel and plane: get_global_id(1) is the plane) and
+ * forest_quantise (8-bit codes).
  * Every one computes in float as its reference, in its order, with no contraction into fused
  * multiply-adds (the pragma below): they differ from it only where the device's CIELAB (float,
  * where the reference uses double), atan2, sqrt or division round otherwise, which can move a
