@@ -200,6 +200,7 @@ static void test_greedy(int w, int h, int min_area, int cued)
   const int R = H.nregions;
   int *parent = malloc((size_t)R * sizeof(*parent)), *root = malloc((size_t)n * sizeof(*root));
   double *sum = calloc((size_t)R * R, sizeof(*sum)), *cnt = calloc((size_t)R * R, sizeof(*cnt));
+  double *keys = calloc((size_t)R * R, sizeof(*keys)); /* the pairs of larger regions' keys */
   double *area = malloc((size_t)R * sizeof(*area));
   double *hist = malloc((size_t)R * APP_CONTOUR_CHANNELS * 8 * sizeof(*hist));
   for (int r = 0; r < R; r++)
@@ -250,7 +251,7 @@ static void test_greedy(int w, int h, int min_area, int cued)
                             hist + ((size_t)b * APP_CONTOUR_CHANNELS + c) * 8, 8, area[a], area[b]);
           key /= 1.0 + APP_CONTOUR_CHANNELS * wt;
         }
-        sum[ab] = key; /* the pair's key from here */
+        keys[ab] = key;
         best = key < best ? key : best;
       }
     int a = H.merge_a[m], b = H.merge_b[m];
@@ -267,8 +268,8 @@ static void test_greedy(int w, int h, int min_area, int cued)
            H.merge_level[m] == level;
       specks++;
     } else if (ok) {
-      const float want = (float)sum[ab] > level ? (float)sum[ab] : nextafterf(level, INFINITY);
-      ok = !isfinite(best_speck) && sum[ab] <= best + 1e-9 &&
+      const float want = (float)keys[ab] > level ? (float)keys[ab] : nextafterf(level, INFINITY);
+      ok = !isfinite(best_speck) && keys[ab] <= best + 1e-9 &&
            fabsf(H.merge_level[m] - want) <= 1e-6f;
       level = H.merge_level[m];
     }
@@ -285,6 +286,7 @@ static void test_greedy(int w, int h, int min_area, int cued)
   free(parent);
   free(root);
   free(sum);
+  free(keys);
   free(cnt);
   free(area);
   free(hist);
