@@ -300,6 +300,23 @@ const float *dsg_result_contours(const dsg_result *r);
  * t, and ucm[2::2, 2::2] >= t is the boundary map its benchmark scores). DSG_ERR_INVALID
  * without a hierarchy. */
 int dsg_result_ucm(const dsg_result *r, float *ucm);
+
+/* ---- the hierarchy after the run ----------------------------------------------------------------
+ * Cuts of the region hierarchy at other k or levels than the run's, without running again. */
+typedef struct dsg_hierarchy dsg_hierarchy;
+/* Moves r's hierarchy (grouping "hierarchy") into *out; r keeps all else (dsg_result_ucm then
+ * refuses). DSG_ERR_INVALID when r has none. Free with dsg_hierarchy_destroy. */
+int dsg_result_take_hierarchy(dsg_result *r, dsg_hierarchy **out);
+void dsg_hierarchy_destroy(dsg_hierarchy *h);
+/* The regions of its finest level, the most a cut holds. */
+int dsg_hierarchy_regions(const dsg_hierarchy *h);
+/* The cut at k regions (k >= 1; all its regions where it has fewer) or, with k = 0, at level
+ * threshold (the merges at or below it made), into labels (the image's width * height), as the
+ * run makes its labels for that k or threshold: 0 .. *segments - 1 (segments optional) in order
+ * of first appearance. img: the image the run segmented, which the labels are refined against
+ * where the run worked at a smaller size (dsg_result_work_width); NULL where it did not. */
+int dsg_hierarchy_cut(const dsg_hierarchy *h, const dsg_image *img, int k, double threshold,
+                      int32_t *labels, int *segments);
 /* D^1/2 per pixel (generalised vectors are D^-1/2 u). */
 const double *dsg_result_sqrt_degree(const dsg_result *r);
 /* 1 when all nev pairs converged. When not, the solver's own words ("" otherwise). */

@@ -1462,6 +1462,92 @@ int dsg_result_ucm(const dsg_result *r, float *ucm)
   return DSG_OK;
 }
 int dsg_result_height(const dsg_result *r) { return r->height; }
+
+/* ---- the hierarchy after the run ---------------------------------------------------------- */
+struct dsg_hierarchy {
+  app_hierarchy H;   /* at the working size */
+  int width, height; /* the image's */
+  int channels;      /* the image's (0: a result dsg_segment did not make) */
+};
+
+int dsg_result_take_hierarchy(dsg_result *r, dsg_hierarchy **out)
+{
+  *out = NULL;
+  if (!r->hierarchy)
+    return dsg_error_set(DSG_ERR_INVALID, "this result has no hierarchy (grouping '%s')",
+                         r->opt.grouping ? r->opt.grouping : "");
+  dsg_hierarchy *h = malloc(sizeof(*h));
+  if (!h)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a hierarchy");
+  h->H = *r->hierarchy;
+  h->width = r->width;
+  h->height = r->height;
+  h->channels = r->channels;
+  free(r->hierarchy);
+  r->hierarchy = NULL;
+  *out = h;
+  return DSG_OK;
+}
+
+void dsg_hierarchy_destroy(dsg_hierarchy *h)
+{
+  if (!h)
+    return;
+  app_hierarchy_free(&h->H);
+  free(h);
+}
+
+int dsg_hierarchy_regions(const dsg_hierarchy *h) { return h->H.nregions; }
+
+int dsg_hierarchy_cut(const dsg_hierarchy *h, const dsg_image *img, int k, double threshold,
+                      int32_t *labels, int *segments)
+{
+  const int w = h->H.width, ht = h->H.height;
+  const int shrunk = w != h->width || ht != h->height;
+  const size_t n = (size_t)w * ht, N = (size_t)h->width * h->height;
+  int32_t *work_labels = NULL;
+  dsg_image small = {0, 0, 0, NULL};
+  int status = DSG_OK;
+  if (segments)
+    *segments = 0;
+  if (k < 0)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "a cut at %d regions: k must be 1 or more (0: a cut at a threshold)", k);
+  if (k == 0 && !isfinite(threshold))
+    return dsg_error_set(DSG_ERR_INVALID, "a cut at threshold %g: it must be finite", threshold);
+  if (shrunk) { /* the labels come back to the image's size as the run's did (to_full_size) */
+    if (!img || !img->pixels || img->width != h->width || img->height != h->height ||
+        (h->channels > 0 && img->channels != h->channels))
+      return dsg_error_set(DSG_ERR_INVALID,
+                           "the hierarchy was made at %d x %d for a %d x %d image of %d "
+                           "channels: its cut needs that image (given: %d x %d, %d channels)",
+                           w, ht, h->width, h->height, h->channels, img ? img->width : 0,
+                           img ? img->height : 0, img ? img->channels : 0);
+    work_labels = malloc(n * sizeof(*work_labels));
+    if (!work_labels)
+      return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %zu labels", n);
+  }
+  status = app_hierarchy_cut(&h->H, k, threshold, shrunk ? work_labels : labels);
+  if (status == DSG_OK && shrunk)
+    status = app_image_shrink(img, w, ht, &small);
+  if (status == DSG_OK && shrunk)
+    status = app_upsample_labels(img, &small, work_labels, labels);
+  if (status == DSG_OK) {
+    int count = 0;
+    if (shrunk) {
+      status = renumber(labels, N, &count);
+    } else {
+      for (size_t i = 0; i < n; i++) /* numbered in order of first appearance */
+        count = labels[i] >= count ? labels[i] + 1 : count;
+    }
+    if (status == DSG_OK && segments)
+      *segments = count;
+  }
+  free(work_labels);
+  dsg_image_free(&small);
+  return status;
+}
+
 const int32_t *dsg_result_labels(const dsg_result *r)
 {
   return r->ngroups > 0 ? r->groups[0].labels : NULL;

@@ -276,6 +276,130 @@ static void check_k_list(const dsg_image *img)
  * nev; the cuts have k segments; the UCM's pixel sites and frame cracks are 0,
  * its corners the strongest crack meeting there. Without contours and
  * without a hierarchy, NULL and DSG_ERR_INVALID. */
+/* The hierarchy taken out of a result (dsg_result_take_hierarchy): its cuts at the run's k and
+ * at its automatic level are the run's labels, bit for bit, at full resolution and where the run
+ * worked at a smaller size (the cut refined against the image as the run's labels were); a cut
+ * at another k holds k regions; the bad calls are refused with one message. */
+/* The number of labels when they are 0 .. count-1 in order of first appearance, else -1. */
+static int first_appearance_count(const int32_t *labels, size_t n)
+{
+  int32_t next = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (labels[i] == next)
+      next++;
+    else if (labels[i] < 0 || labels[i] > next)
+      return -1;
+  }
+  return (int)next;
+}
+
+static void check_hierarchy_cut(const dsg_image *regions_img)
+{
+  static const int ks[3] = {5, 2, 3};
+  const size_t n = (size_t)W * H;
+  int32_t *cut = malloc(n * sizeof(*cut));
+  float *ucm = malloc((size_t)(2 * W + 1) * (2 * H + 1) * sizeof(*ucm));
+  for (int shrink = 0; shrink < 2 && cut && ucm; shrink++) {
+    dsg_options opt;
+    dsg_result *r = NULL, *a = NULL;
+    dsg_hierarchy *h = NULL, *again = NULL;
+    int segments = -1;
+    dsg_options_init(&opt);
+    opt.matvec = "cpu";
+    opt.ks = ks;
+    opt.nks = 3;
+    opt.work_pixels = shrink ? 2400 : 0; /* 96 x 64 -> 60 x 40 */
+    CHECK(dsg_segment(regions_img, &opt, &r) == DSG_OK && r, "shrink %d: %s", shrink,
+          dsg_error_message());
+    if (!r)
+      continue;
+    CHECK(dsg_result_work_width(r) == (shrink ? 60 : W) &&
+              dsg_result_work_height(r) == (shrink ? 40 : H),
+          "shrink %d: working size %d x %d", shrink, dsg_result_work_width(r),
+          dsg_result_work_height(r));
+    CHECK(dsg_result_take_hierarchy(r, &h) == DSG_OK && h, "take: %s", dsg_error_message());
+    CHECK(dsg_result_ucm(r, ucm) == DSG_ERR_INVALID &&
+              dsg_result_take_hierarchy(r, &again) == DSG_ERR_INVALID && again == NULL,
+          "shrink %d: the result kept its hierarchy", shrink);
+    if (h) {
+      const int R = dsg_hierarchy_regions(h);
+      CHECK(R > 5, "shrink %d: %d regions at the finest level", shrink, R);
+      for (int i = 0; i < 3; i++) {
+        const int32_t *run = dsg_result_labels_k(r, ks[i]);
+        CHECK(dsg_hierarchy_cut(h, regions_img, ks[i], 0.0, cut, &segments) == DSG_OK &&
+                  segments == ks[i] && first_appearance_count(cut, n) == ks[i],
+              "shrink %d, k %d: %d segments: %s", shrink, ks[i], segments, dsg_error_message());
+        CHECK(run && memcmp(run, cut, n * sizeof(*cut)) == 0,
+              "shrink %d, k %d: the cut is not the run's labels", shrink, ks[i]);
+      }
+      /* a k the run did not make; more than the finest level has: all its regions; a level
+       * above every merge: one region */
+      CHECK(dsg_hierarchy_cut(h, regions_img, 4, 0.0, cut, &segments) == DSG_OK && segments == 4 &&
+                first_appearance_count(cut, n) == 4,
+            "shrink %d, k 4: %d segments", shrink, segments);
+      if (!shrink) {
+        CHECK(dsg_hierarchy_cut(h, NULL, R + 7, 0.0, cut, &segments) == DSG_OK && segments == R &&
+                  first_appearance_count(cut, n) == R,
+              "k %d: %d segments of %d", R + 7, segments, R);
+        CHECK(dsg_hierarchy_cut(h, NULL, 0, 2.0, cut, &segments) == DSG_OK && segments == 1 &&
+                  first_appearance_count(cut, n) == 1,
+              "threshold 2: %d segments", segments);
+      }
+      /* the bad calls: k < 0, a threshold NaN, the image missing or not the run's */
+      CHECK(dsg_hierarchy_cut(h, regions_img, -1, 0.0, cut, NULL) == DSG_ERR_INVALID &&
+                strstr(dsg_error_message(), "k must be 1 or more"),
+            "k -1: %s", dsg_error_message());
+      CHECK(dsg_hierarchy_cut(h, regions_img, 0, NAN, cut, NULL) == DSG_ERR_INVALID &&
+                strstr(dsg_error_message(), "must be finite"),
+            "threshold NaN: %s", dsg_error_message());
+      if (shrink) {
+        dsg_image half = *regions_img;
+        half.height = H / 2;
+        CHECK(dsg_hierarchy_cut(h, NULL, 2, 0.0, cut, NULL) == DSG_ERR_INVALID &&
+                  strstr(dsg_error_message(), "its cut needs that image"),
+              "no image: %s", dsg_error_message());
+        CHECK(dsg_hierarchy_cut(h, &half, 2, 0.0, cut, NULL) == DSG_ERR_INVALID,
+              "an image of another size accepted");
+      }
+    }
+    dsg_hierarchy_destroy(h);
+    h = NULL;
+    /* -k auto's labels: the cut at the automatic level */
+    dsg_options_init(&opt);
+    opt.matvec = "cpu";
+    opt.work_pixels = shrink ? 2400 : 0;
+    CHECK(dsg_segment(regions_img, &opt, &a) == DSG_OK && a &&
+              dsg_result_take_hierarchy(a, &h) == DSG_OK && h,
+          "shrink %d, auto: %s", shrink, dsg_error_message());
+    if (a && h)
+      CHECK(dsg_hierarchy_cut(h, regions_img, 0, dsg_options_auto_level(&opt), cut, &segments) ==
+                    DSG_OK &&
+                memcmp(dsg_result_labels(a), cut, n * sizeof(*cut)) == 0,
+            "shrink %d: the cut at level %g is not -k auto's labels", shrink,
+            dsg_options_auto_level(&opt));
+    dsg_hierarchy_destroy(h);
+    dsg_result_destroy(a);
+    dsg_result_destroy(r);
+  }
+  /* k-means keeps no hierarchy */
+  {
+    dsg_options opt;
+    dsg_result *r = NULL;
+    dsg_hierarchy *h = NULL;
+    dsg_options_init(&opt);
+    opt.matvec = "cpu";
+    opt.grouping = "kmeans";
+    opt.k = 4;
+    CHECK(dsg_segment(regions_img, &opt, &r) == DSG_OK && r &&
+              dsg_result_take_hierarchy(r, &h) == DSG_ERR_INVALID && h == NULL &&
+              strstr(dsg_error_message(), "no hierarchy (grouping 'kmeans')"),
+          "k-means: %s", dsg_error_message());
+    dsg_result_destroy(r);
+  }
+  free(cut);
+  free(ucm);
+}
+
 static void check_contours_api(const dsg_image *regions_img)
 {
   enum { SW = 40, SH = 30 };
@@ -1184,6 +1308,7 @@ int main(void)
 
   check_k_list(&img);
   check_contours_api(&img);
+  check_hierarchy_cut(&img);
   check_colormaps();
   check_progress(&img, "contour", "lanczos", 4, 5);
   check_progress(&img, "intensity", "arpack", 0, 3);

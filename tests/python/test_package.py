@@ -646,6 +646,52 @@ def test_hierarchy_bad():
         diaseg.segment(img, k=9, nev=8, grouping="kmeans")
 
 
+def test_hierarchy_cut():
+    """Segmentation.cut: the run's labels for its k and its automatic level, bit for bit, at
+    full resolution and where the run worked at a smaller size (refined against a copy of the
+    caller's image, which may change after the run); other k nested; the bad calls refused."""
+    img, _ = regions(96, 144, seed=3)
+    yy, xx = np.mgrid[0:96, 0:144]
+    img[(yy - 45) ** 2 + (xx - 61) ** 2 < 27 ** 2] = 200  # a disc: boundaries off the grid
+    for work in (0, 3000):  # 3000: 67 x 44, the labels refined against the image
+        r = diaseg.segment(img, k=[4, 2, 6], work_pixels=work, matvec="cpu")
+        a = diaseg.segment(img, work_pixels=work, matvec="cpu")  # k="auto": a level
+        img_before = img.copy()
+        img[:] = img[:, ::-1]  # the caller's array changes: the cuts do not
+        for k in (4, 2, 6):
+            np.testing.assert_array_equal(r.cut(k=k), r.labels_for(k))
+        level = a.report["segmentations"][0]["level"]
+        np.testing.assert_array_equal(a.cut(threshold=level), a.labels)
+        img[:] = img_before
+        three = r.cut(k=3)
+        assert three.shape == (96, 144) and three.dtype == np.int32
+        assert np.unique(three).tolist() == [0, 1, 2]
+        # first appearance order, and nested between the run's 2- and 4-cuts
+        assert three.flat[0] == 0
+        assert len(set(zip(three.ravel().tolist(), r.labels_for(2).ravel().tolist()))) == 3
+        assert len(set(zip(r.labels_for(4).ravel().tolist(), three.ravel().tolist()))) == 4
+        assert r.hierarchy_regions > 6
+        finest = np.unique(r.cut(k=10 ** 6)).size  # all the finest level's regions
+        assert finest == r.hierarchy_regions if work == 0 else 6 < finest <= r.hierarchy_regions
+        assert np.unique(r.cut(threshold=2.0)).tolist() == [0]
+        with pytest.raises(ValueError, match="give k .* or threshold"):
+            r.cut()
+        with pytest.raises(ValueError, match="give k .* or threshold"):
+            r.cut(k=2, threshold=0.5)
+        with pytest.raises(ValueError, match="k 0 must be 1 or more"):
+            r.cut(k=0)
+        with pytest.raises(ValueError, match="must be finite"):
+            r.cut(threshold=float("nan"))
+        with pytest.raises(TypeError, match="'k'"):
+            r.cut(k=2.5)
+    km = diaseg.segment(img, k=3, grouping="kmeans", matvec="cpu")
+    assert km.hierarchy_regions == 0
+    with pytest.raises(ValueError, match="kept no hierarchy"):
+        km.cut(k=2)
+    with pytest.raises(ValueError, match="kept no hierarchy"):
+        diaseg.segment(img, k=0, matvec="cpu").cut(k=2)
+
+
 # ---- (the first hour) the working resolution, k="auto", nev following k for k-means ----------
 
 def test_working_resolution_and_auto():

@@ -332,6 +332,32 @@ def _adopt(ptr, count):
     return np.asarray(_Adopted(address, count))
 
 
+class _Hierarchy:
+    """The run's region hierarchy (dsg_hierarchy, freed with the last reference), and the image
+    its cuts are refined against where the run worked at a smaller size (else None)."""
+
+    def __init__(self, handle, pixels, width, height, channels):
+        self.handle = handle
+        self.regions = lib.dsg_hierarchy_regions(handle)
+        self.pixels = pixels
+        self.shape = (height, width)
+        self.channels = channels
+        weakref.finalize(self, lib.dsg_hierarchy_destroy, handle)
+
+    def cut(self, k, threshold):
+        h, w = self.shape
+        labels = np.empty((h, w), np.int32)
+        img = None
+        if self.pixels is not None:
+            img = ctypes.byref(_lib.DsgImage(w, h, self.channels, self.pixels.ctypes.data_as(
+                ctypes.POINTER(ctypes.c_ubyte))))
+        status = lib.dsg_hierarchy_cut(self.handle, img, k, threshold,
+                                       labels.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)), None)
+        if status != _lib.DSG_OK:
+            _raise(status, _lib.error_message())
+        return labels
+
+
 class Segmentation:
     """The result of :func:`segment`.
 
@@ -359,7 +385,8 @@ class Segmentation:
         the level at which its two sides merge, each corner the strongest boundary meeting there,
         the frame 0 but for its corners. The cut at level t:
         ``scipy.ndimage.label(ucm <= t)[0][1::2, 1::2]``; the boundary map the BSDS500
-        benchmark scores: ``ucm[2::2, 2::2] >= t``.
+        benchmark scores: ``ucm[2::2, 2::2] >= t``. :meth:`cut` makes the labels of any cut at
+        the image's size.
     contours : ndarray of float32, shape (H, W), or None
         The boundary detector's strength in [0, 1) (what :func:`contours` returns) when the
         affinity is a contour cue ('contour', 'contour+color'), else None.
@@ -375,7 +402,9 @@ class Segmentation:
     """
 
     def __init__(self, labels, eigenvalues, eigenvectors, residuals, sqrt_degree, converged,
-                 note, report, timing, ks=None, labels_by_k=None, contours=None, ucm=None):
+                 note, report, timing, ks=None, labels_by_k=None, contours=None, ucm=None,
+                 hierarchy=None):
+        self._hierarchy = hierarchy
         self.labels = labels
         self.contours = contours
         self.ucm = ucm
@@ -399,6 +428,60 @@ class Segmentation:
             raise KeyError(f"k={k} was not computed: this run has k in "
                            f"{list(self.ks)}") from None
 
+    def cut(self, k=None, threshold=None):
+        """The region hierarchy cut at k regions or at a level, without running again.
+
+        Parameters
+        ----------
+        k : int, optional
+            The number of regions (all the finest level's, ``hierarchy_regions``, where it has
+            fewer). For a k of the run, the labels are ``labels_for(k)``'s.
+        threshold : float, optional
+            A level of ``ucm`` instead: the merges at or below it made (the regions of
+            ``scipy.ndimage.label(ucm <= threshold)``). Give k or threshold, not both.
+
+        Returns
+        -------
+        ndarray of int32, shape (H, W)
+            Labels 0 .. n-1 in order of first appearance, at the image's size (refined against
+            its pixels, as the run's labels are, where the run worked at a smaller size).
+
+        Raises
+        ------
+        ValueError
+            Neither or both of k and threshold, k < 1, a threshold not finite, or a run without
+            a hierarchy (``grouping="kmeans"``, ``k=0``).
+
+        Examples
+        --------
+        >>> import numpy as np, diaseg
+        >>> img = np.zeros((64, 96)); img[:, 48:] = 1.0; img[20:40, 10:30] = 0.5
+        >>> r = diaseg.segment(img, k=3, matvec="cpu")
+        >>> bool((r.cut(k=3) == r.labels).all()), int(r.cut(k=2).max()) + 1
+        (True, 2)
+        """
+        if (k is None) == (threshold is None):
+            raise ValueError("cut: give k (a number of regions) or threshold (a level), "
+                             "one of them")
+        if self._hierarchy is None:
+            raise ValueError("cut: this run kept no hierarchy (it needs grouping='hierarchy' "
+                             "and k other than 0)")
+        if k is not None:
+            k = _convert("k", "int", k)
+            if k < 1:
+                raise ValueError(f"cut: k {k} must be 1 or more")
+            return self._hierarchy.cut(k, 0.0)
+        t = _convert("threshold", "float", threshold)
+        if not np.isfinite(t):
+            raise ValueError(f"cut: threshold {t} must be finite")
+        return self._hierarchy.cut(0, t)
+
+    @property
+    def hierarchy_regions(self):
+        """The regions of the hierarchy's finest level (the most a :meth:`cut` holds); 0 for
+        a run without a hierarchy."""
+        return self._hierarchy.regions if self._hierarchy is not None else 0
+
     def __repr__(self):
         h, w = self.sqrt_degree.shape
         if len(self.ks) > 1:
@@ -409,8 +492,11 @@ class Segmentation:
                 f"converged={self.converged}>")
 
 
-def _result(r):
-    """A Segmentation from a dsg_result (which the caller destroys)."""
+def _result(r, pixels=None, channels=0, shared=True):
+    """A Segmentation from a dsg_result (which the caller destroys; its hierarchy, if any, moves
+    into the Segmentation). pixels, channels: the image segmented (uint8, C-contiguous), which a
+    cut of the hierarchy needs where the run worked at a smaller size; shared: pixels may be the
+    caller's array (kept as a copy then)."""
     w, h = lib.dsg_result_width(r), lib.dsg_result_height(r)
     n = w * h  # the labels and contours: the image's size
     ww, wh = lib.dsg_result_work_width(r), lib.dsg_result_work_height(r)
@@ -432,9 +518,19 @@ def _result(r):
     t = lib.dsg_result_timing(r)
     cptr = lib.dsg_result_contours(r)
     ucm = np.empty((2 * wh + 1, 2 * ww + 1), np.float32)
+    hierarchy = None
     if lib.dsg_result_ucm(r, ucm.ctypes.data_as(ctypes.POINTER(ctypes.c_float))) != _lib.DSG_OK:
         ucm = None
         lib.dsg_error_clear()
+    else:
+        handle = ctypes.c_void_p()
+        if lib.dsg_result_take_hierarchy(r, ctypes.byref(handle)) != _lib.DSG_OK:
+            _raise(_lib.DSG_ERR_NOMEM, _lib.error_message())
+        if (ww, wh) == (w, h):
+            pixels = None  # the cuts are the hierarchy's own labels
+        elif pixels is not None and shared:
+            pixels = pixels.copy()  # the caller's array, which may change after the run
+        hierarchy = _Hierarchy(handle.value, pixels, w, h, channels)
     return Segmentation(
         ucm=ucm,
         contours=_array(cptr, np.float32, n).reshape(h, w) if cptr else None,
@@ -447,7 +543,7 @@ def _result(r):
         note=_lib.strip_marks(_lib.decode(lib.dsg_result_note(r)) or ""),
         report=report,
         timing={name: getattr(t, name) for name, _ in _lib.DsgTiming._fields_},
-        ks=ks, labels_by_k=labels_by_k)
+        ks=ks, labels_by_k=labels_by_k, hierarchy=hierarchy)
 
 
 def _ks(k):
@@ -557,13 +653,15 @@ def segment(image, k=None, **options):
     with _Call(opt) as call:
         status = lib.dsg_segment(ctypes.byref(img), ctypes.byref(opt), ctypes.byref(out))
         message = _lib.error_message() if status != _lib.DSG_OK else ""
-    # pixels and keep stay referenced up to here: the library borrowed them for the call
-    del pixels, keep
+    # keep stays referenced up to here: the library borrowed it for the call
+    del keep
     if out:
         try:
-            result = _result(out)
+            result = _result(out, pixels, img.channels,
+                             shared=np.may_share_memory(pixels, np.asarray(image)))
         finally:
             lib.dsg_result_destroy(out)
+    del pixels  # the hierarchy keeps it where its cuts need it
     if call.cancelled or status == _lib.DSG_ERR_INTERRUPTED:
         raise KeyboardInterrupt(message)
     if not out:
