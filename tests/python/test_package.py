@@ -5,8 +5,11 @@ Run as ctest does (tests/CMakeLists.txt, test_python):
     python3 -m pytest -q -p no:cacheprovider tests/python --diaseg build/app/diaseg --data data
 or against an installed package (tests/run_all.sh, step 4): without DIASEG_LIBRARY/PYTHONPATH.
 """
+import copy
+import gc
 import json
 import os
+import pickle
 import signal
 import subprocess
 import threading
@@ -684,6 +687,17 @@ def test_hierarchy_cut():
             r.cut(threshold=float("nan"))
         with pytest.raises(TypeError, match="'k'"):
             r.cut(k=2.5)
+    # copies share the hierarchy; a pickle leaves it behind and says so (no stale handle)
+    p = pickle.loads(pickle.dumps(r))
+    np.testing.assert_array_equal(p.labels_for(4), r.labels_for(4))
+    assert p.hierarchy_regions == r.hierarchy_regions
+    with pytest.raises(ValueError, match="was pickled"):
+        p.cut(k=3)
+    copies = [copy.copy(r), copy.deepcopy(r)]
+    del r  # the copies keep the hierarchy alive
+    gc.collect()
+    for c in copies:
+        np.testing.assert_array_equal(c.cut(k=3), three)
     km = diaseg.segment(img, k=3, grouping="kmeans", matvec="cpu")
     assert km.hierarchy_regions == 0
     with pytest.raises(ValueError, match="kept no hierarchy"):

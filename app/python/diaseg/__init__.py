@@ -344,6 +344,17 @@ class _Hierarchy:
         self.channels = channels
         weakref.finalize(self, lib.dsg_hierarchy_destroy, handle)
 
+    # The handle is the library's memory in this process: copies share it (it is read-only),
+    # and a pickle carries no handle, only the region count (_Pickled).
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return (_Pickled, (self.regions,))
+
     def cut(self, k, threshold):
         h, w = self.shape
         labels = np.empty((h, w), np.int32)
@@ -356,6 +367,18 @@ class _Hierarchy:
         if status != _lib.DSG_OK:
             _raise(status, _lib.error_message())
         return labels
+
+
+class _Pickled:
+    """Where a pickled Segmentation had its hierarchy: the library's memory stayed behind."""
+
+    def __init__(self, regions):
+        self.regions = regions
+
+    def cut(self, k, threshold):
+        raise ValueError("cut: this Segmentation was pickled, and its hierarchy stayed in the "
+                         "process that ran segment(): cut there, or cut ucm "
+                         "(scipy.ndimage.label(ucm <= t)[0][1::2, 1::2], at the working size)")
 
 
 class Segmentation:
