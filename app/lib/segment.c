@@ -1462,6 +1462,82 @@ int dsg_result_ucm(const dsg_result *r, float *ucm)
   return DSG_OK;
 }
 int dsg_result_height(const dsg_result *r) { return r->height; }
+const int32_t *dsg_result_labels(const dsg_result *r)
+{
+  return r->ngroups > 0 ? r->groups[0].labels : NULL;
+}
+int dsg_result_nk(const dsg_result *r) { return r->ngroups; }
+int dsg_result_k_at(const dsg_result *r, int i)
+{
+  return i >= 0 && i < r->ngroups ? r->groups[i].k : 0;
+}
+const int32_t *dsg_result_labels_k(const dsg_result *r, int k)
+{
+  for (int g = 0; g < r->ngroups; g++)
+    if (r->groups[g].k == k)
+      return r->groups[g].labels;
+  return NULL;
+}
+int dsg_result_nconv(const dsg_result *r) { return r->eig.nconv; }
+const double *dsg_result_eigenvalues(const dsg_result *r) { return r->eig.values; }
+const float *dsg_result_eigenvectors(const dsg_result *r) { return r->eig.vectors; }
+const double *dsg_result_residuals(const dsg_result *r) { return r->eig.residuals; }
+const double *dsg_result_sqrt_degree(const dsg_result *r) { return r->sqrt_degree; }
+int dsg_result_converged(const dsg_result *r) { return r->eig.converged; }
+const char *dsg_result_note(const dsg_result *r) { return r->note; }
+dsg_timing dsg_result_timing(const dsg_result *r) { return r->timing; }
+long dsg_result_products(const dsg_result *r) { return r->eig.matvecs; }
+const eig_result *app_result_eig(const dsg_result *r) { return &r->eig; }
+
+/* ---- the affinity alone ---- */
+
+struct dsg_matrix {
+  spmv_dia *N;
+  double *sqrt_degree;
+};
+
+int dsg_affinity(const dsg_image *img, const dsg_options *opt, dsg_matrix **out)
+{
+  const app_cue *cue;
+  dsg_matrix *m;
+  int status = app_cue_find(opt->affinity, &cue);
+  *out = NULL;
+  if (status == DSG_OK)
+    status = check_image(img);
+  if (status == DSG_OK) /* N at the image's own size: checked before it is built */
+    status = app_memory_check_affinity(opt, img->width, img->height);
+  if (status != DSG_OK)
+    return status;
+  m = calloc(1, sizeof(*m));
+  if (!m)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a matrix");
+  status = build_affinity(img, opt, cue, &m->N, &m->sqrt_degree, NULL, NULL, NULL, NULL, NULL, NULL,
+                          NULL, NULL, NULL);
+  if (status != DSG_OK) {
+    dsg_matrix_destroy(m);
+    return status;
+  }
+  *out = m;
+  return DSG_OK;
+}
+
+void dsg_matrix_destroy(dsg_matrix *m)
+{
+  if (!m)
+    return;
+  spmv_dia_destroy(m->N);
+  free(m->sqrt_degree);
+  free(m);
+}
+
+int dsg_matrix_rows(const dsg_matrix *m) { return m->N->rows; }
+int dsg_matrix_ndiag(const dsg_matrix *m) { return m->N->ndiag; }
+size_t dsg_matrix_pitch(const dsg_matrix *m) { return m->N->pitch; }
+const int *dsg_matrix_offsets(const dsg_matrix *m) { return m->N->offsets; }
+const float *dsg_matrix_values(const dsg_matrix *m) { return m->N->values; }
+const double *dsg_matrix_sqrt_degree(const dsg_matrix *m) { return m->sqrt_degree; }
+
+void dsg_free(void *p) { free(p); }
 
 /* ---- the hierarchy after the run ---------------------------------------------------------- */
 struct dsg_hierarchy {
@@ -1547,80 +1623,3 @@ int dsg_hierarchy_cut(const dsg_hierarchy *h, const dsg_image *img, int k, doubl
   dsg_image_free(&small);
   return status;
 }
-
-const int32_t *dsg_result_labels(const dsg_result *r)
-{
-  return r->ngroups > 0 ? r->groups[0].labels : NULL;
-}
-int dsg_result_nk(const dsg_result *r) { return r->ngroups; }
-int dsg_result_k_at(const dsg_result *r, int i)
-{
-  return i >= 0 && i < r->ngroups ? r->groups[i].k : 0;
-}
-const int32_t *dsg_result_labels_k(const dsg_result *r, int k)
-{
-  for (int g = 0; g < r->ngroups; g++)
-    if (r->groups[g].k == k)
-      return r->groups[g].labels;
-  return NULL;
-}
-int dsg_result_nconv(const dsg_result *r) { return r->eig.nconv; }
-const double *dsg_result_eigenvalues(const dsg_result *r) { return r->eig.values; }
-const float *dsg_result_eigenvectors(const dsg_result *r) { return r->eig.vectors; }
-const double *dsg_result_residuals(const dsg_result *r) { return r->eig.residuals; }
-const double *dsg_result_sqrt_degree(const dsg_result *r) { return r->sqrt_degree; }
-int dsg_result_converged(const dsg_result *r) { return r->eig.converged; }
-const char *dsg_result_note(const dsg_result *r) { return r->note; }
-dsg_timing dsg_result_timing(const dsg_result *r) { return r->timing; }
-long dsg_result_products(const dsg_result *r) { return r->eig.matvecs; }
-const eig_result *app_result_eig(const dsg_result *r) { return &r->eig; }
-
-/* ---- the affinity alone ---- */
-
-struct dsg_matrix {
-  spmv_dia *N;
-  double *sqrt_degree;
-};
-
-int dsg_affinity(const dsg_image *img, const dsg_options *opt, dsg_matrix **out)
-{
-  const app_cue *cue;
-  dsg_matrix *m;
-  int status = app_cue_find(opt->affinity, &cue);
-  *out = NULL;
-  if (status == DSG_OK)
-    status = check_image(img);
-  if (status == DSG_OK) /* N at the image's own size: checked before it is built */
-    status = app_memory_check_affinity(opt, img->width, img->height);
-  if (status != DSG_OK)
-    return status;
-  m = calloc(1, sizeof(*m));
-  if (!m)
-    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a matrix");
-  status = build_affinity(img, opt, cue, &m->N, &m->sqrt_degree, NULL, NULL, NULL, NULL, NULL, NULL,
-                          NULL, NULL, NULL);
-  if (status != DSG_OK) {
-    dsg_matrix_destroy(m);
-    return status;
-  }
-  *out = m;
-  return DSG_OK;
-}
-
-void dsg_matrix_destroy(dsg_matrix *m)
-{
-  if (!m)
-    return;
-  spmv_dia_destroy(m->N);
-  free(m->sqrt_degree);
-  free(m);
-}
-
-int dsg_matrix_rows(const dsg_matrix *m) { return m->N->rows; }
-int dsg_matrix_ndiag(const dsg_matrix *m) { return m->N->ndiag; }
-size_t dsg_matrix_pitch(const dsg_matrix *m) { return m->N->pitch; }
-const int *dsg_matrix_offsets(const dsg_matrix *m) { return m->N->offsets; }
-const float *dsg_matrix_values(const dsg_matrix *m) { return m->N->values; }
-const double *dsg_matrix_sqrt_degree(const dsg_matrix *m) { return m->sqrt_degree; }
-
-void dsg_free(void *p) { free(p); }
