@@ -379,8 +379,9 @@ int app_hierarchy_build_cue(const float *E, const app_region_cue *cue, int width
  * is unchanged, and a map whose strengths are unbounded has its levels in [0, 1), half at 0.5. */
 void app_hierarchy_map_levels(app_hierarchy *H, double half);
 /* Labels (0.., in order of first appearance) of the cut with k regions (k > 0; fewer when the
- * watershed had fewer), or else of the cut at `threshold` (boundaries above it stay). */
-int app_hierarchy_cut(const app_hierarchy *H, int k, double threshold, int32_t *labels);
+ * watershed had fewer), or else of the cut at `threshold` (boundaries above it stay); count
+ * (optional): how many regions the cut has. */
+int app_hierarchy_cut(const app_hierarchy *H, int k, double threshold, int32_t *labels, int *count);
 /* The UCM on BSDS's doubled grid, (2 h + 1) x (2 w + 1): pixel (x, y) at (2x+1, 2y+1), the crack
  * between two pixels between them, corners (the frame's too) the strongest crack meeting there,
  * the frame's cracks 0 (BSDS500's ucm2). */

@@ -751,7 +751,7 @@ static int find(int *parent, int x)
   return x;
 }
 
-int app_hierarchy_cut(const app_hierarchy *H, int k, double threshold, int32_t *labels)
+int app_hierarchy_cut(const app_hierarchy *H, int k, double threshold, int32_t *labels, int *count)
 {
   const size_t n = (size_t)H->width * H->height;
   const int R = H->nregions;
@@ -777,6 +777,8 @@ int app_hierarchy_cut(const app_hierarchy *H, int k, double threshold, int32_t *
       id[r] = next++;
     labels[i] = id[r];
   }
+  if (count)
+    *count = next;
   free(parent);
   free(id);
   return DSG_OK;

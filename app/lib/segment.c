@@ -1100,12 +1100,11 @@ static int group(dsg_problem *p, const dsg_options *opt, dsg_result *r)
       const app_hierarchy *H = r->hierarchy;
       gr->hierarchy = 1;
       gr->labels = malloc(n_of(r) * sizeof(*gr->labels));
-      status = gr->labels ? app_hierarchy_cut(H, gr->k, r->opt.threshold, gr->labels)
+      int count = 0;
+      status = gr->labels ? app_hierarchy_cut(H, gr->k, r->opt.threshold, gr->labels, &count)
                           : dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %zu labels", n_of(r));
       if (gr->k == 0 && gr->labels) { /* a threshold: as many regions as the level leaves */
-        gr->segments = 0;
-        for (size_t i = 0; i < n_of(r); i++)
-          gr->segments = gr->labels[i] >= gr->segments ? gr->labels[i] + 1 : gr->segments;
+        gr->segments = count;
         gr->level = r->opt.threshold;
         continue;
       }
@@ -1603,22 +1602,16 @@ int dsg_hierarchy_cut(const dsg_hierarchy *h, const dsg_image *img, int k, doubl
     if (!work_labels)
       return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %zu labels", n);
   }
-  status = app_hierarchy_cut(&h->H, k, threshold, shrunk ? work_labels : labels);
+  int count = 0;
+  status = app_hierarchy_cut(&h->H, k, threshold, shrunk ? work_labels : labels, &count);
   if (status == DSG_OK && shrunk)
     status = app_image_shrink(img, w, ht, &small);
   if (status == DSG_OK && shrunk)
     status = app_upsample_labels(img, &small, work_labels, labels);
-  if (status == DSG_OK) {
-    int count = 0;
-    if (shrunk) {
-      status = renumber(labels, N, &count);
-    } else {
-      for (size_t i = 0; i < n; i++) /* numbered in order of first appearance */
-        count = labels[i] >= count ? labels[i] + 1 : count;
-    }
-    if (status == DSG_OK && segments)
-      *segments = count;
-  }
+  if (status == DSG_OK && shrunk) /* a sliver the photo's pixels left may leave a gap */
+    status = renumber(labels, N, &count);
+  if (status == DSG_OK && segments)
+    *segments = count;
   free(work_labels);
   dsg_image_free(&small);
   return status;

@@ -91,9 +91,11 @@ static void test_region_cue(void)
     goto out;
   const int a = P.region[0], b = P.region[15], c = P.region[W - 1];
   int32_t cut[N];
-  CHECK(app_hierarchy_cut(&P, 2, 0.0, cut) == DSG_OK && cut[15] == cut[W - 1] && cut[0] != cut[15],
+  CHECK(app_hierarchy_cut(&P, 2, 0.0, cut, NULL) == DSG_OK && cut[15] == cut[W - 1] &&
+            cut[0] != cut[15],
         "plain: the first merge is not B with C");
-  CHECK(app_hierarchy_cut(&Q, 2, 0.0, cut) == DSG_OK && cut[0] == cut[15] && cut[15] != cut[W - 1],
+  CHECK(app_hierarchy_cut(&Q, 2, 0.0, cut, NULL) == DSG_OK && cut[0] == cut[15] &&
+            cut[15] != cut[W - 1],
         "cue: the first merge is not A with B");
   /* the reference levels: the regions' areas and histograms, the boundaries' mean cracks */
   double hist[3][APP_CONTOUR_CHANNELS][32] = {{{0}}}, cnt[3] = {0}, sum[3][3] = {{0}},

@@ -547,8 +547,9 @@ def _result(r, pixels=None, channels=0, shared=True):
         lib.dsg_error_clear()
     else:
         handle = ctypes.c_void_p()
-        if lib.dsg_result_take_hierarchy(r, ctypes.byref(handle)) != _lib.DSG_OK:
-            _raise(_lib.DSG_ERR_NOMEM, _lib.error_message())
+        status = lib.dsg_result_take_hierarchy(r, ctypes.byref(handle))
+        if status != _lib.DSG_OK:
+            _raise(status, _lib.error_message())
         if (ww, wh) == (w, h):
             pixels = None  # the cuts are the hierarchy's own labels
         elif pixels is not None and shared:
