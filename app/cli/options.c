@@ -36,6 +36,7 @@ enum opt_id {
   OPT_GROUPING,
   OPT_SPECTRAL_WEIGHT,
   OPT_REGION_WEIGHT,
+  OPT_ARC_WEIGHT,
   OPT_FOREST_WEIGHT,
   OPT_MIN_REGION,
   OPT_THRESHOLD,
@@ -168,6 +169,9 @@ static const opt_def options[] = {
     {"forest-weight", 0, "W", OPT_FOREST_WEIGHT, CMD_BIT(APP_CMD_SEGMENT),
      "hierarchy: weight of the edge forest's map joining gPb in the map the regions are made "
      "from (0: gPb alone; default 0.25)"},
+    {"arc-weight", 0, "W", OPT_ARC_WEIGHT, CMD_BIT(APP_CMD_SEGMENT),
+     "hierarchy: share in [0, 1] of each base boundary's strength learnt from BSDS500's humans "
+     "(0: the map alone; default 0.3)"},
     {"min-region", 0, "PIXELS", OPT_MIN_REGION, CMD_BIT(APP_CMD_SEGMENT),
      "hierarchy: smaller regions merge first (default 0: max(pixels / 1500, 32))"},
     {"threshold", 0, "T", OPT_THRESHOLD, CMD_BIT(APP_CMD_SEGMENT),
@@ -693,6 +697,11 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
                            v);
     break;
   }
+  case OPT_ARC_WEIGHT:
+    status = parse_double(flag, v, &cfg->opt.arc_weight);
+    if (status == DSG_OK && !(cfg->opt.arc_weight >= 0.0 && cfg->opt.arc_weight <= 1.0))
+      return dsg_error_set(DSG_ERR_INVALID, "%s: %s is invalid: it must be in [0, 1]", flag, v);
+    break;
   case OPT_HELP: cfg->help = 1; break;
   case OPT_VERSION: cfg->version = 1; break;
   }

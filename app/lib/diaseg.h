@@ -126,6 +126,13 @@ typedef struct dsg_options {
    * at 0 has no forest map; a run without it (that, the forest as the detector, a cue without
    * contours, k-means) reports 0. */
   double forest_weight;
+  /* hierarchy, contour cues with the gradients, the forest's map and the region cue: in [0, 1];
+   * default DSG_ARC_WEIGHT. Once the specks have merged, each boundary between two of the
+   * regions left takes this share of its strength from a model fit on BSDS500 train's human
+   * boundaries (the boundary's strengths in gPb and the forest's map, its length, its regions'
+   * sizes and histograms: docs/PIPELINE.md 7b), the rest from the map. 0: the map alone. A run
+   * without the forest's map or the region cue reports 0. */
+  double arc_weight;
   /* hierarchy: > 0 cuts at this level instead of at k regions (the boundaries above it stay;
    * levels are the UCM's, in [0, 1) for the contour cues), and k and ks are not read; 0: k */
   double threshold;
@@ -191,12 +198,13 @@ typedef struct dsg_options {
  * region cue; docs/QUALITY.md); "kmeans" takes the k in [2, nev - 1] before the largest eigengap
  * lambda_k - lambda_(k+1). The report says which ("scale"). */
 #define DSG_K_AUTO (-1)
-#define DSG_AUTO_THRESHOLD 0.37
+#define DSG_AUTO_THRESHOLD 0.36
 /* The level -k auto cuts the hierarchy at for opt, each fit on BSDS500 train at its weights:
- * DSG_AUTO_THRESHOLD at the defaults; gPb alone (forest_weight 0) with the region cue 0.44, as
- * the forest as the detector with it; without the cue (region_weight 0, or a cue without
- * contours) 0.55 with the forest's map, 0.64 without, 0.47 for the forest as the detector (the
- * region cue's divisor and the forest's low background lower the levels). */
+ * DSG_AUTO_THRESHOLD at the defaults; 0.37 without the learnt strengths (arc_weight 0); gPb alone
+ * (forest_weight 0) with the region cue 0.44, as the forest as the detector with it; without the
+ * cue (region_weight 0, or a cue without contours) 0.55 with the forest's map, 0.64 without, 0.47
+ * for the forest as the detector (the region cue's divisor and the forest's low background lower
+ * the levels). */
 double dsg_options_auto_level(const dsg_options *opt);
 /* The spectral term's weight in gPb (spectral_weight): the best boundary F of segment's
  * contours on BSDS500 train (docs/QUALITY.md, "gPb"). */
@@ -207,6 +215,9 @@ double dsg_options_auto_level(const dsg_options *opt);
 /* The forest's weight in the hierarchy's map (forest_weight): fit on BSDS500 train's first 50
  * images (docs/QUALITY.md, "The forest joins gPb"). */
 #define DSG_FOREST_WEIGHT 0.25
+/* The learnt strengths' share of the base boundaries' strengths (arc_weight): fit on BSDS500
+ * train's first 50 images (docs/QUALITY.md, "The base arcs' learnt strengths"). */
+#define DSG_ARC_WEIGHT 0.3
 #define DSG_MAX_CUT 9999  /* regions of a cut of the hierarchy at most */
 #define DSG_MAX_RADIUS 30 /* disc radius at most */
 /* The default working resolution (work_pixels): BSDS500's photographs (481 x 321) are segmented
@@ -231,7 +242,7 @@ double dsg_options_auto_level(const dsg_options *opt);
 
 /* The defaults: k auto, tol auto, work_pixels DSG_WORK_PIXELS, seed 1, restarts 8, grouping
  * hierarchy, spectral_weight DSG_SPECTRAL_WEIGHT, min_region 0 (automatic), region_weight
- * DSG_REGION_WEIGHT, affinity contour,
+ * DSG_REGION_WEIGHT, forest_weight DSG_FOREST_WEIGHT, arc_weight DSG_ARC_WEIGHT, affinity contour,
  * radius 5, sigma_i 0.1, sigma_x 4, sigma_c 0.1, nev 16, tol auto, max_iter 1000, solver auto,
  * matvec auto; no list of k (ks NULL, nks 0); no callbacks. */
 void dsg_options_init(dsg_options *opt);

@@ -315,6 +315,9 @@ int app_forest_ahead_take(const dsg_image *img, float *strength, float *soft);
 /* -k auto's level with the region cue and gPb alone (forest_weight 0; dsg_options_auto_level):
  * the best Covering + F on BSDS500 train's first 50 images at the default region weight. */
 #define APP_CUE_LEVEL 0.44
+/* -k auto's level with the region cue and the forest's map joining gPb but without the base
+ * arcs' learnt strengths (arc_weight 0): the default's level before them, fit as APP_CUE_LEVEL. */
+#define APP_FOREST_MAP_CUE_LEVEL 0.37
 /* The forest's hierarchy levels u map to u / (u + APP_FOREST_LEVEL_HALF) (hierarchy.c): 0.24
  * puts the level of the best Covering + F on BSDS500 train (the first 50 images, a forest fit
  * on the other 150, the default region weight) at APP_CUE_LEVEL, as the gradients' level is
@@ -363,10 +366,12 @@ int app_hierarchy_build(const float *E, int width, int height, int min_area, app
 /* The same with a region cue: the merge key adds the two regions' chi-squared distances of
  * their histograms of each channel of app_contour_bins' bins (APP_CONTOUR_CHANNELS n bytes),
  * times the channel's weight and a / (a + area), a the smaller region's pixels (hierarchy.c). */
+typedef struct app_arc_cue app_arc_cue;
 typedef struct app_region_cue {
   const unsigned char *bins;
   double weight[APP_CONTOUR_CHANNELS];
-  double area; /* > 0 */
+  double area;             /* > 0 */
+  const app_arc_cue *arcs; /* the base arcs' learnt strengths (arcs.c), or NULL */
 } app_region_cue;
 /* The region cue's area: the image's pixels / this (about 3000 for a BSDS500 photo), and the
  * brightness histogram's share of the region weight (colour a, b and textons: 1); fit on
@@ -375,6 +380,65 @@ typedef struct app_region_cue {
 #define APP_REGION_BRIGHTNESS 0.5
 int app_hierarchy_build_cue(const float *E, const app_region_cue *cue, int width, int height,
                             int min_area, app_hierarchy *H);
+
+/* ---- the base arcs' learnt strengths (arcs.c) -------------------------------------------- */
+/* Once the specks have merged, each boundary between two of the regions left (a base arc) gets
+ * a strength learnt from BSDS500 train's humans: a boosted regression ensemble (tests/bsds/
+ * fit_arcs.py, embedded as app/lib/arcs/model.inc) reads APP_ARC_FEATURES numbers of the arc
+ * (its cracks' strengths in the map, in gPb and in the forest's map; its length; its regions'
+ * areas and histograms) and says how much of it lies on a person's boundary. Each crack of the
+ * arc then has (1 - weight) x its own strength + weight x that. */
+#define APP_ARC_FEATURES 25
+typedef struct app_arc_record { /* what the hierarchy's base arcs were (tests/bsds/arc_data.c) */
+  int narcs;
+  double *features; /* narcs x APP_ARC_FEATURES */
+  size_t ncracks;
+  size_t *crack; /* the cracks on base arcs (2 p: right of p, 2 p + 1: below p) */
+  int *arc;      /* each one's arc */
+} app_arc_record;
+void app_arc_record_free(app_arc_record *rec);
+struct app_arc_cue {
+  const float *gpb;       /* gPb before the forest's map joins it, n */
+  const float *forest;    /* the forest's map, n */
+  double weight;          /* the learnt strength's share, in (0, 1] */
+  app_arc_record *record; /* optional: filled with the features and the cracks' arcs */
+};
+/* A node of the ensemble's trees (app/lib/arcs/model.inc: arc_model_nodes, tree t's from
+ * arc_model_root[t]). */
+typedef struct app_arc_node {
+  int feature;      /* -1: a leaf */
+  double threshold; /* x[feature] <= threshold: left */
+  int left, right;  /* the children, from the tree's first node */
+  double value;     /* a leaf's share of the prediction */
+} app_arc_node;
+/* The feature's name (a table's row), NULL past the end. */
+const char *app_arc_feature_name(int f);
+/* The ensemble's prediction for one arc's features. */
+double app_arc_predict(const double *x);
+/* What the hierarchy hands over at the base level: its regions' areas and histograms (the
+ * region cue's layout: nbins per region, channel c's bins from first[c]) and the cracks on
+ * base arcs, with each arc's two regions. */
+typedef struct app_arc_input {
+  int width, height;
+  const float *E; /* the hierarchy's map */
+  const app_arc_cue *cue;
+  size_t ncracks;
+  const size_t *crack;
+  const int *arc;
+  int narcs;
+  const int *region_a, *region_b; /* per arc */
+  const long *area;               /* per region */
+  const float *hist;
+  int nbins;
+  const int *first, *bins;
+} app_arc_input;
+/* Each listed crack's strength into strength[ncracks]; the features and cracks into
+ * in->cue->record when it is set. DSG_ERR_NOMEM with the message. */
+int app_arc_strengths(const app_arc_input *in, float *strength);
+/* Makes p's runs record their hierarchy's base arcs into rec (NULL: no more), for
+ * tests/bsds/arc_data.c: the features the model is fit on are the library's own. */
+void app_problem_record_arcs(dsg_problem *p, app_arc_record *rec);
+
 /* Every level u of H (merges and cracks) mapped to u / (u + half): monotone, so the hierarchy
  * is unchanged, and a map whose strengths are unbounded has its levels in [0, 1), half at 0.5. */
 void app_hierarchy_map_levels(app_hierarchy *H, double half);

@@ -62,6 +62,8 @@ typedef struct hier_state {
    * distance each time). The merges are the same, in the same order. */
   int deferring;
   int *deferred, ndeferred, cap_deferred;
+  int width, height;
+  const float *E; /* the map (the base arcs' learnt strengths read it) */
 } hier_state;
 
 static uint64_t mix(uint64_t x)
@@ -232,12 +234,77 @@ static int requeue(hier_state *s, int e)
   return heap_push(s, key, e);
 }
 
+/* The base arcs (the edges left when the specks have merged, before any other merge): their
+ * learnt strengths (arcs.c) become their cracks' strengths, each edge's sum theirs. */
+static int learn_arcs(hier_state *s)
+{
+  const size_t n = (size_t)s->width * s->height;
+  int *arc_of = malloc((size_t)(s->nedges ? s->nedges : 1) * sizeof(*arc_of));
+  int *ra = NULL, *rb = NULL, *arc = NULL, narcs = 0, status = -1;
+  size_t *crack = NULL, ncr = 0;
+  float *v = NULL;
+  if (!arc_of)
+    goto out;
+  for (int e = 0; e < s->nedges; e++)
+    arc_of[e] = s->edges[e].alive ? narcs++ : -1;
+  ra = malloc((size_t)(narcs ? narcs : 1) * sizeof(*ra));
+  rb = malloc((size_t)(narcs ? narcs : 1) * sizeof(*rb));
+  for (size_t c = 0; c < 2 * n; c++)
+    ncr += s->crack_edge[c] >= 0;
+  crack = malloc((ncr ? ncr : 1) * sizeof(*crack));
+  arc = malloc((ncr ? ncr : 1) * sizeof(*arc));
+  v = malloc((ncr ? ncr : 1) * sizeof(*v));
+  if (!ra || !rb || !crack || !arc || !v)
+    goto out;
+  for (int e = 0; e < s->nedges; e++)
+    if (arc_of[e] >= 0) {
+      ra[arc_of[e]] = s->edges[e].a;
+      rb[arc_of[e]] = s->edges[e].b;
+      s->edges[e].sum = 0.0;
+    }
+  /* the cracks of the live edges: an edge joined into another (into) is followed to its end */
+  ncr = 0;
+  for (size_t c = 0; c < 2 * n; c++) {
+    int e = s->crack_edge[c];
+    if (e < 0)
+      continue;
+    while (s->edges[e].into >= 0)
+      e = s->edges[e].into;
+    if (arc_of[e] < 0) /* inside a region: a speck's boundary */
+      continue;
+    crack[ncr] = c;
+    arc[ncr++] = arc_of[e];
+  }
+  const app_arc_input in = {s->width, s->height, s->E,     s->cue->arcs, ncr,
+                            crack,    arc,       narcs,    ra,           rb,
+                            s->area,  s->hist,   s->nbins, s->first,     s->bins};
+  if (app_arc_strengths(&in, v) != DSG_OK)
+    goto out;
+  for (size_t i = 0; i < ncr; i++) {
+    int e = s->crack_edge[crack[i]];
+    while (s->edges[e].into >= 0)
+      e = s->edges[e].into;
+    s->edges[e].sum += (double)v[i];
+  }
+  status = 0;
+out:
+  free(arc_of);
+  free(ra);
+  free(rb);
+  free(crack);
+  free(arc);
+  free(v);
+  return status;
+}
+
 /* The deferred edges' keys, made now that no speck is left to merge first: every live entry
  * then has the key its edge has now, as if it had been made at each change (the heap's order,
  * key then edge, does not depend on when an entry came). */
 static int flush_deferred(hier_state *s)
 {
   s->deferring = 0;
+  if (s->cue && s->cue->arcs && learn_arcs(s))
+    return -1;
   for (int i = 0; i < s->ndeferred; i++) {
     edge *e = &s->edges[s->deferred[i]];
     e->deferred = 0;
@@ -394,6 +461,9 @@ int app_hierarchy_build_cue(const float *E, const app_region_cue *cue, int w, in
   memset(H, 0, sizeof(*H));
   H->width = w;
   H->height = h;
+  s.width = w;
+  s.height = h;
+  s.E = E;
   H->region = malloc(n * sizeof(*H->region));
   H->crack_level = malloc(ncrack * sizeof(*H->crack_level));
   s.crack_edge = malloc(ncrack * sizeof(*s.crack_edge));

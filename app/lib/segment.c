@@ -33,7 +33,11 @@ struct dsg_problem {
   app_coarse early;      /* its solve, made beside the problem's making (coarse_job), if any */
   spmv_cl_image *device; /* the device for the grouping (gPb, k-means): the detector's, kept;
                           * for k-means of a cue without contours the run's (NULL: the C path) */
+  app_arc_record
+      *arc_record; /* set by app_problem_record_arcs (tests/bsds/arc_data.c), else NULL */
 };
+
+void app_problem_record_arcs(dsg_problem *p, app_arc_record *rec) { p->arc_record = rec; }
 
 void app_problem_size(const dsg_problem *p, int *width, int *height)
 {
@@ -62,6 +66,7 @@ void dsg_options_init(dsg_options *opt)
   opt->spectral_weight = DSG_SPECTRAL_WEIGHT;
   opt->region_weight = DSG_REGION_WEIGHT;
   opt->forest_weight = DSG_FOREST_WEIGHT;
+  opt->arc_weight = DSG_ARC_WEIGHT;
   opt->work_pixels = DSG_WORK_PIXELS;
   opt->nev = 16;
   opt->ncv = 0;
@@ -274,6 +279,10 @@ int dsg_options_check(const dsg_options *opt)
     return dsg_error_set(DSG_ERR_INVALID,
                          DSG_PARAM("forest_weight") " %g is invalid: it must be finite and >= 0",
                          opt->forest_weight);
+  if (!(opt->arc_weight >= 0.0 && opt->arc_weight <= 1.0))
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("arc_weight") " %g is invalid: it must be in [0, 1]",
+                         opt->arc_weight);
   return check_tol(opt);
 }
 
@@ -432,8 +441,10 @@ double dsg_options_auto_level(const dsg_options *opt)
   const app_cue *cue;
   if (app_cue_find(opt->affinity, &cue) != DSG_OK)
     return APP_PLAIN_LEVEL;
+  if (uses_forest_map(opt, cue) && uses_region_cue(opt, cue))
+    return opt->arc_weight > 0.0 ? DSG_AUTO_THRESHOLD : APP_FOREST_MAP_CUE_LEVEL;
   if (uses_forest_map(opt, cue))
-    return uses_region_cue(opt, cue) ? DSG_AUTO_THRESHOLD : APP_FOREST_MAP_PLAIN_LEVEL;
+    return APP_FOREST_MAP_PLAIN_LEVEL;
   if (uses_region_cue(opt, cue))
     return APP_CUE_LEVEL;
   return cue->contours && uses_forest(opt) ? APP_FOREST_PLAIN_LEVEL : APP_PLAIN_LEVEL;
@@ -807,6 +818,8 @@ static void keep_options(dsg_result *r, const dsg_options *opt, int region_cue, 
     r->opt.region_weight = 0.0;
   if (!forest_map)
     r->opt.forest_weight = 0.0;
+  if (!region_cue || !forest_map) /* the learnt strengths read both */
+    r->opt.arc_weight = 0.0;
   r->ngroups = app_option_ks(opt, ks);
   if (opt->nks == 0 && opt->k == DSG_K_AUTO && opt->threshold == 0.0) {
     r->k_auto = 1;
@@ -1002,7 +1015,7 @@ static int build_hierarchy(dsg_problem *p, const dsg_options *opt, dsg_result *r
   const int forest_gpb = p->forest && p->soft && opt->spectral_weight > 0.0;
   const int gpb = (p->oriented || forest_gpb) && opt->spectral_weight > 0.0;
   const int norient = gpb ? APP_CONTOUR_ORIENTATIONS : 0;
-  float *E = malloc(n * sizeof(*E)), *spec = NULL;
+  float *E = malloc(n * sizeof(*E)), *spec = NULL, *gpb_map = NULL;
   unsigned char *orientation = NULL;
   int status = DSG_OK, ready = 0; /* E made */
   if (!E) {
@@ -1048,7 +1061,15 @@ static int build_hierarchy(dsg_problem *p, const dsg_options *opt, dsg_result *r
   }
   /* the forest's map joins gPb (r's forest_weight is 0 where the problem has none, keep_options),
    * the sum scaled back and held to gPb's [0, 1] (the forest's crests may pass 1) */
-  const double fw = r->opt.forest_weight;
+  const double fw = r->opt.forest_weight, aw = r->opt.arc_weight;
+  if (aw > 0.0 && fw > 0.0 && p->forest_map && p->bins) { /* the learnt strengths read gPb */
+    gpb_map = malloc(n * sizeof(*gpb_map));
+    if (!gpb_map) {
+      status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the hierarchy of %zu pixels", n);
+      goto out;
+    }
+    memcpy(gpb_map, E, n * sizeof(*gpb_map));
+  }
   if (fw > 0.0 && p->forest_map)
     for (size_t i = 0; i < n; i++) {
       const double e = ((double)E[i] + fw * (double)p->forest_map[i]) / (1.0 + fw);
@@ -1065,8 +1086,12 @@ static int build_hierarchy(dsg_problem *p, const dsg_options *opt, dsg_result *r
   /* the region cue (the bins were made with the problem; r's weight is 0 where the run has none,
    * keep_options): brightness at a share of the weight */
   const double rw = r->opt.region_weight;
-  const app_region_cue cue = {
-      p->bins, {APP_REGION_BRIGHTNESS * rw, rw, rw, rw}, (double)n / APP_REGION_AREA_FRACTION};
+  /* the base arcs' learnt strengths (r's arc_weight is 0 without the forest's map or the bins) */
+  const app_arc_cue arcs = {gpb_map, p->forest_map, aw, p->arc_record};
+  const app_region_cue cue = {p->bins,
+                              {APP_REGION_BRIGHTNESS * rw, rw, rw, rw},
+                              (double)n / APP_REGION_AREA_FRACTION,
+                              gpb_map ? &arcs : NULL};
   status =
       app_hierarchy_build_cue(E, rw > 0.0 && p->bins ? &cue : NULL, w, h,
                               opt->min_region > 0 ? opt->min_region : (int)auto_min, r->hierarchy);
@@ -1074,6 +1099,7 @@ static int build_hierarchy(dsg_problem *p, const dsg_options *opt, dsg_result *r
     app_hierarchy_map_levels(r->hierarchy, APP_FOREST_LEVEL_HALF);
 out:
   free(E);
+  free(gpb_map);
   free(spec);
   free(orientation);
   return status;

@@ -82,7 +82,7 @@ static void test_region_cue(void)
     }
   app_hierarchy P, Q;
   const double wt = 0.2, area = 40.0;
-  const app_region_cue cue = {bins, {wt, wt, wt, wt}, area};
+  const app_region_cue cue = {bins, {wt, wt, wt, wt}, area, NULL};
   CHECK(app_hierarchy_build(E, W, H, 1, &P) == DSG_OK, "plain: %s", dsg_error_message());
   CHECK(app_hierarchy_build_cue(E, &cue, W, H, 1, &Q) == DSG_OK, "cue: %s", dsg_error_message());
   CHECK(P.nregions == 3 && Q.nregions == 3, "the toy has %d / %d watershed regions, not 3",
@@ -142,6 +142,170 @@ out:
   app_hierarchy_free(&Q);
 }
 
+/* The arc model's tables (the library's own, included here): every tree well formed, and the
+ * library's evaluator gives scikit-learn's predictions for the rows the fit wrote beside them. */
+#include "arcs/model.inc"
+
+static void test_arc_model(void)
+{
+  int nodes = (int)(sizeof(arc_model_nodes) / sizeof(arc_model_nodes[0])), bad = 0;
+  for (int t = 0; t < ARC_MODEL_TREES; t++) {
+    const int lo = arc_model_root[t], hi = t + 1 < ARC_MODEL_TREES ? arc_model_root[t + 1] : nodes;
+    const app_arc_node *tr = arc_model_nodes + lo;
+    for (int i = 0; i < hi - lo; i++)
+      if (tr[i].feature >= 0 &&
+          (tr[i].feature >= APP_ARC_FEATURES || tr[i].left <= i || tr[i].right <= i ||
+           tr[i].left >= hi - lo || tr[i].right >= hi - lo || !isfinite(tr[i].threshold)))
+        bad++;
+    CHECK(lo < hi && tr[0].feature >= 0, "arc model: tree %d is empty or a lone leaf", t);
+  }
+  CHECK(bad == 0, "arc model: %d nodes point outside their tree or read no feature", bad);
+  for (int r = 0; r < ARC_MODEL_CHECKS; r++) {
+    const double y = app_arc_predict(arc_model_check_x[r]);
+    CHECK(fabs(y - arc_model_check_y[r]) < 1e-9, "arc model: row %d predicts %.12g, the fit %.12g",
+          r, y, arc_model_check_y[r]);
+  }
+  for (int f = 0; f < APP_ARC_FEATURES; f++)
+    CHECK(app_arc_feature_name(f) != NULL, "arc feature %d has no name", f);
+  CHECK(app_arc_feature_name(APP_ARC_FEATURES) == NULL && app_arc_feature_name(-1) == NULL,
+        "arc feature names past the table");
+}
+
+/* One arc between two regions, its features by hand: 4 cracks between columns 2 and 3 of a
+ * 6 x 4 image, E's cracks 0.3, 0.375, 0.5, 0.625, gPb 0.2 everywhere, the forest's map 0 | 1;
+ * regions of 12 and 20 pixels whose brightness histograms are all bin 3 against half bin 3,
+ * half bin 5 (chi2 0.5 (0.25 / 1.5 + 0.25 / 0.5) = 1 / 3, mean bins 3 and 4 of 25), equal in
+ * the other channels. */
+static void test_arc_features(void)
+{
+  enum { W = 6, H = 4, N = W * H, NB = 25 + 25 + 25 + APP_TEXTONS };
+  float E[N], G[N], F[N];
+  const float left[H] = {0.1f, 0.25f, 0.5f, 0.75f};
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++) {
+      E[y * W + x] = x == 2 ? left[y] : 0.5f;
+      G[y * W + x] = 0.2f;
+      F[y * W + x] = x < 3 ? 0.0f : 1.0f;
+    }
+  static float hist[2 * NB];
+  const int first[4] = {0, 25, 50, 75}, bins[4] = {25, 25, 25, APP_TEXTONS};
+  const long area[2] = {12, 20};
+  hist[3] = 12;
+  hist[NB + 3] = 10;
+  hist[NB + 5] = 10;
+  for (int r = 0; r < 2; r++) {
+    hist[r * NB + 25 + 7] = hist[r * NB + 50 + 7] = (float)area[r];
+    hist[r * NB + 75] = (float)area[r];
+  }
+  size_t crack[H];
+  int arc[H] = {0, 0, 0, 0};
+  for (int y = 0; y < H; y++)
+    crack[y] = 2 * (size_t)(y * W + 2);
+  const int ra = 0, rb = 1;
+  app_arc_record rec;
+  memset(&rec, 0, sizeof(rec));
+  const app_arc_cue cue = {G, F, 0.4, &rec};
+  const app_arc_input in = {W, H, E, &cue, H, crack, arc, 1, &ra, &rb, area, hist, NB, first, bins};
+  float strength[H];
+  CHECK(app_arc_strengths(&in, strength) == DSG_OK, "arc features: %s", dsg_error_message());
+  CHECK(rec.narcs == 1 && rec.ncracks == H && rec.features && rec.crack[3] == crack[3] &&
+            rec.arc[3] == 0,
+        "arc features: the record has %d arcs, %zu cracks", rec.narcs, rec.ncracks);
+  if (!rec.features)
+    return;
+  const double mean = 0.45, sq = (0.09 + 0.140625 + 0.25 + 0.390625) / 4;
+  const double want[APP_ARC_FEATURES] = {mean,      sqrt(sq - mean * mean),
+                                         0.625,     0.3,
+                                         0.2,       0.0,
+                                         0.2,       0.2,
+                                         0.5,       0.0,
+                                         0.5,       0.5,
+                                         1.0,       0.5,
+                                         log(4.0),  log(12.0),
+                                         log(20.0), 4.0 / sqrt(12.0),
+                                         1.0 / 3.0, 1.0 / 25.0,
+                                         0.0,       0.0,
+                                         0.0,       0.0,
+                                         0.0};
+  for (int f = 0; f < APP_ARC_FEATURES; f++)
+    CHECK(CLOSE(rec.features[f], want[f], 1e-6, 1e-6), "arc feature %s: %.9g, by hand %.9g",
+          app_arc_feature_name(f), rec.features[f], want[f]);
+  double p = app_arc_predict(rec.features);
+  p = p < 0.0 ? 0.0 : p > 1.0 ? 1.0 : p;
+  const double cv[H] = {0.3, 0.375, 0.5, 0.625};
+  for (int y = 0; y < H; y++)
+    CHECK(CLOSE(strength[y], 0.6 * cv[y] + 0.4 * p, 1e-6, 1e-6),
+          "arc strength of crack %d: %.7g, 0.6 x %.3g + 0.4 x %.7g", y, strength[y], cv[y], p);
+  app_arc_record_free(&rec);
+}
+
+/* The learnt strengths in the hierarchy: on the three blocks of test_region_cue (no specks:
+ * min_area 1) the base arcs are the two block boundaries, recorded crack for crack, and the
+ * merges' levels are the cue's formula with (1 - w) x the boundary's mean + w x the model's
+ * prediction for the recorded features; at weight 0 the plain cue's levels. */
+static void test_arc_hierarchy(void)
+{
+  enum { W = 30, H = 12, N = W * H };
+  static float E[N], G[N], F[N];
+  static unsigned char bins[APP_CONTOUR_CHANNELS * N];
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++) {
+      const int i = y * W + x;
+      E[i] = x == 9 ? 0.5f : x == 19 ? 0.45f : 0.0f;
+      G[i] = E[i] * 0.8f;
+      F[i] = x == 19 ? 0.9f : 0.1f;
+      for (int c = 0; c < APP_CONTOUR_CHANNELS; c++)
+        bins[c * N + i] = (unsigned char)(x < 20 ? 3 + c : 7 + c);
+    }
+  const double wt = 0.2, area = 40.0;
+  for (int weighted = 0; weighted < 2; weighted++) {
+    const double aw = weighted ? 0.7 : 0.0;
+    app_arc_record rec;
+    memset(&rec, 0, sizeof(rec));
+    const app_arc_cue arcs = {G, F, aw, &rec};
+    const app_region_cue plain = {bins, {wt, wt, wt, wt}, area, NULL};
+    const app_region_cue cue = {bins, {wt, wt, wt, wt}, area, &arcs};
+    app_hierarchy P, Q;
+    CHECK(app_hierarchy_build_cue(E, &plain, W, H, 1, &P) == DSG_OK &&
+              app_hierarchy_build_cue(E, &cue, W, H, 1, &Q) == DSG_OK,
+          "arcs: %s", dsg_error_message());
+    CHECK(rec.narcs == 2 && rec.ncracks == 2 * H, "arcs: %d arcs, %zu cracks recorded, not 2, %d",
+          rec.narcs, rec.ncracks, 2 * H);
+    int on_boundary = Q.nregions == 3;
+    for (size_t i = 0; on_boundary && i < rec.ncracks; i++) {
+      const size_t p = rec.crack[i] / 2, q = rec.crack[i] % 2 ? p + W : p + 1;
+      on_boundary = Q.region[p] != Q.region[q];
+    }
+    CHECK(on_boundary, "arcs: a recorded crack lies inside a watershed region");
+    if (rec.narcs == 2 && Q.nregions == 3 && P.nregions == 3) {
+      /* each arc's strength: (1 - w) x its cracks' mean (A|B 0.25, B|C 0.225) + w x the model's
+       * prediction; A and B (alike) merge first, then B|C with the plain cue's histogram term,
+       * P's second level x (1 + 4 wt) - 0.225 */
+      double s_ab = 0.0, s_bc = 0.0;
+      for (int a = 0; a < 2; a++) {
+        const double *x = rec.features + a * APP_ARC_FEATURES;
+        double p = app_arc_predict(x);
+        p = p < 0.0 ? 0.0 : p > 1.0 ? 1.0 : p;
+        *(fabs(x[0] - 0.25) < 1e-6 ? &s_ab : &s_bc) = (1.0 - aw) * x[0] + aw * p;
+      }
+      const double div = 1.0 + 4 * wt, first = s_ab / div;
+      double second = (s_bc + P.merge_level[1] * div - 0.225) / div;
+      second = second > first ? second : first;
+      CHECK(fabs(Q.merge_level[0] - first) < 1e-6 && fabs(Q.merge_level[1] - second) < 1e-6,
+            "arcs at weight %g: levels %.7g, %.7g, the formula's %.7g, %.7g", aw, Q.merge_level[0],
+            Q.merge_level[1], first, second);
+      if (!weighted)
+        CHECK(fabs(Q.merge_level[0] - P.merge_level[0]) < 1e-6 &&
+                  fabs(Q.merge_level[1] - P.merge_level[1]) < 1e-6,
+              "arcs at weight 0: levels %.7g, %.7g, the plain cue's %.7g, %.7g", Q.merge_level[0],
+              Q.merge_level[1], P.merge_level[0], P.merge_level[1]);
+    }
+    app_arc_record_free(&rec);
+    app_hierarchy_free(&P);
+    app_hierarchy_free(&Q);
+  }
+}
+
 /* Regions below min_area (specks) merge as without the cue: on a random map the region cue's
  * hierarchy begins with the plain one's speck merges (the merges at level 0), pair for pair;
  * after them both hierarchies' levels rise at every merge. */
@@ -154,7 +318,7 @@ static void test_specks(void)
     E[i] = (float)(test_rand64() % 50) / 50.0f;
   for (int i = 0; i < APP_CONTOUR_CHANNELS * N; i++)
     bins[i] = (unsigned char)(test_rand64() % 25);
-  const app_region_cue cue = {bins, {0.3, 0.3, 0.3, 0.3}, 20.0};
+  const app_region_cue cue = {bins, {0.3, 0.3, 0.3, 0.3}, 20.0, NULL};
   app_hierarchy P, Q;
   CHECK(app_hierarchy_build(E, W, H, 12, &P) == DSG_OK &&
             app_hierarchy_build_cue(E, &cue, W, H, 12, &Q) == DSG_OK,
@@ -195,7 +359,7 @@ static void test_greedy(int w, int h, int min_area, int cued)
   for (int i = 0; i < n * APP_CONTOUR_CHANNELS; i++)
     bins[i] = (unsigned char)(test_rand64() % 6);
   const double wt = 0.25, cue_area = 9.0;
-  const app_region_cue cue = {bins, {wt, wt, wt, wt}, cue_area};
+  const app_region_cue cue = {bins, {wt, wt, wt, wt}, cue_area, NULL};
   app_hierarchy H;
   CHECK(app_hierarchy_build_cue(E, cued ? &cue : NULL, w, h, min_area, &H) == DSG_OK,
         "greedy %dx%d: %s", w, h, dsg_error_message());
@@ -331,7 +495,7 @@ int main(void)
       bins[i] = (unsigned char)(test_rand64() % 25);
     for (int weighted = 0; weighted < 2; weighted++) {
       const double wt = weighted ? 0.3 : 0.0;
-      const app_region_cue cue = {bins, {wt, wt, wt, wt}, 7.0};
+      const app_region_cue cue = {bins, {wt, wt, wt, wt}, 7.0, NULL};
       app_hierarchy G;
       CHECK(app_hierarchy_build_cue(E, &cue, w, h, min_area, &G) == DSG_OK, "%dx%d cue: %s", w, h,
             dsg_error_message());
@@ -355,6 +519,9 @@ int main(void)
     free(ref);
   }
   test_region_cue();
+  test_arc_model();
+  test_arc_features();
+  test_arc_hierarchy();
   test_specks();
   test_greedy(40, 30, 6, 1);
   test_greedy(33, 27, 10, 1);

@@ -87,6 +87,7 @@ class DsgOptions(Structure):
         ("min_region", c_int),
         ("region_weight", c_double),
         ("forest_weight", c_double),
+        ("arc_weight", c_double),
         ("threshold", c_double),
         # resolution
         ("work_pixels", c_longlong),
