@@ -101,6 +101,9 @@ int app_arc_strengths(const app_arc_input *in, float *strength)
     }
     s[ACC - 1] += 1.0;
   }
+  /* each arc's features and prediction: independent, and the trees are most of the time (4 ms
+   * for 1 300 arcs on one core of the 2-core machine) */
+#pragma omp parallel for schedule(static)
   for (int a = 0; a < A; a++) {
     const double *s = acc + (size_t)a * ACC, len = s[ACC - 1];
     double *x = X + (size_t)a * APP_ARC_FEATURES;
