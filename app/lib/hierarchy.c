@@ -262,7 +262,8 @@ static int learn_arcs(hier_state *s)
       rb[arc_of[e]] = s->edges[e].b;
       s->edges[e].sum = 0.0;
     }
-  /* the cracks of the live edges: an edge joined into another (into) is followed to its end */
+  /* the cracks of the live edges: an edge joined into another (into) is followed to its end,
+   * and the crack points there from now on (its level at the end is that edge's) */
   ncr = 0;
   for (size_t c = 0; c < 2 * n; c++) {
     int e = s->crack_edge[c];
@@ -272,6 +273,7 @@ static int learn_arcs(hier_state *s)
       e = s->edges[e].into;
     if (arc_of[e] < 0) /* inside a region: a speck's boundary */
       continue;
+    s->crack_edge[c] = e;
     crack[ncr] = c;
     arc[ncr++] = arc_of[e];
   }
@@ -280,12 +282,8 @@ static int learn_arcs(hier_state *s)
                             s->area,  s->hist,   s->nbins, s->first,     s->bins};
   if (app_arc_strengths(&in, v) != DSG_OK)
     goto out;
-  for (size_t i = 0; i < ncr; i++) {
-    int e = s->crack_edge[crack[i]];
-    while (s->edges[e].into >= 0)
-      e = s->edges[e].into;
-    s->edges[e].sum += (double)v[i];
-  }
+  for (size_t i = 0; i < ncr; i++)
+    s->edges[s->crack_edge[crack[i]]].sum += (double)v[i];
   status = 0;
 out:
   free(arc_of);
