@@ -36,16 +36,38 @@ const char *app_arc_feature_name(int f)
   return f >= 0 && f < APP_ARC_FEATURES ? feature_names[f] : NULL;
 }
 
+/* Tree by tree over a block of arcs, so that a tree's nodes stay in the nearest cache while
+ * the block's arcs descend it (arc by arc, the 200 trees' 90 KB went through it for each arc:
+ * 2-3 times slower). Each arc's sum is the base, then the trees in order. */
+#define ARC_BLOCK 32
+void app_arc_predict_many(const double *X, int n, double *y)
+{
+#pragma omp parallel for schedule(static) if (n > 4 * ARC_BLOCK)
+  for (int b = 0; b < n; b += ARC_BLOCK) {
+    const int m = n - b < ARC_BLOCK ? n - b : ARC_BLOCK;
+    const double *xb = X + (size_t)b * APP_ARC_FEATURES;
+    double acc[ARC_BLOCK];
+    for (int j = 0; j < m; j++)
+      acc[j] = arc_model_base;
+    for (int t = 0; t < ARC_MODEL_TREES; t++) {
+      const app_arc_node *tree = arc_model_nodes + arc_model_root[t];
+      for (int j = 0; j < m; j++) {
+        const double *x = xb + (size_t)j * APP_ARC_FEATURES;
+        int i = 0;
+        while (tree[i].feature >= 0)
+          i = x[tree[i].feature] <= tree[i].t ? tree[i].left : tree[i].right;
+        acc[j] += tree[i].t;
+      }
+    }
+    for (int j = 0; j < m; j++)
+      y[b + j] = acc[j];
+  }
+}
+
 double app_arc_predict(const double *x)
 {
-  double y = arc_model_base;
-  for (int t = 0; t < ARC_MODEL_TREES; t++) {
-    const app_arc_node *tree = arc_model_nodes + arc_model_root[t];
-    int i = 0;
-    while (tree[i].feature >= 0)
-      i = x[tree[i].feature] <= tree[i].threshold ? tree[i].left : tree[i].right;
-    y += tree[i].value;
-  }
+  double y;
+  app_arc_predict_many(x, 1, &y);
   return y;
 }
 
@@ -101,8 +123,7 @@ int app_arc_strengths(const app_arc_input *in, float *strength)
     }
     s[ACC - 1] += 1.0;
   }
-  /* each arc's features and prediction: independent, and the trees are most of the time (4 ms
-   * for 1 300 arcs on one core of the 2-core machine) */
+  /* each arc's features (independent), then the trees' predictions, most of the time */
 #pragma omp parallel for schedule(static)
   for (int a = 0; a < A; a++) {
     const double *s = acc + (size_t)a * ACC, len = s[ACC - 1];
@@ -139,9 +160,10 @@ int app_arc_strengths(const app_arc_input *in, float *strength)
       if (c < APP_CONTOUR_CHANNELS - 1) /* the texture's bins are textons: no order */
         x[f++] = fabs(ma - mb) / in->bins[c];
     }
-    const double y = app_arc_predict(x);
-    pred[a] = y < 0.0 ? 0.0 : y > 1.0 ? 1.0 : y;
   }
+  app_arc_predict_many(X, A, pred);
+  for (int a = 0; a < A; a++)
+    pred[a] = pred[a] < 0.0 ? 0.0 : pred[a] > 1.0 ? 1.0 : pred[a];
   for (size_t i = 0; i < in->ncracks; i++) {
     const size_t c = in->crack[i], p = c / 2, q = c % 2 ? p + w : p + 1;
     const double v = 0.5 * ((double)in->E[p] + (double)in->E[q]);

@@ -406,15 +406,16 @@ struct app_arc_cue {
 /* A node of the ensemble's trees (app/lib/arcs/model.inc: arc_model_nodes, tree t's from
  * arc_model_root[t]). */
 typedef struct app_arc_node {
-  int feature;      /* -1: a leaf */
-  double threshold; /* x[feature] <= threshold: left */
-  int left, right;  /* the children, from the tree's first node */
-  double value;     /* a leaf's share of the prediction */
+  double t;            /* a leaf's share of the prediction, else x[feature] <= t: left */
+  int16_t feature;     /* -1: a leaf */
+  int16_t left, right; /* the children, from the tree's first node */
 } app_arc_node;
 /* The feature's name (a table's row), NULL past the end. */
 const char *app_arc_feature_name(int f);
-/* The ensemble's prediction for one arc's features. */
+/* The ensemble's prediction for one arc's features; for n arcs' (X: n x APP_ARC_FEATURES) into
+ * y, the same sums in the same order, tree by tree over blocks of arcs. */
 double app_arc_predict(const double *x);
+void app_arc_predict_many(const double *X, int n, double *y);
 /* What the hierarchy hands over at the base level: its regions' areas and histograms (the
  * region cue's layout: nbins per region, channel c's bins from first[c]) and the cracks on
  * base arcs, with each arc's two regions. */

@@ -106,13 +106,16 @@ def write_model(path, base, trees, note, check_x, check_y):
         f.write("static const int arc_model_root[ARC_MODEL_TREES] = {\n")
         for i in range(0, len(roots), 16):
             f.write("    %s,\n" % ", ".join(str(r) for r in roots[i:i + 16]))
-        f.write("};\n/* feature (-1: a leaf), threshold, left, right, value */\n")
+        f.write("};\n/* a leaf's value or the threshold, feature (-1: a leaf), left, right */\n")
         f.write("static const app_arc_node arc_model_nodes[%d] = {\n" % len(nodes))
+        if max(len(t) for t in trees) >= 32768:
+            raise SystemExit("a tree of %d nodes: the tables index them in 16 bits"
+                             % max(len(t) for t in trees))
         for fe, th, le, ri, va in nodes:
             if fe < 0:
-                f.write("    {-1, 0, 0, 0, %.17g},\n" % va)
+                f.write("    {%.17g, -1, 0, 0},\n" % va)
             else:
-                f.write("    {%d, %.17g, %d, %d, 0},\n" % (fe, th, le, ri))
+                f.write("    {%.17g, %d, %d, %d},\n" % (th, fe, le, ri))
         f.write("};\n")
         f.write("/* arcs of the training set and the fitted model's predictions for them (scikit-learn's\n"
                 " * own predict): tests/lib/test_hierarchy.c checks app_arc_predict against them */\n")

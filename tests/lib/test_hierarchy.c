@@ -155,15 +155,19 @@ static void test_arc_model(void)
     for (int i = 0; i < hi - lo; i++)
       if (tr[i].feature >= 0 &&
           (tr[i].feature >= APP_ARC_FEATURES || tr[i].left <= i || tr[i].right <= i ||
-           tr[i].left >= hi - lo || tr[i].right >= hi - lo || !isfinite(tr[i].threshold)))
+           tr[i].left >= hi - lo || tr[i].right >= hi - lo || !isfinite(tr[i].t)))
         bad++;
     CHECK(lo < hi && tr[0].feature >= 0, "arc model: tree %d is empty or a lone leaf", t);
   }
   CHECK(bad == 0, "arc model: %d nodes point outside their tree or read no feature", bad);
+  /* one at a time, and all at once (blocks of arcs): the same sums */
+  double many[ARC_MODEL_CHECKS];
+  app_arc_predict_many(&arc_model_check_x[0][0], ARC_MODEL_CHECKS, many);
   for (int r = 0; r < ARC_MODEL_CHECKS; r++) {
     const double y = app_arc_predict(arc_model_check_x[r]);
-    CHECK(fabs(y - arc_model_check_y[r]) < 1e-9, "arc model: row %d predicts %.12g, the fit %.12g",
-          r, y, arc_model_check_y[r]);
+    CHECK(fabs(y - arc_model_check_y[r]) < 1e-9 && many[r] == y,
+          "arc model: row %d predicts %.12g (%.12g with the others), the fit %.12g", r, y, many[r],
+          arc_model_check_y[r]);
   }
   for (int f = 0; f < APP_ARC_FEATURES; f++)
     CHECK(app_arc_feature_name(f) != NULL, "arc feature %d has no name", f);
