@@ -37,8 +37,9 @@ const char *app_arc_feature_name(int f)
 }
 
 /* Tree by tree over a block of arcs, so that a tree's nodes stay in the nearest cache while
- * the block's arcs descend it (arc by arc, the 200 trees' 90 KB went through it for each arc:
- * 2-3 times slower). Each arc's sum is the base, then the trees in order. */
+ * the block's arcs descend it (arc by arc, the 200 trees' 90 KB pass through it for each arc:
+ * 4.3 against 3.8 ms for 1 338 arcs on one core of the 2-core machine), blocks in parallel.
+ * Each arc's sum is the base, then the trees in order. */
 #define ARC_BLOCK 32
 void app_arc_predict_many(const double *X, int n, double *y)
 {
