@@ -1338,6 +1338,18 @@ static int renumber(int32_t *labels, size_t n, int *count)
 }
 
 /* r's labels and contours, computed on `work`, brought to the size of `full` (resolution.c). */
+/* Labels made at the working size (work) to the image's (full), as a run's come back and its
+ * hierarchy's cuts after it: refined against full's pixels (app_upsample_labels), then
+ * renumbered 0 .. count - 1 in order of first appearance, as at the working size (a sliver the
+ * photo's pixels left may leave a gap). */
+static int labels_to_full_size(const dsg_image *full, const dsg_image *work, const int32_t *labels,
+                               int32_t *big, int *count)
+{
+  const int status = app_upsample_labels(full, work, labels, big);
+  return status == DSG_OK ? renumber(big, (size_t)full->width * (size_t)full->height, count)
+                          : status;
+}
+
 static int to_full_size(dsg_result *r, const dsg_image *full, const dsg_image *work)
 {
   const size_t N = (size_t)full->width * (size_t)full->height;
@@ -1349,11 +1361,9 @@ static int to_full_size(dsg_result *r, const dsg_image *full, const dsg_image *w
     big = malloc(N * sizeof(*big));
     if (!big)
       return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %zu labels", N);
-    status = app_upsample_labels(full, work, labels, big);
+    status = labels_to_full_size(full, work, labels, big, &r->groups[g].segments);
     free(labels);
     r->groups[g].labels = big;
-    if (status == DSG_OK) /* 0 .. k-1 in order of first appearance, as at the working size */
-      status = renumber(big, N, &r->groups[g].segments);
   }
   if (status == DSG_OK && r->contours) {
     float *big = malloc(N * sizeof(*big));
@@ -1605,7 +1615,7 @@ int dsg_hierarchy_cut(const dsg_hierarchy *h, const dsg_image *img, int k, doubl
 {
   const int w = h->H.width, ht = h->H.height;
   const int shrunk = w != h->width || ht != h->height;
-  const size_t n = (size_t)w * ht, N = (size_t)h->width * h->height;
+  const size_t n = (size_t)w * ht;
   int32_t *work_labels = NULL;
   dsg_image small = {0, 0, 0, NULL};
   int status = DSG_OK;
@@ -1633,9 +1643,7 @@ int dsg_hierarchy_cut(const dsg_hierarchy *h, const dsg_image *img, int k, doubl
   if (status == DSG_OK && shrunk)
     status = app_image_shrink(img, w, ht, &small);
   if (status == DSG_OK && shrunk)
-    status = app_upsample_labels(img, &small, work_labels, labels);
-  if (status == DSG_OK && shrunk) /* a sliver the photo's pixels left may leave a gap */
-    status = renumber(labels, N, &count);
+    status = labels_to_full_size(img, &small, work_labels, labels, &count);
   if (status == DSG_OK && segments)
     *segments = count;
   free(work_labels);
