@@ -30,7 +30,7 @@ import time
 import xml.etree.ElementTree as ET
 
 CACHE_FACTOR = 8.0
-from checks import check, report, test_args
+from checks import check, report, run_tool, test_args
 
 
 def main():
@@ -42,7 +42,7 @@ def main():
         # 1, where ARPACK at tol 1e-3 can return another 4th)
         base = [a.diaseg, "bench", "--size", "64x48", "--nev", "4", "--tol", "1e-3", "--repeat", "3",
                 "--affinity", "intensity", "--matvec", "all", "--kernel", "all", "--solver", "all"]
-        p = subprocess.run(base + ["--json", j, "--csv", c, "--chart", svg], capture_output=True,
+        p = run_tool(base + ["--json", j, "--csv", c, "--chart", svg], capture_output=True,
                            text=True, timeout=900)
         check(p.returncode == 0, f"bench: exit {p.returncode}: {p.stderr[-2000:]}")
         check("64x48" in p.stdout and "cpu" in p.stdout, "the table on stdout")
@@ -130,7 +130,7 @@ def main():
         check("opencl:" not in chart and all(x.get("device_short", "?") in chart for x in rows),
               "SVG: bars named by device")
         # a PNG chart, the C path only, SpMV only
-        p = subprocess.run(base + ["--matvec", "cpu", "--spmv-only", "--chart", png, "-q"],
+        p = run_tool(base + ["--matvec", "cpu", "--spmv-only", "--chart", png, "-q"],
                            capture_output=True, text=True, timeout=300)
         head = open(png, "rb").read(24) if os.path.exists(png) else b""
         check(p.returncode == 0 and head[:8] == b"\x89PNG\r\n\x1a\n" and
@@ -139,7 +139,7 @@ def main():
         # its long name keeps the table's columns aligned
         odd, svg2 = os.path.join(tmp, "a&b<c>_synthetic_regions.png"), os.path.join(tmp, "odd.svg")
         shutil.copy(os.path.join(a.data, "synthetic_regions.png"), odd)
-        p = subprocess.run([a.diaseg, "bench", odd, "--matvec", "cpu", "--spmv-only", "--repeat",
+        p = run_tool([a.diaseg, "bench", odd, "--matvec", "cpu", "--spmv-only", "--repeat",
                             "3", "--chart", svg2, "-q"], capture_output=True, text=True, timeout=300)
         try:
             ET.parse(svg2)
@@ -155,27 +155,27 @@ def main():
         os.remove(svg2)
         # an output path that cannot be written fails before the measurements, leaving nothing
         j2, bad = os.path.join(tmp, "b2.json"), os.path.join(c, "x.csv")  # c is a file
-        p = subprocess.run(base + ["--json", j2, "--csv", bad], capture_output=True, text=True,
+        p = run_tool(base + ["--json", j2, "--csv", bad], capture_output=True, text=True,
                            timeout=300)
         check(p.returncode == 1 and p.stderr.count("\n") == 1 and "error" in p.stderr and
               "bench: 64x48" not in p.stderr and not os.path.exists(j2),
               f"unwritable --csv: exit {p.returncode}, stderr {p.stderr!r}")
         # a size the host cannot hold (here: under --max-memory) stops before it is built, with
         # what would fit; a size over --max-pixels is a usage error
-        p = subprocess.run([a.diaseg, "bench", "--size", "640x480", "--matvec", "cpu", "-q",
+        p = run_tool([a.diaseg, "bench", "--size", "640x480", "--matvec", "cpu", "-q",
                             "--max-memory", "100000000"], capture_output=True, text=True,
                            timeout=300)
         errors = [x for x in p.stderr.splitlines() if not x.startswith("bench: warning:")]
         check(p.returncode == 1 and len(errors) == 1 and "host memory" in p.stderr and
               "at most about" in p.stderr and "--work-pixels" not in p.stderr and p.stdout == "",
               f"bench over --max-memory: exit {p.returncode}, stderr {p.stderr!r}")
-        p = subprocess.run([a.diaseg, "bench", "--size", "640x480", "--max-pixels", "1000", "-q"],
+        p = run_tool([a.diaseg, "bench", "--size", "640x480", "--max-pixels", "1000", "-q"],
                            capture_output=True, text=True, timeout=300)
         check(p.returncode == 2 and "--max-pixels" in p.stderr,
               f"bench over --max-pixels: exit {p.returncode}, stderr {p.stderr!r}")
         # nothing measured (every kernel skipped): an error, not an empty result
         j3 = os.path.join(tmp, "b3.json")
-        p = subprocess.run([a.diaseg, "bench", "--size", "13x7", "--matvec", "opencl",
+        p = run_tool([a.diaseg, "bench", "--size", "13x7", "--matvec", "opencl",
                             "--cl-max-alloc", "1000", "--json", j3, "-q"], capture_output=True,
                            text=True, timeout=300)
         errors = [x for x in p.stderr.splitlines() if "error" in x]
@@ -187,12 +187,12 @@ def main():
         empty = os.path.join(tmp, "no_icd")
         os.mkdir(empty)
         env = dict(os.environ, OCL_ICD_VENDORS=empty)
-        probe = subprocess.run([a.diaseg, "devices"], capture_output=True, text=True, env=env)
+        probe = run_tool([a.diaseg, "devices"], capture_output=True, text=True, env=env)
         if "No OpenCL devices" not in probe.stdout:
             # some loaders (NVIDIA's) ignore OCL_ICD_VENDORS: the case cannot be made here
             print("note: this OpenCL loader ignores OCL_ICD_VENDORS; the no-platform check is skipped")
         else:
-            p = subprocess.run([a.diaseg, "bench", "--size", "13x7", "--matvec", "opencl",
+            p = run_tool([a.diaseg, "bench", "--size", "13x7", "--matvec", "opencl",
                                 "--json", j3], capture_output=True, text=True, timeout=300,
                                env=env)
             errors = p.stderr.strip().splitlines()
@@ -204,7 +204,7 @@ def main():
         # is) is written through, never renamed over
         link = os.path.join(tmp, "devnull")
         os.symlink("/dev/null", link)
-        p = subprocess.run([a.diaseg, "bench", "--size", "13x7", "--matvec", "cpu", "--spmv-only",
+        p = run_tool([a.diaseg, "bench", "--size", "13x7", "--matvec", "cpu", "--spmv-only",
                             "--repeat", "2", "-q", "--json", link, "--csv", link],
                            capture_output=True, text=True, timeout=300)
         check(p.returncode == 0 and os.path.islink(link) and os.readlink(link) == "/dev/null",
@@ -245,7 +245,7 @@ def defaults_and_help(a, tmp):
     the lanczos solver, nev 16 and tol 1e-3, a budget of 30 s; --help shows them on the option
     lines, and segment's help keeps its own."""
     j = os.path.join(tmp, "defaults.json")
-    p = subprocess.run([a.diaseg, "bench", "--size", "48x32", "--repeat", "2", "--json", j],
+    p = run_tool([a.diaseg, "bench", "--size", "48x32", "--repeat", "2", "--json", j],
                        capture_output=True, text=True, timeout=300)
     check(p.returncode == 0, f"bench defaults: exit {p.returncode}: {p.stderr[-2000:]}")
     if p.returncode != 0:
@@ -259,7 +259,7 @@ def defaults_and_help(a, tmp):
           f"backends {[(x['backend'], x['kernel']) for x in rows]}")
     check(all(x["status"] == "done" and x["spmv"]["runs"] == 2 for x in rows), "rows done, 2 runs")
     check_warnings(r, p.stdout)
-    lines = subprocess.run([a.diaseg, "bench", "--help"], capture_output=True, text=True).stdout
+    lines = run_tool([a.diaseg, "bench", "--help"], capture_output=True, text=True).stdout
     opt = {line.split()[0]: line for line in lines.splitlines() if line.strip().startswith("--")}
     check("default 16" in opt.get("--nev", "") and "default 8)" not in opt.get("--nev", ""),
           f"bench --help: {opt.get('--nev')!r}")
@@ -268,7 +268,7 @@ def defaults_and_help(a, tmp):
     for flag in ("--budget", "--e2e", "--matvec", "--solver", "--kernel"):
         check(flag in opt, f"bench --help lacks {flag}")
     check("DIASEG_BENCH_LOAD_OVERRIDE" in lines and "--budget 30" in lines, "bench --help epilogue")
-    seg = subprocess.run([a.diaseg, "segment", "--help"], capture_output=True, text=True).stdout
+    seg = run_tool([a.diaseg, "segment", "--help"], capture_output=True, text=True).stdout
     seg_opt = {line.split()[0]: line for line in seg.splitlines() if line.strip().startswith("--")}
     for flag in ("--nev", "--tol", "--matvec", "--solver", "--kernel"):
         check(flag in seg_opt and seg_opt[flag] != opt.get(flag) and "bench" not in seg_opt[flag],
@@ -281,7 +281,7 @@ def e2e(a, tmp):
     output folder behind, and --e2e with --spmv-only is refused."""
     j, c, svg = (os.path.join(tmp, f) for f in ("e2e.json", "e2e.csv", "e2e.svg"))
     stages = ["contours", "affinity", "setup", "solve", "grouping", "resolution", "write"]
-    p = subprocess.run([a.diaseg, "bench", "--e2e", "--size", "128x120", "--repeat", "2",
+    p = run_tool([a.diaseg, "bench", "--e2e", "--size", "128x120", "--repeat", "2",
                         "--json", j, "--csv", c, "--chart", svg], capture_output=True, text=True,
                        timeout=300, cwd=tmp)
     check(p.returncode == 0, f"bench --e2e: exit {p.returncode}: {p.stderr[-2000:]}")
@@ -321,7 +321,7 @@ def e2e(a, tmp):
     for s in ("contours", "solve", "write"):
         check(sum(f": {s} " in t for t in titles) == len(rows), f"e2e SVG: {s} bars")
     check(not os.path.exists(os.path.join(tmp, "out")), "e2e wrote into the working folder")
-    p = subprocess.run([a.diaseg, "bench", "--e2e", "--spmv-only"], capture_output=True, text=True)
+    p = run_tool([a.diaseg, "bench", "--e2e", "--spmv-only"], capture_output=True, text=True)
     check(p.returncode == 2 and "--e2e" in p.stderr, f"--e2e --spmv-only: {p.returncode} {p.stderr!r}")
 
 
@@ -376,7 +376,7 @@ def load_warning(a, tmp):
            "2", "-q", "--json", j]
     for load, expect in (("1000", True), ("0", False)):
         env = dict(os.environ, DIASEG_BENCH_LOAD_OVERRIDE=load)
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+        p = run_tool(cmd, capture_output=True, text=True, timeout=300, env=env)
         check(p.returncode == 0, f"load {load}: exit {p.returncode} {p.stderr!r}")
         if p.returncode != 0:
             continue
@@ -389,7 +389,7 @@ def load_warning(a, tmp):
         check((said in p.stderr) == expect and (f"# warning: {said}" in p.stdout) == expect,
               f"load {load}: stderr {p.stderr!r}")
     env = dict(os.environ, DIASEG_BENCH_LOAD_OVERRIDE="high")
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    p = run_tool(cmd, capture_output=True, text=True, env=env)
     check(p.returncode == 2 and "DIASEG_BENCH_LOAD_OVERRIDE" in p.stderr, f"load 'high': {p.stderr!r}")
 
 
@@ -398,7 +398,7 @@ def budget(a, tmp):
     is stopped (over_budget, "budget" in the table), a backend whose SpMV is slower skips its
     solve; --e2e's runs are stopped too."""
     j = os.path.join(tmp, "budget.json")
-    p = subprocess.run([a.diaseg, "bench", "--size", "64x48", "--affinity", "intensity",
+    p = run_tool([a.diaseg, "bench", "--size", "64x48", "--affinity", "intensity",
                         "--repeat", "5", "--budget", "0.000001", "--json", j],
                        capture_output=True, text=True, timeout=300)
     check(p.returncode == 0, f"budget: exit {p.returncode} {p.stderr[-2000:]}")
@@ -412,7 +412,7 @@ def budget(a, tmp):
                 slower = x["spmv"]["median_s"] >= cpu[0]["spmv"]["median_s"]
                 check(x["status"] == ("skipped" if slower else "over_budget"), f"budget: {x}")
         check(" budget " in p.stdout and "--budget" in p.stderr, "budget: table and stderr")
-    p = subprocess.run([a.diaseg, "bench", "--e2e", "--size", "48x32", "--matvec", "cpu",
+    p = run_tool([a.diaseg, "bench", "--e2e", "--size", "48x32", "--matvec", "cpu",
                         "--budget", "0.000001", "--json", j, "-q"], capture_output=True,
                        text=True, timeout=300)
     rows = json.load(open(j))["results"] if p.returncode == 0 else []

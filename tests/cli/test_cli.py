@@ -20,12 +20,12 @@ import zlib
 
 import numpy as np
 
-from checks import check, report, test_args
+from checks import check, report, run_tool, test_args
 
 
 def run(args, cwd=None, env=None, timeout=600):
-    p = subprocess.run([DIASEG] + args, capture_output=True, text=True, cwd=cwd, env=env,
-                       timeout=timeout)
+    p = run_tool([DIASEG] + args, capture_output=True, text=True, cwd=cwd, env=env,
+                 timeout=timeout)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -1544,7 +1544,7 @@ def progress_cases(tmp, data):
     stages in order and monotone counts; auto (the default) shows nothing off a terminal; bar
     shows the line anyway; none and -q show nothing (-q with json keeps the json)."""
     def run(args):  # standard error as written: text mode would turn '\r' into '\n'
-        p = subprocess.run([DIASEG] + args, capture_output=True, timeout=600)
+        p = run_tool([DIASEG] + args, capture_output=True, timeout=600)
         return p.returncode, p.stdout, p.stderr.decode()
 
     image = os.path.join(data, "synthetic_regions.png")

@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from checks import check, report, test_args
+from checks import check, report, run_tool, test_args
 
 
 def files(folder):
@@ -161,7 +161,7 @@ def full_disk(tmp, image):
             resource.setrlimit(resource.RLIMIT_FSIZE, (256 * 1024, 256 * 1024))
 
     try:
-        p = subprocess.run([DIASEG, "segment", image, "--resize", "240x160", "-k", "4", "--nev", "8",
+        p = run_tool([DIASEG, "segment", image, "--resize", "240x160", "-k", "4", "--nev", "8",
                             "--matvec", "cpu", "-o", out, "-q"], capture_output=True, text=True,
                            preexec_fn=limit, timeout=300)
         how = "tmpfs" if mounted else "RLIMIT_FSIZE"
@@ -181,8 +181,8 @@ def overwrite(tmp, image):
     for mine in ("notes.txt", "eigvec_01_annotated.png"):  # the user's: never touched
         with open(os.path.join(out, mine), "w") as fh:
             fh.write("mine\n")
-    run = lambda *a: subprocess.run([DIASEG, *a, "-o", out, "-q", "--matvec", "cpu"],
-                                    capture_output=True, text=True)
+    run = lambda *a: run_tool([DIASEG, *a, "-o", out, "-q", "--matvec", "cpu"],
+                              capture_output=True, text=True)
     p = run("segment", image, "--nev", "6", "-k", "3", "--pictures", "all")
     check(p.returncode == 0, f"overwrite: first run {p.stderr}")
     # every vector but the trivial first one (constant: not drawn)
@@ -225,7 +225,7 @@ def load(tmp, image):
     first = None
     for i in range(10):
         out = os.path.join(tmp, "seq")
-        p = subprocess.run(cmd("cpu", "seq")[:-3] + ["-o", out, "-q"], capture_output=True, text=True)
+        p = run_tool(cmd("cpu", "seq")[:-3] + ["-o", out, "-q"], capture_output=True, text=True)
         check(p.returncode == 0, f"sequential run {i}: {p.stderr}")
         d = (digest(os.path.join(out, "eigenvectors.npy")), digest(os.path.join(out, "labels.npy")))
         first = first or d

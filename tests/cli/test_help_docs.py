@@ -7,10 +7,9 @@ Usage: test_help_docs.py --diaseg PATH --data DIR
 """
 import os
 import re
-import subprocess
 import sys
 
-from checks import check, report, test_args
+from checks import check, report, run_tool, test_args
 
 COMMANDS = ["segment", "eigs", "affinity", "bench", "contours", "devices"]
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -19,7 +18,7 @@ CLI_MD = os.path.join(HERE, "..", "..", "docs", "CLI.md")
 
 def help_options(diaseg, command):
     """The long options (without --) of `diaseg COMMAND --help`."""
-    p = subprocess.run([diaseg, command, "--help"], capture_output=True, text=True, timeout=60)
+    p = run_tool([diaseg, command, "--help"], capture_output=True, text=True, timeout=60)
     check(p.returncode == 0, f"{command} --help: exit {p.returncode}")
     found = set()
     for line in p.stdout.splitlines():
