@@ -362,74 +362,85 @@ static uint32_t order_key(float v)
   return u & 0x80000000u ? ~u : u | 0x80000000u;
 }
 
-/* The pixel indices by ascending key, ties by index: an LSD radix sort, 8 bits a pass (stable,
- * so ties keep the order of the indices), a pass skipped where every key has the same byte. The
- * order of the comparison sort (value, then index) it replaces, at a tenth of its time. */
-static int sort_pixels(const float *E, size_t n, int *order)
+/* a seed of the watershed: its pixel and its order key */
+typedef struct seed {
+  uint32_t key;
+  int pixel;
+} seed;
+
+static int seed_cmp(const void *a, const void *b)
 {
-  uint32_t *key = malloc(n * sizeof(*key)), *key2 = malloc(n * sizeof(*key2));
-  int *tmp = malloc(n * sizeof(*tmp));
-  if (!key || !key2 || !tmp) {
-    free(key);
-    free(key2);
-    free(tmp);
-    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the watershed of %zu pixels", n);
-  }
-  for (size_t i = 0; i < n; i++) {
-    key[i] = order_key(isfinite(E[i]) ? E[i] : 0.0f);
-    order[i] = (int)i;
-  }
-  for (int shift = 0; shift < 32; shift += 8) {
-    size_t count[257] = {0};
-    for (size_t i = 0; i < n; i++)
-      count[((key[i] >> shift) & 0xff) + 1]++;
-    if (count[((key[0] >> shift) & 0xff) + 1] == n)
-      continue; /* one bucket: nothing moves */
-    for (int d = 0; d < 256; d++)
-      count[d + 1] += count[d];
-    for (size_t i = 0; i < n; i++) {
-      const size_t at = count[(key[i] >> shift) & 0xff]++;
-      key2[at] = key[i];
-      tmp[at] = order[i];
-    }
-    uint32_t *kt = key;
-    key = key2;
-    key2 = kt;
-    memcpy(order, tmp, n * sizeof(*order));
-  }
-  free(key);
-  free(key2);
-  free(tmp);
-  return DSG_OK;
+  const seed *p = a, *q = b;
+  if (p->key != q->key)
+    return p->key < q->key ? -1 : 1;
+  return (p->pixel > q->pixel) - (p->pixel < q->pixel);
 }
 
+/* The watershed of E: the pixels by ascending strength, ties by index (NaN and infinities as 0),
+ * each joining the region of its lowest 4-neighbour among those before it, or starting a region
+ * where none is; regions are numbered in the order they start. Which neighbours come before a
+ * pixel depends on the two pixels' keys alone, so each pixel's choice (its parent) is made on its
+ * own, in parallel, without sorting the pixels; the regions' numbers come from a sort of the
+ * seeds (the pixels with no parent, a few thousand), and each pixel takes its seed's number by
+ * following its parents (each before the last, so the chains end). The labels of the sequential
+ * flood in that order, exactly (test_hierarchy: against a flood over a comparison sort). */
 static int watershed(const float *E, int w, int h, int32_t *label, int *nregions)
 {
   const size_t n = (size_t)w * h;
-  int *order = malloc(n * sizeof(*order));
-  if (!order)
-    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the watershed of %zu pixels", n);
-  const int status = sort_pixels(E, n, order);
-  if (status != DSG_OK) {
-    free(order);
-    return status;
+  uint32_t *key = malloc(n * sizeof(*key));
+  seed *seeds = NULL;
+  int count = 0, nseeds = 0, status = DSG_OK;
+  if (!key) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the watershed of %zu pixels", n);
+    goto out;
   }
-  for (size_t i = 0; i < n; i++)
-    label[i] = -1;
-  int count = 0;
-  for (size_t t = 0; t < n; t++) {
-    const int p = order[t], x = p % w, y = p / w;
+#pragma omp parallel for schedule(static)
+  for (ptrdiff_t i = 0; i < (ptrdiff_t)n; i++)
+    key[i] = order_key(isfinite(E[i]) ? E[i] : 0.0f);
+  /* each pixel's parent: the lowest neighbour before it (the first in the order left, right, up,
+   * down among equals), or itself (a seed) */
+#pragma omp parallel for schedule(static) reduction(+ : count)
+  for (ptrdiff_t i = 0; i < (ptrdiff_t)n; i++) {
+    const int p = (int)i, x = p % w, y = p / w;
     const int nb[4] = {x > 0 ? p - 1 : -1, x + 1 < w ? p + 1 : -1, y > 0 ? p - w : -1,
                        y + 1 < h ? p + w : -1};
     int best = -1;
-    for (int k = 0; k < 4; k++)
-      if (nb[k] >= 0 && label[nb[k]] >= 0 && (best < 0 || E[nb[k]] < E[best]))
-        best = nb[k];
-    label[p] = best >= 0 ? label[best] : count++;
+    for (int k = 0; k < 4; k++) {
+      const int q = nb[k];
+      if (q >= 0 && (key[q] < key[p] || (key[q] == key[p] && q < p)) &&
+          (best < 0 || E[q] < E[best]))
+        best = q;
+    }
+    label[p] = best >= 0 ? best : p;
+    count += best < 0;
   }
-  free(order);
-  *nregions = count;
-  return DSG_OK;
+  seeds = malloc((count ? (size_t)count : 1) * sizeof(*seeds));
+  if (!seeds) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the watershed of %zu pixels", n);
+    goto out;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (label[i] == (int32_t)i)
+      seeds[nseeds++] = (seed){key[i], (int)i};
+  qsort(seeds, (size_t)count, sizeof(*seeds), seed_cmp);
+  for (int r = 0; r < count; r++) /* a seed's key becomes its region's number */
+    key[seeds[r].pixel] = (uint32_t)r;
+  /* every pixel's parent becomes its seed (the chains halved as they are walked), then the
+   * seed's number */
+  for (size_t i = 0; i < n; i++) {
+    int32_t r = label[i];
+    while (label[r] != r)
+      r = label[r] = label[label[r]];
+    label[i] = r;
+  }
+#pragma omp parallel for schedule(static)
+  for (ptrdiff_t i = 0; i < (ptrdiff_t)n; i++)
+    label[i] = (int32_t)key[label[i]];
+out:
+  free(key);
+  free(seeds);
+  *nregions = status == DSG_OK ? count : 0;
+  return status;
 }
 
 void app_hierarchy_free(app_hierarchy *H)
