@@ -27,7 +27,7 @@ export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 # One run of the sanitized CLI ($diaseg with the arguments after LABEL): counted in runs, and in
 # failed on a non-zero exit or any sanitizer report. Run once more where LeakSanitizer's own tracer
 # crashed as the process exited, an intermittent fault of the sanitizer's runtime, not a report
-# (tests/cli/checks.py, tracer_crashed); a leak report is never run again.
+# (tests/cli/checks.py, tracer_crashed); a run with a sanitizer's report is never run again.
 sanitized_run() {
   label=$1
   shift
@@ -35,7 +35,7 @@ sanitized_run() {
   rc=0
   "$diaseg" "$@" 2>"$scratch/err" || rc=$?
   if [ "$rc" -ne 0 ] && grep -q "LeakSanitizer has encountered a fatal error" "$scratch/err" &&
-    ! grep -q "detected memory leaks" "$scratch/err"; then
+    ! grep -q "ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error:" "$scratch/err"; then
     echo "note: $label: LeakSanitizer's tracer crashed at exit, running once more"
     rc=0
     "$diaseg" "$@" 2>"$scratch/err" || rc=$?

@@ -40,14 +40,17 @@ def test_args():
 # fault of the sanitizer's runtime while it suspends the threads left at exit (PoCL's, OpenMP's),
 # seen on CI machines and in containers (google/sanitizers#1353), not a report about the program.
 LSAN_TRACER_CRASH = "LeakSanitizer has encountered a fatal error"
-LSAN_LEAKS = "detected memory leaks"
+# the sanitizers' reports about the program: a run that printed one is never run again
+SANITIZER_REPORTS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
 
 
 def tracer_crashed(p):
     """Whether the finished process p (its standard error captured) failed only because
-    LeakSanitizer's tracer crashed: a leak report, or no such message, is not that."""
+    LeakSanitizer's tracer crashed: a sanitizer's report (a leak, an AddressSanitizer error, an
+    UBSan runtime error), or no such message, is not that."""
     err = p.stderr if isinstance(p.stderr, str) else (p.stderr or b"").decode(errors="replace")
-    return p.returncode != 0 and LSAN_TRACER_CRASH in err and LSAN_LEAKS not in err
+    return (p.returncode != 0 and LSAN_TRACER_CRASH in err and
+            not any(r in err for r in SANITIZER_REPORTS))
 
 
 def run_tool(cmd, **kw):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The tests' own helper run_tool (checks.py): a run that failed only because LeakSanitizer's
 tracer crashed at exit runs once more; a leak report, a second crash or any other failure comes
-back as it was. A fake program counts its runs in a file and prints what it is told to.
+back as it was, and so does any run with a sanitizer's report. A fake program counts its runs in a file and prints what it is told to.
 
 Usage: test_checks.py"""
 import os
@@ -12,6 +12,8 @@ from checks import LSAN_TRACER_CRASH, check, report, run_tool
 
 CRASH = f"Tracer caught signal 11: addr=0x0 pc=0x4f5070 sp=0x7efd9a5dad30\n==1=={LSAN_TRACER_CRASH}.\n"
 LEAK = "==1==ERROR: LeakSanitizer: detected memory leaks\n"
+ASAN = "==1==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000011\n"
+UBSAN = "hierarchy.c:431:5: runtime error: signed integer overflow\n"
 
 
 def fake(tmp, name, outcomes):
@@ -42,6 +44,8 @@ def main():
             ("crash_twice", [(CRASH, 1)], True, True, 1, 2),
             ("leak", [(LEAK + CRASH, 23)], True, True, 23, 1),
             ("leak_alone", [(LEAK, 23), ("", 0)], True, True, 23, 1),
+            ("asan_then_crash", [(ASAN + CRASH, 1), ("", 0)], True, True, 1, 1),
+            ("ubsan_then_crash", [(UBSAN + CRASH, 1), ("", 0)], True, True, 1, 1),
             ("other_failure", [("diaseg: error: no such file\n", 2), ("", 0)], True, True, 2, 1),
             ("crash_not_captured", [(CRASH, 1), ("", 0)], True, False, 1, 1),
             ("ok", [("", 0)], True, True, 0, 1),
