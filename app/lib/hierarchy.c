@@ -395,8 +395,9 @@ static int watershed(const float *E, int w, int h, int32_t *label, int *nregions
     goto out;
   }
 #pragma omp parallel for schedule(static)
-  for (ptrdiff_t i = 0; i < (ptrdiff_t)n; i++)
+  for (ptrdiff_t i = 0; i < (ptrdiff_t)n; i++) {
     key[i] = order_key(isfinite(E[i]) ? E[i] : 0.0f);
+  }
   /* each pixel's parent: the lowest neighbour before it (the first in the order left, right, up,
    * down among equals), or itself (a seed) */
 #pragma omp parallel for schedule(static) reduction(+ : count)

@@ -1337,7 +1337,6 @@ static int renumber(int32_t *labels, size_t n, int *count)
   return DSG_OK;
 }
 
-/* r's labels and contours, computed on `work`, brought to the size of `full` (resolution.c). */
 /* Labels made at the working size (work) to the image's (full), as a run's come back and its
  * hierarchy's cuts after it: refined against full's pixels (app_upsample_labels), then
  * renumbered 0 .. count - 1 in order of first appearance, as at the working size (a sliver the
@@ -1350,6 +1349,7 @@ static int labels_to_full_size(const dsg_image *full, const dsg_image *work, con
                           : status;
 }
 
+/* r's labels and contours, computed on `work`, brought to the size of `full` (resolution.c). */
 static int to_full_size(dsg_result *r, const dsg_image *full, const dsg_image *work)
 {
   const size_t N = (size_t)full->width * (size_t)full->height;
