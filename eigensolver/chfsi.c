@@ -308,6 +308,46 @@ int eig_chfsi_prepare(spmv_matvec *mv, const eig_options *opt)
   return status;
 }
 
+/* The end of a solve's measurement: res holds its nconv pairs, the known ones first, then the
+ * block's, which are slot x's first columns times scale (eig_normalize_sign's factors). One block
+ * product of x into the free slot gives the block's residuals |A u - theta u| on the block's own
+ * backend (and, for keep_products, the products A u, read back once), where a product per pair
+ * would move each vector to the device and back; the known pairs take one product each. */
+static int measure(spmv_matvec *mv, spmv_block *k, const eig_options *opt, int x, int free_slot,
+                   const double *theta, const float *scale, int nknown, double *resid,
+                   eig_result *res)
+{
+  const size_t n = (size_t)res->n;
+  const int take = res->nconv - nknown;
+  float *products = NULL;
+  int status = DSG_OK;
+  if (opt->keep_products && res->nconv > 0) {
+    products = malloc((size_t)res->nconv * n * sizeof(*products));
+    if (!products)
+      return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the products (%d x %zu floats)",
+                           res->nconv, n);
+  }
+  status = eig_measure_pairs(mv, res, 0, nknown, products);
+  if (status == DSG_OK && take > 0)
+    status = spmv_block_product(k, free_slot, x, -1, 1.0, 0.0, 0.0);
+  if (status == DSG_OK && take > 0)
+    status = spmv_block_residuals(k, free_slot, x, theta, resid);
+  if (status == DSG_OK && take > 0 && products) {
+    float *out = products + (size_t)nknown * n;
+    status = spmv_block_get(k, free_slot, take, out);
+#pragma omp parallel for schedule(static)
+    for (size_t e = 0; e < (size_t)take * n; e++)
+      out[e] *= scale[e / n];
+  }
+  for (int i = 0; i < take && status == DSG_OK; i++)
+    res->residuals[nknown + i] = fabs((double)scale[i]) * sqrt(resid[i]);
+  if (status == DSG_OK)
+    res->products = products;
+  else
+    free(products);
+  return status;
+}
+
 int eig_chfsi_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
 {
   const int n = spmv_matvec_rows(mv);
@@ -317,6 +357,7 @@ int eig_chfsi_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
   const eig_fortran *f = NULL;
   eig_progress_state progress;
   double *theta = NULL, *ws = NULL, *work = NULL, *resid = NULL;
+  float *scale = NULL; /* the factors eig_normalize_sign applied to the block's returned columns */
   spmv_timing before;
   double t0, radius = 0.0;
   const int warm = opt->start && opt->start_cols > 0;
@@ -364,9 +405,10 @@ int eig_chfsi_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
   lwork = 8 * b + 8;
   theta = malloc((size_t)b * sizeof(*theta));
   resid = malloc((size_t)b * sizeof(*resid));
+  scale = malloc((size_t)b * sizeof(*scale));
   ws = malloc(6 * (size_t)b * (size_t)b * sizeof(*ws));
   work = malloc(((size_t)lwork + (size_t)b) * sizeof(*work));
-  if (!theta || !resid || !ws || !work) {
+  if (!theta || !resid || !scale || !ws || !work) {
     status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the chfsi workspace (b = %d)", b);
     goto out;
   }
@@ -431,7 +473,7 @@ int eig_chfsi_solve(spmv_matvec *mv, const eig_options *opt, eig_result *res)
         goto out;
 #pragma omp parallel for schedule(dynamic, 1)
       for (int i = 0; i < take; i++)
-        eig_normalize_sign(out + (size_t)i * (size_t)n, n);
+        scale[i] = eig_normalize_sign(out + (size_t)i * (size_t)n, n);
       res->nconv = nknown + take;
       if (opt->keep_block) {
         res->block = malloc((size_t)b * (size_t)n * sizeof(*res->block));
@@ -514,14 +556,20 @@ out:
     res->basis.launches = bt.launches;
     res->host_s = res->solve_s - res->matvec.total_s - res->basis.orth_s;
   }
+  /* the residuals (not counted in the solve's time or products, as eig_finish's are not) */
+  if (status == DSG_OK && nev_a > 0)
+    status =
+        measure(mv, k, opt, x, x == SLOT_X ? SLOT_Y : SLOT_X, theta, scale, nknown, resid, res);
   spmv_block_destroy(k);
   free(theta);
   free(resid);
+  free(scale);
   free(ws);
   free(work);
   if (status != DSG_OK)
     return status;
   res->converged = res->nconv == opt->nev;
   eig_progress_done(&progress, res->matvecs, res->nconv);
-  return eig_finish(mv, opt, res);
+  /* no block pair wanted (every pair known): the known pairs measured as every solver's */
+  return nev_a > 0 ? eig_finish_measured(opt, res) : eig_finish(mv, opt, res);
 }

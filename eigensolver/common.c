@@ -87,7 +87,7 @@ void eig_start_vector(double *r, int n)
   }
 }
 
-void eig_normalize_sign(float *u, int n)
+float eig_normalize_sign(float *u, int n)
 {
   double ss = 0.0, amax = -1.0;
   int imax = 0;
@@ -100,39 +100,52 @@ void eig_normalize_sign(float *u, int n)
     }
   }
   if (ss == 0.0)
-    return;
+    return 1.0f;
   float scale = (float)(1.0 / sqrt(ss));
   if (u[imax] < 0.0f)
     scale = -scale;
   for (int i = 0; i < n; i++)
     u[i] *= scale;
+  return scale;
 }
 
-int eig_residuals(spmv_matvec *mv, int keep_products, eig_result *res)
+int eig_measure_pairs(spmv_matvec *mv, eig_result *res, int first, int count, float *products)
 {
   const int n = res->n;
-  const size_t cols = keep_products && res->nconv > 0 ? (size_t)res->nconv : 1;
-  float *y = malloc(cols * (size_t)n * sizeof(*y));
+  float *y = products ? NULL : malloc((size_t)n * sizeof(*y));
   int status = DSG_OK;
-  if (!y)
-    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the residual vectors (%zu x %d floats)",
-                         cols, n);
-  free(res->products);
-  res->products = NULL;
-  for (int k = 0; k < res->nconv; k++) {
+  if (!products && !y)
+    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a residual vector (%d floats)", n);
+  for (int k = first; k < first + count && status == DSG_OK; k++) {
     const float *u = res->vectors + (size_t)k * (size_t)n;
-    float *yk = keep_products ? y + (size_t)k * (size_t)n : y;
+    float *yk = products ? products + (size_t)k * (size_t)n : y;
     double lambda = res->values[k], ss = 0.0;
     status = spmv_matvec_apply(mv, u, yk);
-    if (status != DSG_OK)
-      break;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && status == DSG_OK; i++) {
       double r = (double)yk[i] - lambda * (double)u[i];
       ss += r * r;
     }
     res->residuals[k] = sqrt(ss);
   }
-  if (status == DSG_OK && keep_products && res->nconv > 0)
+  free(y);
+  return status;
+}
+
+int eig_residuals(spmv_matvec *mv, int keep_products, eig_result *res)
+{
+  const size_t n = (size_t)res->n;
+  float *y = NULL;
+  int status;
+  free(res->products);
+  res->products = NULL;
+  if (keep_products && res->nconv > 0) {
+    y = malloc((size_t)res->nconv * n * sizeof(*y));
+    if (!y)
+      return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the residual vectors (%d x %zu floats)",
+                           res->nconv, n);
+  }
+  status = eig_measure_pairs(mv, res, 0, res->nconv, y);
+  if (status == DSG_OK)
     res->products = y;
   else
     free(y);
@@ -226,39 +239,55 @@ int eig_known_pairs(spmv_matvec *mv, const eig_options *opt, double *values, flo
   return status;
 }
 
+/* u <-> v, n floats each, through tmp */
+static void swap_floats(float *u, float *v, float *tmp, size_t n)
+{
+  memcpy(tmp, u, n * sizeof(*tmp));
+  memcpy(u, v, n * sizeof(*tmp));
+  memcpy(v, tmp, n * sizeof(*tmp));
+}
+
 int eig_sort_pairs(eig_result *res)
 {
   const size_t n = (size_t)res->n;
   float *tmp = malloc(n * sizeof(*tmp));
   if (!tmp)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a vector to sort eigenpairs");
-  /* insertion sort on values (descending), moving vectors along; nconv is small */
+  /* insertion sort on values (descending), moving vectors, residuals and products along; nconv
+   * is small */
   for (int a = 1; a < res->nconv; a++) {
     for (int b = a; b > 0 && res->values[b] > res->values[b - 1]; b--) {
+      const size_t at = (size_t)b * n, before = (size_t)(b - 1) * n;
       double t = res->values[b];
       res->values[b] = res->values[b - 1];
       res->values[b - 1] = t;
-      float *u = res->vectors + (size_t)b * n, *v = res->vectors + (size_t)(b - 1) * n;
-      memcpy(tmp, u, n * sizeof(*tmp));
-      memcpy(u, v, n * sizeof(*tmp));
-      memcpy(v, tmp, n * sizeof(*tmp));
+      t = res->residuals[b];
+      res->residuals[b] = res->residuals[b - 1];
+      res->residuals[b - 1] = t;
+      swap_floats(res->vectors + at, res->vectors + before, tmp, n);
+      if (res->products)
+        swap_floats(res->products + at, res->products + before, tmp, n);
     }
   }
   free(tmp);
   return DSG_OK;
 }
 
-int eig_finish(spmv_matvec *mv, const eig_options *opt, eig_result *res)
+int eig_finish_measured(const eig_options *opt, eig_result *res)
 {
   int status = eig_sort_pairs(res);
-  if (status == DSG_OK)
-    status = eig_residuals(mv, opt->keep_products, res);
   if (status == DSG_OK && !res->converged)
     status = dsg_error_set(DSG_ERR_NOCONV,
                            "the eigensolver stopped at its iteration limit (%d "
                            "restarts, %ld products) with %d of %d eigenpairs converged",
                            res->iterations, res->matvecs, res->nconv, opt->nev);
   return status;
+}
+
+int eig_finish(spmv_matvec *mv, const eig_options *opt, eig_result *res)
+{
+  const int status = eig_residuals(mv, opt->keep_products, res);
+  return status == DSG_OK ? eig_finish_measured(opt, res) : status;
 }
 
 int eig_cancelled(const eig_options *opt, long matvecs)

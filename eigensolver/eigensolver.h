@@ -108,7 +108,7 @@ typedef struct eig_result {
   long matvecs;       /* products with the operator during the solve (residuals excluded) */
   double *values;     /* nconv eigenvalues, descending */
   float *vectors;     /* nconv unit eigenvectors, vector i at vectors + i * n */
-  double *residuals;  /* nconv values |A u - lambda u|_2, measured with one extra product each */
+  double *residuals;  /* nconv values |A u - lambda u|_2, one more product each after the solve */
   double solve_s;     /* wall time of the solve (residual products excluded) */
   spmv_timing matvec; /* the matvec time inside solve_s */
   double host_s;      /* the rest of solve_s: ARPACK's orthogonalisation and restarts; for the
@@ -170,7 +170,8 @@ const eig_solver *eig_solver_at(int i);
 void eig_result_free(eig_result *res);
 
 /* Normalises u (length n) to unit 2-norm and flips its sign so that its first entry of largest
- * magnitude is positive. Exposed for other solvers and tests. */
-void eig_normalize_sign(float *u, int n);
+ * magnitude is positive; returns the factor u was multiplied by (1 for a zero vector). Exposed
+ * for other solvers and tests. */
+float eig_normalize_sign(float *u, int n);
 
 #endif /* DIASEG_EIGENSOLVER_H */

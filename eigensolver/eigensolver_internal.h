@@ -15,16 +15,23 @@ int eig_result_alloc(eig_result *res, int n, int nev);
 /* Fills res->residuals[k] = |A u_k - lambda_k u_k|_2 for k < res->nconv (one product each);
  * keep_products: res->products keeps the products A u_k. */
 int eig_residuals(spmv_matvec *mv, int keep_products, eig_result *res);
+/* The same for pairs first .. first + count - 1, their products into products + k n where
+ * products is not NULL. */
+int eig_measure_pairs(spmv_matvec *mv, eig_result *res, int first, int count, float *products);
 
 /* x -= sum_c (v_c . x) v_c over the known vectors of opt (work: known_count doubles). */
 void eig_project_known(const eig_options *opt, int n, double *x, double *work);
 /* The first `count` known vectors of opt as eigenpairs (Rayleigh quotients) into values/vectors. */
 int eig_known_pairs(spmv_matvec *mv, const eig_options *opt, double *values, float *vectors,
                     int count);
-/* The end of every solve: sorts the pairs, measures their residuals, and turns a solve that did
- * not converge (res->converged unset) into DSG_ERR_NOCONV with its message. */
+/* The end of every solve: measures the pairs' residuals (eig_residuals), then
+ * eig_finish_measured. */
 int eig_finish(spmv_matvec *mv, const eig_options *opt, eig_result *res);
-/* Sorts res's nconv pairs by descending value. */
+/* The end of a solve that measured its pairs' residuals (and, for opt->keep_products, their
+ * products) itself: sorts the pairs, and turns a solve that did not converge (res->converged
+ * unset) into DSG_ERR_NOCONV with its message. */
+int eig_finish_measured(const eig_options *opt, eig_result *res);
+/* Sorts res's nconv pairs by descending value, their residuals and products (if any) along. */
 int eig_sort_pairs(eig_result *res);
 
 /* Ritz vectors kept at a thick restart of an m-vector basis with nconv of the nev wanted pairs

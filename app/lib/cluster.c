@@ -58,12 +58,21 @@ int app_localised_support(const eig_result *res, int j, int max_pixels, int *pix
   mass_entry top[256];
   int ntop = 0, count = 0;
   double total = 0.0, acc = 0.0;
+  double biggest = 0.0;
   if (max_pixels > 256)
     max_pixels = 256;
+  for (int i = 0; i < res->n; i++) {
+    const double m = (double)u[i] * u[i];
+    total += m;
+    biggest = m > biggest ? m : biggest;
+  }
+  /* max_pixels entries hold at most max_pixels times the largest (the factor covers the sum's
+   * rounding): short of the mass, the vector is spread out, as the selection below would find */
+  if ((double)max_pixels * biggest * (1.0 + 1e-12) < (1.0 - 1e-3) * total)
+    return 0;
   /* keep the max_pixels largest entries (insertion into a small sorted array) */
   for (int i = 0; i < res->n; i++) {
     double m = (double)u[i] * u[i];
-    total += m;
     if (ntop < max_pixels || m > top[ntop - 1].m) {
       int p = ntop < max_pixels ? ntop++ : ntop - 1;
       while (p > 0 && top[p - 1].m < m) {

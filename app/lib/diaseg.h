@@ -297,7 +297,7 @@ int dsg_result_nconv(const dsg_result *r);
 const double *dsg_result_eigenvalues(const dsg_result *r);
 /* nconv unit eigenvectors of N, vector i at i * width * height (float). */
 const float *dsg_result_eigenvectors(const dsg_result *r);
-/* |N u_i - lambda_i u_i|, measured with one product each. */
+/* |N u_i - lambda_i u_i|, measured with one more product of each u_i after the solve. */
 const double *dsg_result_residuals(const dsg_result *r);
 /* The boundary detector's strength (width * height floats, dsg_contours' map) when the cue uses
  * contours, else NULL. */

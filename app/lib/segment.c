@@ -842,22 +842,30 @@ static void keep_options(dsg_result *r, const dsg_options *opt, int region_cue, 
     }
 }
 
-/* Carves eigenvectors localised on fewer pixels than a speck out as speck groups. */
+/* Carves eigenvectors localised on fewer pixels than a speck out as speck groups: the vectors'
+ * supports found in parallel, carved in the vectors' order. */
 static int carve_localised(dsg_problem *p, const eig_result *eig, int *carved)
 {
-  const int n = p->N->rows, max_pixels = (int)app_min_support((size_t)n);
-  int *pixels = malloc((size_t)max_pixels * sizeof(*pixels)), status = DSG_OK;
+  const int n = p->N->rows, max_pixels = (int)app_min_support((size_t)n), nv = eig->nconv;
+  int *pixels = malloc((size_t)(nv > 0 ? nv : 1) * (size_t)max_pixels * sizeof(*pixels));
+  int *count = malloc((size_t)(nv > 0 ? nv : 1) * sizeof(*count)), status = DSG_OK;
   *carved = 0;
-  if (!pixels)
-    return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %d pixel indices", max_pixels);
-  for (int j = 0; j < eig->nconv && status == DSG_OK; j++) {
-    int count = app_localised_support(eig, j, max_pixels, pixels);
-    if (count > 0 && count < max_pixels) {
-      status = app_components_carve(&p->comps, p->sqrt_degree, n, pixels, count);
+  if (!pixels || !count) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate %d x %d pixel indices", nv, max_pixels);
+    goto out;
+  }
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int j = 0; j < nv; j++)
+    count[j] = app_localised_support(eig, j, max_pixels, pixels + (size_t)j * max_pixels);
+  for (int j = 0; j < nv && status == DSG_OK; j++)
+    if (count[j] > 0 && count[j] < max_pixels) {
+      status = app_components_carve(&p->comps, p->sqrt_degree, n, pixels + (size_t)j * max_pixels,
+                                    count[j]);
       (*carved)++;
     }
-  }
+out:
   free(pixels);
+  free(count);
   return status;
 }
 

@@ -57,6 +57,29 @@ static void laplacian_options(eig_options *opt, int nev, int ncv, double tol)
   opt->max_iter = 5000;
 }
 
+/* res's kept products are A u of its pairs (within 1e-5 of the reference product), in the pairs'
+ * order, and each residual is the one measured with its product. */
+static void check_products(const spmv_dia *A, const eig_result *res, const char *what)
+{
+  const int n = res->n;
+  float *y = malloc((size_t)n * sizeof(*y));
+  double worst = 0.0;
+  for (int k = 0; k < res->nconv; k++) {
+    const float *u = res->vectors + (size_t)k * n, *p = res->products + (size_t)k * n;
+    double ss = 0.0;
+    spmv_dia_mul_ref(A, u, y);
+    for (int i = 0; i < n; i++) {
+      worst = fmax(worst, fabs((double)p[i] - y[i]));
+      ss += ((double)p[i] - res->values[k] * u[i]) * ((double)p[i] - res->values[k] * u[i]);
+    }
+    CHECK(CLOSE(sqrt(ss), res->residuals[k], 1e-6, 1e-12),
+          "%s: %s: residual_%d %g from the product, %g", solver_name, what, k, sqrt(ss),
+          res->residuals[k]);
+  }
+  CHECK(worst <= 1e-5, "%s: %s: kept products off A u by %g", solver_name, what, worst);
+  free(y);
+}
+
 static void known_spectrum(int m1, int m2, int nev, int ncv)
 {
   const int n = m1 * m2;
@@ -78,23 +101,8 @@ static void known_spectrum(int m1, int m2, int nev, int ncv)
   CHECK(res.nconv == nev && res.converged, "%dx%d: nconv %d", m1, m2, res.nconv);
   CHECK((res.products != NULL) == opt.keep_products, "%s: %dx%d: products %s", solver_name, m1, m2,
         res.products ? "kept unasked" : "not kept");
-  if (res.products) { /* A u of every pair, the one its residual was measured with */
-    float *y = malloc((size_t)n * sizeof(*y));
-    double worst = 0.0;
-    for (int k = 0; k < res.nconv; k++) {
-      const float *u = res.vectors + (size_t)k * n, *p = res.products + (size_t)k * n;
-      double ss = 0.0;
-      spmv_dia_mul_ref(A, u, y);
-      for (int i = 0; i < n; i++) {
-        worst = fmax(worst, fabs((double)p[i] - y[i]));
-        ss += ((double)p[i] - res.values[k] * u[i]) * ((double)p[i] - res.values[k] * u[i]);
-      }
-      CHECK(CLOSE(sqrt(ss), res.residuals[k], 1e-6, 1e-12),
-            "%s: residual_%d %g from the product, %g", solver_name, k, sqrt(ss), res.residuals[k]);
-    }
-    CHECK(worst <= 1e-5, "%s: %dx%d: kept products off A u by %g", solver_name, m1, m2, worst);
-    free(y);
-  }
+  if (res.products)
+    check_products(A, &res, "Laplacian");
   for (int k = 0; k < res.nconv; k++) {
     CHECK(CLOSE(res.values[k], exact[k], 1e-6, 0),
           "%s: %dx%d Laplacian: lambda_%d = %.12g, exact "
@@ -174,7 +182,11 @@ static void disconnected_components(void)
   opt.known_count = comps.count;
   opt.known_label = comps.label;
   opt.known_values = comps.values;
+  opt.keep_products = 1;
   CHECK(solve(mv, &opt, &res) == DSG_OK && res.nconv == NEV, "solve: %s", dsg_error_message());
+  CHECK(res.products != NULL, "%s: disconnected: products not kept", solver_name);
+  if (res.products) /* the known pairs' and the solved pairs' products, sorted with them */
+    check_products(N, &res, "disconnected");
   for (int k = 0; k < res.nconv; k++) {
     CHECK(CLOSE(res.values[k], w[n - 1 - k], 1e-6, 1e-7),
           "disconnected: lambda_%d = %.10f, "
@@ -212,6 +224,44 @@ static void disconnected_components(void)
   app_components_free(&comps);
   spmv_dia_destroy(N);
   free(sd);
+}
+
+/* eig_sort_pairs (eigensolver_internal.h) moves each pair's vector, residual and product with its
+ * value: pairs tagged by their index come back in descending value order, tags intact. */
+int eig_sort_pairs(eig_result *res);
+
+static void sort_moves_pairs(void)
+{
+  enum { NP = 5, N = 3 };
+  const double value[NP] = {0.2, 0.9, 0.5, 0.9, 0.1};
+  const int order[NP] = {1, 3, 2, 0, 4}; /* descending; the two 0.9s keep their order */
+  double values[NP], residuals[NP];
+  float vectors[NP * N], products[NP * N];
+  eig_result res;
+  memset(&res, 0, sizeof(res));
+  res.n = N;
+  res.nconv = NP;
+  res.values = values;
+  res.residuals = residuals;
+  res.vectors = vectors;
+  res.products = products;
+  for (int k = 0; k < NP; k++) {
+    values[k] = value[k];
+    residuals[k] = 1e-3 * k;
+    for (int i = 0; i < N; i++) {
+      vectors[k * N + i] = (float)(10 * k + i);
+      products[k * N + i] = (float)(-10 * k - i);
+    }
+  }
+  CHECK(eig_sort_pairs(&res) == DSG_OK, "sort: %s", dsg_error_message());
+  for (int k = 0; k < NP; k++) {
+    const int t = order[k];
+    int same = values[k] == value[t] && residuals[k] == 1e-3 * t;
+    for (int i = 0; i < N; i++)
+      same = same && vectors[k * N + i] == (float)(10 * t + i) &&
+             products[k * N + i] == (float)(-10 * t - i);
+    CHECK(same, "sorted pair %d is not the pair %d with its vector, residual and product", k, t);
+  }
 }
 
 /* ---- progress reports (eig_progress) ---- */
@@ -529,6 +579,7 @@ int main(void)
   failed |= run_all();
   start_block();
   coarse_start();
+  sort_moves_pairs();
   return check_report("test_eigensolver") | failed;
 }
 

@@ -459,6 +459,21 @@ int main(int argc, char **argv)
     int cnt = app_localised_support(&er, 1, 32, px);
     CHECK(cnt == 2 && px[0] == 17 && px[1] == 40, "pair support: %d (%d, %d)", cnt, px[0], px[1]);
     CHECK(app_localised_support(&er, 2, 32, px) == 1 && px[0] == 3, "single-pixel support");
+    { /* at the size bound: 31 equal entries are a support of 31; 40 are spread (the first
+       * pass's bound on what 32 entries can hold rejects them) */
+      float *v = vec + 2 * NN;
+      memset(v, 0, NN * sizeof(*v));
+      for (int i = 0; i < 40; i++)
+        v[7 * i] = i < 31 ? 0.25f : 0.0f;
+      CHECK(app_localised_support(&er, 2, 32, px) == 31, "31 equal entries: %d",
+            app_localised_support(&er, 2, 32, px));
+      for (int i = 31; i < 40; i++)
+        v[7 * i] = 0.25f;
+      CHECK(app_localised_support(&er, 2, 32, px) == 0, "40 equal entries are not localised");
+      memset(v, 0, NN * sizeof(*v));
+      v[3] = 1.0f; /* the single pixel again, for the carving below */
+      CHECK(app_localised_support(&er, 2, 32, px) == 1 && px[0] == 3, "single-pixel support");
+    }
     CHECK(app_support(&er, 0) > NN - 1 && app_support(&er, 2) < 1.0001,
           "participation ratios %g %g", app_support(&er, 0), app_support(&er, 2));
 
