@@ -4,6 +4,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +59,25 @@ static void passive_openmp(char **argv)
   execv("/proc/self/exe", argv);
 }
 
+/* The heap keeps what the run frees for the run's later buffers: by default glibc maps a block
+ * of a few megabytes on its own and gives it back on free, so that each stage's buffers (the
+ * start block, the eigenvectors, the products, the maps) are new pages, each faulted in and
+ * zeroed by the kernel. Blocks up to 32 MB (a 481x321 run's largest but the matrix) now come from
+ * the heap, which is trimmed only past 1 GB free and grows 64 MB at a time. On the H200 machine's
+ * host the default segment's stages after the device's opening took 0.128 s against 0.141 s on
+ * average, with 8% fewer page faults (docs/PERFORMANCE.md); a 3840 x 2160 photo's peak RSS grew
+ * 4%. glibc only, and not where the user tunes its allocator (GLIBC_TUNABLES). */
+static void keep_freed_memory(void)
+{
+#ifdef __GLIBC__
+  if (getenv("GLIBC_TUNABLES"))
+    return;
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TOP_PAD, 64 << 20);
+#endif
+}
+
 int main(int argc, char **argv)
 {
   app_config cfg;
@@ -63,6 +85,7 @@ int main(int argc, char **argv)
 
   open_standard_fds();
   passive_openmp(argv);
+  keep_freed_memory();
   app_config_init(&cfg);
   status = app_cli_parse(argc, argv, &cfg);
   if (status != DSG_OK) {
