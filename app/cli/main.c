@@ -64,9 +64,11 @@ static void passive_openmp(char **argv)
  * start block, the eigenvectors, the products, the maps) are new pages, each faulted in and
  * zeroed by the kernel. Blocks up to 32 MB (a 481x321 run's largest but the matrix) now come from
  * the heap, which is trimmed only past 1 GB free and grows 64 MB at a time. On the H200 machine's
- * host the default segment's stages after the device's opening took 0.128 s against 0.141 s on
- * average, with 8% fewer page faults (docs/PERFORMANCE.md); a 3840 x 2160 photo's peak RSS grew
- * 4%. glibc only, and not where the user tunes its allocator (GLIBC_TUNABLES). */
+ * host the default segment's stages after the device's opening, with the load, took 0.128 s
+ * against 0.141 s on average with these settings given as GLIBC_TUNABLES, 0.139 s against
+ * 0.143 s with this function on another lease, with 8% fewer page faults (docs/PERFORMANCE.md);
+ * a 3840 x 2160 photo's peak RSS grew 4%. glibc only, and not where the user tunes its allocator
+ * (GLIBC_TUNABLES). */
 static void keep_freed_memory(void)
 {
 #ifdef __GLIBC__
