@@ -61,18 +61,22 @@ static int lift(const float *u, int cols, const double *sd_c, int cw, int ch, co
 {
   const size_t nc = (size_t)cw * (size_t)ch, n = (size_t)w * (size_t)h;
   int status;
-#pragma omp parallel for schedule(static)
-  for (size_t e = 0; e < (size_t)cols * nc; e++)
-    v_c[e] = sd_c[e % nc] > 0.0 ? (float)(u[e] / sd_c[e % nc]) : 0.0f;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int v = 0; v < cols; v++)
+    for (size_t i = 0; i < nc; i++) {
+      const size_t e = (size_t)v * nc + i;
+      v_c[e] = sd_c[i] > 0.0 ? (float)(u[e] / sd_c[i]) : 0.0f;
+    }
   status = app_upsample_fields(v_c, cols, cw, ch, w, h, out);
   if (status != DSG_OK) {
     return status;
   }
   /* in chunks handed out as threads come free: a core busy with other work (on the H200 machine,
    * for a while after the forest's device work) delays one chunk, not a thread's whole share */
-#pragma omp parallel for schedule(dynamic, 16384)
-  for (size_t e = 0; e < (size_t)cols * n; e++)
-    out[e] = (float)(out[e] * sd[e % n]);
+#pragma omp parallel for collapse(2) schedule(dynamic, 16384)
+  for (int v = 0; v < cols; v++)
+    for (size_t i = 0; i < n; i++)
+      out[(size_t)v * n + i] = (float)(out[(size_t)v * n + i] * sd[i]);
   return DSG_OK;
 }
 
