@@ -335,10 +335,12 @@ static int measure(spmv_matvec *mv, spmv_block *k, const eig_options *opt, int x
   if (status == DSG_OK && take > 0 && products) {
     float *out = products + (size_t)nknown * n;
     status = spmv_block_get(k, free_slot, take, out);
+    if (status == DSG_OK) {
 #pragma omp parallel for collapse(2) schedule(static)
-    for (int i = 0; i < take; i++)
-      for (size_t r = 0; r < n; r++)
-        out[(size_t)i * n + r] *= scale[i];
+      for (int i = 0; i < take; i++)
+        for (size_t r = 0; r < n; r++)
+          out[(size_t)i * n + r] *= scale[i];
+    }
   }
   for (int i = 0; i < take && status == DSG_OK; i++)
     res->residuals[nknown + i] = fabs((double)scale[i]) * sqrt(resid[i]);
