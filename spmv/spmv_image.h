@@ -416,4 +416,41 @@ int spmv_cl_forest_contours(spmv_cl_image *im, const spmv_forest_model *F,
                             const spmv_forest_thinning *t, float *strength, float *soft,
                             double *kernel_seconds);
 
+/* ---------------------------------------------------------------------------------------------
+ * The boundary network on the device (kernels/net.cl); the C reference is the library's
+ * app_net_run (app/lib/net.c, docs/PIPELINE.md "7c"). The network comes as data: `layers`
+ * layers of `channels` 3 x 3 filters, layer l dilated by dilation[l], its weights
+ * weight[l][((o cin + c) 3 + ky) 3 + kx] (cin: inputs for the first layer, else channels) and
+ * bias[l][o], each followed by max(0, .); the image reflected at its edges (-i reads i, repeated
+ * where a dilation passes the image); then one 1 x 1 filter out_weight over the last layer's
+ * channels and the inputs (in that order) plus out_bias, and the logistic.
+ *
+ * Tolerances (tests/spmv/test_cl_net.c): each layer sums its terms in the reference's order
+ * (bias, then c, ky, kx) without fused multiply-adds, so the layers are the reference's bit for
+ * bit where the device rounds float products and sums correctly; the logistic's exp is the
+ * device's: M within 1e-6 of the reference's.
+ * ------------------------------------------------------------------------------------------- */
+
+#define SPMV_NET_MAX_CHANNELS 32 /* a layer's filters, at most (each work-item's accumulators) */
+#define SPMV_NET_MAX_INPUTS 32
+#define SPMV_NET_MAX_LAYERS 16
+
+typedef struct spmv_net {
+  int inputs;                 /* planes in, 1 to SPMV_NET_MAX_INPUTS */
+  int channels;               /* each layer's filters, 1 to SPMV_NET_MAX_CHANNELS */
+  int layers;                 /* 1 to SPMV_NET_MAX_LAYERS */
+  const int *dilation;        /* layers, each >= 1 */
+  const float *const *weight; /* layers */
+  const float *const *bias;   /* layers */
+  const float *out_weight;    /* channels + inputs */
+  float out_bias;
+} spmv_net;
+
+/* M (width * height floats) = the network on x (inputs planes of width * height floats,
+ * row-major). kernel_seconds (optional) the kernels' device time. Returns DSG_OK,
+ * DSG_ERR_INVALID (a shape out of range, named), DSG_ERR_LIMIT, DSG_ERR_NOMEM or
+ * DSG_ERR_OPENCL. */
+int spmv_cl_net(spmv_cl_image *im, const spmv_net *net, const float *x, int width, int height,
+                float *M, double *kernel_seconds);
+
 #endif /* DIASEG_SPMV_IMAGE_H */

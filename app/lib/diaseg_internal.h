@@ -318,6 +318,12 @@ int app_forest_ahead_take(const dsg_image *img, float *strength, float *soft);
 /* -k auto's level with the region cue and the forest's map joining gPb but without the base
  * arcs' learnt strengths (arc_weight 0): the default's level before them, fit as APP_CUE_LEVEL. */
 #define APP_FOREST_MAP_CUE_LEVEL 0.37
+/* -k auto's level with the base arcs' learnt strengths in place of the boundary network
+ * (net_weight 0, arc_weight > 0): the default's level before the network, fit as APP_CUE_LEVEL. */
+#define APP_ARC_CUE_LEVEL 0.36
+/* -k auto's level with the boundary network and without the region cue, fit as APP_CUE_LEVEL on
+ * the network's maps made out of fold (docs/QUALITY.md, "The boundary network"). */
+#define APP_NET_PLAIN_LEVEL 0.72
 /* The forest's hierarchy levels u map to u / (u + APP_FOREST_LEVEL_HALF) (hierarchy.c): 0.24
  * puts the level of the best Covering + F on BSDS500 train (the first 50 images, a forest fit
  * on the other 150, the default region weight) at APP_CUE_LEVEL, as the gradients' level is
@@ -439,6 +445,37 @@ int app_arc_strengths(const app_arc_input *in, float *strength);
 /* Makes p's runs record their hierarchy's base arcs into rec (NULL: no more), for
  * tests/bsds/arc_data.c: the features the model is fit on are the library's own. */
 void app_problem_record_arcs(dsg_problem *p, app_arc_record *rec);
+
+/* ---- the boundary network (net.c) -------------------------------------------------------- */
+/* A small convolutional network refines the hierarchy's map: from gPb, the forest's map and the
+ * colours (APP_NET_INPUTS planes, app_net_input) it makes M in (0, 1), fit on BSDS500 train to
+ * the persons' majority boundaries (tests/bsds/fit_net.py, embedded as app/lib/net/boundary.inc),
+ * and the map becomes (1 - net_weight) gPb + net_weight sqrt(M) before the forest's map joins it.
+ * The C reference is app_net_run; kernels/net.cl computes the same sums in the same order. */
+#define APP_NET_INPUTS 5         /* gPb, the forest's map (held to the cap), R, G, B */
+#define APP_NET_FOREST_CAP 1.5f  /* the forest's map is held to this (its crests pass 1) */
+#define APP_NET_COLOUR_MEAN 0.45f /* the colours in, as (v / 255 - mean) / spread */
+#define APP_NET_COLOUR_SPREAD 0.25f
+typedef spmv_net app_net; /* the shapes and the weights: spmv_image.h */
+/* The library's network (app/lib/net/boundary.inc). */
+const app_net *app_net_default(void);
+/* Index i of a row of n reflected at the edges as the network reads it (-i -> i, n - 1 + i ->
+ * n - 1 - i), repeatedly where i is far out; 0 for n 1. */
+int app_net_reflect(int i, int n);
+/* The network's input planes x (APP_NET_INPUTS n floats) from the working size's pixels (1 to 4
+ * channels, alpha unread), gPb and the forest's map (n each). */
+void app_net_input(const unsigned char *pixels, int channels, const float *gpb,
+                   const float *forest, size_t n, float *x);
+/* M (w h floats) = the network on x; DSG_ERR_NOMEM with the message. OpenMP over rows. */
+int app_net_run(const app_net *net, const float *x, int w, int h, float *M);
+float app_net_logistic(float z);
+/* E = (1 - weight) E + weight sqrt(M). */
+void app_net_blend(float *E, const float *M, double weight, size_t n);
+/* Makes p's runs copy the network's input (APP_NET_INPUTS n floats) into x (NULL: no more), for
+ * tests/bsds/net_data.c: the network is fit on the library's own inputs. */
+void app_problem_record_net(dsg_problem *p, float *x);
+/* Whether a run of p under opt has the boundary network refine its map (dsg_prepare). */
+int app_problem_uses_net(const dsg_problem *p, const dsg_options *opt);
 
 /* Every level u of H (merges and cracks) mapped to u / (u + half): monotone, so the hierarchy
  * is unchanged, and a map whose strengths are unbounded has its levels in [0, 1), half at 0.5. */

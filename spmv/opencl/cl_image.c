@@ -1,5 +1,6 @@
 /* The image stages on an OpenCL device: the boundary detector's bins, gradients, combination and
- * thinning (kernels/contours.cl) and the affinity N (kernels/affinity.cl). spmv/spmv_image.h
+ * thinning (kernels/contours.cl), the affinity N (kernels/affinity.cl), the edge forest
+ * (kernels/forest.cl) and the boundary network (kernels/net.cl). spmv/spmv_image.h
  * documents the functions; the kernels' files their design. A call queues its transfers and
  * kernels back to back and waits once, at its end (batch). */
 #include "spmv_image.h"
@@ -28,6 +29,8 @@ struct spmv_cl_image {
   cl_program affinity;
   cl_program kmeans;
   cl_program forest;
+  cl_program net;   /* built for net_channels filters (-DNET_CHANNELS) */
+  int net_channels;
   unsigned long long max_constant; /* CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE */
   struct {                         /* the last forest model uploaded (spmv_cl_forest) */
     const void *key;
@@ -77,6 +80,8 @@ void spmv_cl_image_destroy(spmv_cl_image *im)
     clReleaseProgram(im->kmeans);
   if (im->forest)
     clReleaseProgram(im->forest);
+  if (im->net)
+    clReleaseProgram(im->net);
   forest_model_release(im);
   spmv_cl_runtime_close(&im->rt);
   free(im);
@@ -2231,5 +2236,118 @@ int spmv_cl_forest_contours(spmv_cl_image *im, const spmv_forest_model *F,
   release(&d_strength);
   if (kernel_seconds)
     *kernel_seconds = seconds;
+  return status;
+}
+
+/* ---- the boundary network ---- */
+
+static int check_net(const spmv_cl_image *im, const spmv_net *net, int width, int height)
+{
+  if (!net || net->inputs < 1 || net->inputs > SPMV_NET_MAX_INPUTS || net->channels < 1 ||
+      net->channels > SPMV_NET_MAX_CHANNELS || net->layers < 1 ||
+      net->layers > SPMV_NET_MAX_LAYERS || !net->dilation || !net->weight || !net->bias ||
+      !net->out_weight)
+    return dsg_error_set(DSG_ERR_INVALID,
+                         "the network's shape is out of range: %d inputs (1 to %d), %d channels "
+                         "(1 to %d), %d layers (1 to %d), or a table missing",
+                         net ? net->inputs : 0, SPMV_NET_MAX_INPUTS, net ? net->channels : 0,
+                         SPMV_NET_MAX_CHANNELS, net ? net->layers : 0, SPMV_NET_MAX_LAYERS);
+  for (int l = 0; l < net->layers; l++)
+    if (net->dilation[l] < 1 || !net->weight[l] || !net->bias[l])
+      return dsg_error_set(DSG_ERR_INVALID,
+                           "the network's layer %d has dilation %d (>= 1 needed) or no weights",
+                           l, net->dilation[l]);
+  const unsigned long long layer =
+      (unsigned long long)net->channels *
+      (net->inputs > net->channels ? net->inputs : net->channels) * 9 * sizeof(float);
+  if (layer > im->max_constant)
+    return dsg_error_set(DSG_ERR_LIMIT,
+                         "the network's layer of %llu bytes of weights is over %s's constant "
+                         "buffer of %llu bytes",
+                         layer, im->rt.dev.name, im->max_constant);
+  if (width < 1 || height < 1 || (unsigned long long)width * height > INT_MAX / 2)
+    return dsg_error_set(DSG_ERR_INVALID, "the network's image of %d x %d pixels is out of range",
+                         width, height);
+  return DSG_OK;
+}
+
+int spmv_cl_net(spmv_cl_image *im, const spmv_net *net, const float *x, int width, int height,
+                float *M, double *kernel_seconds)
+{
+  cl_mem d_x = NULL, d_a = NULL, d_b = NULL, d_m = NULL, d_out = NULL;
+  cl_mem d_w[SPMV_NET_MAX_LAYERS] = {NULL}, d_bias[SPMV_NET_MAX_LAYERS] = {NULL};
+  cl_kernel k[SPMV_NET_MAX_LAYERS + 1] = {NULL};
+  batch b = {kernel_seconds != NULL, 0, {NULL}, {NULL}};
+  double seconds = 0.0;
+  int status = check_net(im, net, width, height), finished;
+
+  if (status != DSG_OK)
+    return status;
+  if (!im->net || im->net_channels != net->channels) {
+    char options[64];
+    if (im->net)
+      clReleaseProgram(im->net);
+    im->net = NULL;
+    snprintf(options, sizeof(options), "-cl-std=CL1.2 -DNET_CHANNELS=%d", net->channels);
+    status = spmv_cl_build(&im->rt, "net", options, &im->net);
+    if (status != DSG_OK) {
+      im->net = NULL;
+      return status;
+    }
+    im->net_channels = net->channels;
+  }
+  const int n = width * height, nc = net->channels, inputs = net->inputs;
+  const unsigned long long plane = (unsigned long long)n * sizeof(float);
+  d_x = buffer(im, CL_MEM_READ_ONLY, plane * inputs, x, "the network's input", &status);
+  d_a = buffer(im, CL_MEM_READ_WRITE, plane * nc, NULL, "the network's channels", &status);
+  d_b = buffer(im, CL_MEM_READ_WRITE, plane * nc, NULL, "the network's channels", &status);
+  d_m = buffer(im, CL_MEM_WRITE_ONLY, plane, NULL, "the network's map", &status);
+  d_out = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)(nc + inputs) * sizeof(float),
+                 net->out_weight, "the network's output weights", &status);
+  for (int l = 0; l < net->layers; l++) {
+    const int cin = l ? nc : inputs;
+    d_w[l] = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)nc * cin * 9 * sizeof(float),
+                    net->weight[l], "the network's weights", &status);
+    d_bias[l] = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)nc * sizeof(float),
+                       net->bias[l], "the network's biases", &status);
+  }
+  cl_mem in = d_x;
+  for (int l = 0; l < net->layers && status == DSG_OK; l++) {
+    const int cin = l ? nc : inputs, d = net->dilation[l];
+    cl_mem out = l % 2 ? d_b : d_a;
+    status = kernel(im, im->net, "net_layer", &k[l], 8, sizeof(int), &width, sizeof(int), &height,
+                    sizeof(int), &cin, sizeof(int), &d, sizeof(cl_mem), &in, sizeof(cl_mem),
+                    &d_w[l], sizeof(cl_mem), &d_bias[l], sizeof(cl_mem), &out);
+    if (status == DSG_OK)
+      status = launch(im, k[l], "net_layer", (size_t)width, 0, (size_t)height, &b);
+    in = out;
+  }
+  const int L = net->layers;
+  const float ob = net->out_bias;
+  if (status == DSG_OK)
+    status = kernel(im, im->net, "net_out", &k[L], 7, sizeof(int), &n, sizeof(int), &inputs,
+                    sizeof(cl_mem), &in, sizeof(cl_mem), &d_x, sizeof(cl_mem), &d_out,
+                    sizeof(float), &ob, sizeof(cl_mem), &d_m);
+  if (status == DSG_OK)
+    status = launch(im, k[L], "net_out", (size_t)n, 0, 1, &b);
+  if (status == DSG_OK)
+    status = read_back(im, d_m, (size_t)plane, M, "the network's map");
+  finished = batch_finish(im, &b, "the boundary network", &seconds);
+  if (status == DSG_OK)
+    status = finished;
+  if (kernel_seconds)
+    *kernel_seconds = seconds;
+  for (int l = 0; l <= SPMV_NET_MAX_LAYERS && l <= net->layers; l++)
+    if (k[l])
+      clReleaseKernel(k[l]);
+  for (int l = 0; l < net->layers; l++) {
+    release(&d_w[l]);
+    release(&d_bias[l]);
+  }
+  release(&d_x);
+  release(&d_a);
+  release(&d_b);
+  release(&d_m);
+  release(&d_out);
   return status;
 }
