@@ -37,6 +37,7 @@ enum opt_id {
   OPT_SPECTRAL_WEIGHT,
   OPT_REGION_WEIGHT,
   OPT_ARC_WEIGHT,
+  OPT_NET_WEIGHT,
   OPT_FOREST_WEIGHT,
   OPT_MIN_REGION,
   OPT_THRESHOLD,
@@ -171,12 +172,16 @@ static const opt_def options[] = {
      "from (0: gPb alone; default 0.25)"},
     {"arc-weight", 0, "W", OPT_ARC_WEIGHT, CMD_BIT(APP_CMD_SEGMENT),
      "hierarchy: share in [0, 1] of each base boundary's strength learnt from BSDS500's humans "
-     "(0: the map alone; default 0.3)"},
+     "(0: the map alone; default 0; fit without the boundary network, 0.3 with --net-weight 0)"},
+    {"net-weight", 0, "W", OPT_NET_WEIGHT, CMD_BIT(APP_CMD_SEGMENT),
+     "hierarchy: share in [0, 1] of the boundary network's map (fit on BSDS500 train from gPb, "
+     "the forest's map and the colours) in the map the regions are made from (0: gPb alone; "
+     "default 1)"},
     {"min-region", 0, "PIXELS", OPT_MIN_REGION, CMD_BIT(APP_CMD_SEGMENT),
      "hierarchy: smaller regions merge first (default 0: max(pixels / 1500, 32))"},
     {"threshold", 0, "T", OPT_THRESHOLD, CMD_BIT(APP_CMD_SEGMENT),
      "hierarchy: cut at level T in (0, 1) instead of at -k regions (BSDS500 val: best at "
-     "0.32-0.44)"},
+     "0.41-0.50)"},
     {"seed", 0, "S", OPT_SEED, CMD_BIT(APP_CMD_SEGMENT), "k-means++ seed (default 1)"},
     {"restarts", 0, "R", OPT_RESTARTS, CMD_BIT(APP_CMD_SEGMENT),
      "k-means restarts; the best is kept (default 8)"},
@@ -700,6 +705,11 @@ static int apply_option(app_config *cfg, const opt_def *o, const char *flag, con
   case OPT_ARC_WEIGHT:
     status = parse_double(flag, v, &cfg->opt.arc_weight);
     if (status == DSG_OK && !(cfg->opt.arc_weight >= 0.0 && cfg->opt.arc_weight <= 1.0))
+      return dsg_error_set(DSG_ERR_INVALID, "%s: %s is invalid: it must be in [0, 1]", flag, v);
+    break;
+  case OPT_NET_WEIGHT:
+    status = parse_double(flag, v, &cfg->opt.net_weight);
+    if (status == DSG_OK && !(cfg->opt.net_weight >= 0.0 && cfg->opt.net_weight <= 1.0))
       return dsg_error_set(DSG_ERR_INVALID, "%s: %s is invalid: it must be in [0, 1]", flag, v);
     break;
   case OPT_HELP: cfg->help = 1; break;

@@ -211,10 +211,10 @@ static void ahead_key(const dsg_options *o, char *key, size_t len)
 #define STR(s) ((s) ? (s) : "-")
   int at = snprintf(
       key, len,
-      "k%d s%llu r%d g%s w%.17g m%d W%.17g F%.17g A%.17g t%.17g p%lld a%s R%d i%.17g x%.17g "
+      "k%d s%llu r%d g%s w%.17g m%d W%.17g F%.17g A%.17g N%.17g t%.17g p%lld a%s R%d i%.17g x%.17g "
       "c%.17g K%d n%d v%d T%.17g I%d S%s C%d ks",
       o->k, (unsigned long long)o->seed, o->restarts, STR(o->grouping), o->spectral_weight,
-      o->min_region, o->region_weight, o->forest_weight, o->arc_weight, o->threshold,
+      o->min_region, o->region_weight, o->forest_weight, o->arc_weight, o->net_weight, o->threshold,
       o->work_pixels, STR(o->affinity), o->radius, o->sigma_i, o->sigma_x, o->sigma_c,
       o->keep_specks, o->nev, o->ncv, app_tol(o), o->max_iter, STR(o->solver), o->coarse_start);
 #undef STR

@@ -131,8 +131,17 @@ typedef struct dsg_options {
    * regions left takes this share of its strength from a model fit on BSDS500 train's human
    * boundaries (the boundary's strengths in gPb and the forest's map, its length, its regions'
    * sizes and histograms: docs/PIPELINE.md 7b), the rest from the map. 0: the map alone. A run
-   * without the forest's map or the region cue reports 0. */
+   * without the forest's map or the region cue reports 0. The model was fit on gPb's arcs: with
+   * the boundary network (net_weight) it is off by default. */
   double arc_weight;
+  /* hierarchy, contour cues with the gradients and the forest's map: in [0, 1]; default
+   * DSG_NET_WEIGHT. A small convolutional network fit on BSDS500 train's persons' majority
+   * boundaries (docs/PIPELINE.md 7c) reads gPb, the forest's map and the colours and makes a
+   * boundary map M in (0, 1); gPb becomes (1 - this) gPb + this sqrt(M) in the hierarchy's map,
+   * before the forest's map joins it. 0: gPb alone. The result's contours stay gPb thinned. Read
+   * when the problem is made (dsg_problem_create): a problem made at 0 keeps no copy of the
+   * pixels; a run without the forest's map reports 0. */
+  double net_weight;
   /* hierarchy: > 0 cuts at this level instead of at k regions (the boundaries above it stay;
    * levels are the UCM's, in [0, 1) for the contour cues), and k and ks are not read; 0: k */
   double threshold;
@@ -198,9 +207,11 @@ typedef struct dsg_options {
  * region cue; docs/QUALITY.md); "kmeans" takes the k in [2, nev - 1] before the largest eigengap
  * lambda_k - lambda_(k+1). The report says which ("scale"). */
 #define DSG_K_AUTO (-1)
-#define DSG_AUTO_THRESHOLD 0.36
+#define DSG_AUTO_THRESHOLD 0.46
 /* The level -k auto cuts the hierarchy at for opt, each fit on BSDS500 train at its weights:
- * DSG_AUTO_THRESHOLD at the defaults; 0.37 without the learnt strengths (arc_weight 0); gPb alone
+ * DSG_AUTO_THRESHOLD at the defaults (the boundary network, the forest's map, the region cue);
+ * 0.36 with the learnt strengths instead of the network (net_weight 0, arc_weight > 0), 0.37
+ * without either; the network without the region cue 0.72; gPb alone
  * (forest_weight 0) with the region cue 0.44, as the forest as the detector with it; without the
  * cue (region_weight 0, or a cue without contours) 0.55 with the forest's map, 0.64 without, 0.47
  * for the forest as the detector (the region cue's divisor and the forest's low background lower
@@ -215,9 +226,13 @@ double dsg_options_auto_level(const dsg_options *opt);
 /* The forest's weight in the hierarchy's map (forest_weight): fit on BSDS500 train's first 50
  * images (docs/QUALITY.md, "The forest joins gPb"). */
 #define DSG_FOREST_WEIGHT 0.25
-/* The learnt strengths' share of the base boundaries' strengths (arc_weight): fit on BSDS500
- * train's first 50 images (docs/QUALITY.md, "The base arcs' learnt strengths"). */
-#define DSG_ARC_WEIGHT 0.3
+/* The learnt strengths' share of the base boundaries' strengths (arc_weight): 0.3 was fit on
+ * BSDS500 train's first 50 images without the network (docs/QUALITY.md, "The base arcs' learnt
+ * strengths"); with it they cost regions, and are off. */
+#define DSG_ARC_WEIGHT 0.0
+/* The boundary network's share of the hierarchy's map (net_weight): its map alone in gPb's
+ * place scored best on BSDS500 train (docs/QUALITY.md, "The boundary network"). */
+#define DSG_NET_WEIGHT 1.0
 #define DSG_MAX_CUT 9999  /* regions of a cut of the hierarchy at most */
 #define DSG_MAX_RADIUS 30 /* disc radius at most */
 /* The default working resolution (work_pixels): BSDS500's photographs (481 x 321) are segmented
@@ -242,7 +257,8 @@ double dsg_options_auto_level(const dsg_options *opt);
 
 /* The defaults: k auto, tol auto, work_pixels DSG_WORK_PIXELS, seed 1, restarts 8, grouping
  * hierarchy, spectral_weight DSG_SPECTRAL_WEIGHT, min_region 0 (automatic), region_weight
- * DSG_REGION_WEIGHT, forest_weight DSG_FOREST_WEIGHT, arc_weight DSG_ARC_WEIGHT, affinity contour,
+ * DSG_REGION_WEIGHT, forest_weight DSG_FOREST_WEIGHT, arc_weight DSG_ARC_WEIGHT, net_weight
+ * DSG_NET_WEIGHT, affinity contour,
  * radius 5, sigma_i 0.1, sigma_x 4, sigma_c 0.1, nev 16, tol auto, max_iter 1000, solver auto,
  * matvec auto; no list of k (ks NULL, nks 0); no callbacks. */
 void dsg_options_init(dsg_options *opt);

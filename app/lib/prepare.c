@@ -50,6 +50,13 @@ static int prepare_kmeans(const dsg_problem *p, const dsg_options *opt)
   return status;
 }
 
+/* The boundary network's program: the network on one pixel */
+static int prepare_net(spmv_cl_image *im)
+{
+  float x[APP_NET_INPUTS] = {0}, M;
+  return spmv_cl_net(im, app_net_default(), x, 1, 1, &M, NULL);
+}
+
 int dsg_prepare(const dsg_options *opt)
 {
   dsg_options tiny;
@@ -104,6 +111,9 @@ int dsg_prepare(const dsg_options *opt)
     status = dsg_problem_matvec(p, &tiny, 1, &mv);
   if (status == DSG_OK && app_grouping_find(opt->grouping) == APP_GROUPING_KMEANS)
     status = prepare_kmeans(p, &tiny);
+  /* the boundary network's program, on the detector's device (where gPb is made) */
+  if (status == DSG_OK && app_problem_uses_net(p, opt) && app_problem_device(p))
+    status = prepare_net(app_problem_device(p));
   spmv_matvec_destroy(mv);
   dsg_problem_destroy(p);
   dsg_image_free(&img);

@@ -123,6 +123,7 @@ int dsg_result_report(const dsg_result *r, const dsg_report_info *info, char **j
   app_json_number(&j, "region_weight", opt->region_weight);
   app_json_number(&j, "forest_weight", opt->forest_weight);
   app_json_number(&j, "arc_weight", opt->arc_weight);
+  app_json_number(&j, "net_weight", opt->net_weight);
   app_json_number(&j, "threshold", opt->threshold);
   if (info->max_pixels > 0)
     app_json_int(&j, "max_pixels", info->max_pixels);

@@ -29,15 +29,18 @@ struct dsg_problem {
                           * joins it (gPb); else NULL */
   unsigned char *bins;   /* the channels' bins (app_contour_bins) for the hierarchy's region cue,
                           * when it is asked for (uses_region_cue); else NULL */
+  dsg_image pixels;      /* the image's copy for the boundary network (uses_net); else empty */
   dsg_image coarse;      /* the image shrunk for chfsi's coarse start (coarse.c), when asked */
   app_coarse early;      /* its solve, made beside the problem's making (coarse_job), if any */
   spmv_cl_image *device; /* the device for the grouping (gPb, k-means): the detector's, kept;
                           * for k-means of a cue without contours the run's (NULL: the C path) */
   app_arc_record
       *arc_record; /* set by app_problem_record_arcs (tests/bsds/arc_data.c), else NULL */
+  float *net_record; /* set by app_problem_record_net (tests/bsds/net_data.c), else NULL */
 };
 
 void app_problem_record_arcs(dsg_problem *p, app_arc_record *rec) { p->arc_record = rec; }
+void app_problem_record_net(dsg_problem *p, float *x) { p->net_record = x; }
 
 void app_problem_size(const dsg_problem *p, int *width, int *height)
 {
@@ -67,6 +70,7 @@ void dsg_options_init(dsg_options *opt)
   opt->region_weight = DSG_REGION_WEIGHT;
   opt->forest_weight = DSG_FOREST_WEIGHT;
   opt->arc_weight = DSG_ARC_WEIGHT;
+  opt->net_weight = DSG_NET_WEIGHT;
   opt->work_pixels = DSG_WORK_PIXELS;
   opt->nev = 16;
   opt->ncv = 0;
@@ -283,6 +287,10 @@ int dsg_options_check(const dsg_options *opt)
     return dsg_error_set(DSG_ERR_INVALID,
                          DSG_PARAM("arc_weight") " %g is invalid: it must be in [0, 1]",
                          opt->arc_weight);
+  if (!(opt->net_weight >= 0.0 && opt->net_weight <= 1.0))
+    return dsg_error_set(DSG_ERR_INVALID,
+                         DSG_PARAM("net_weight") " %g is invalid: it must be in [0, 1]",
+                         opt->net_weight);
   return check_tol(opt);
 }
 
@@ -436,13 +444,27 @@ static int uses_forest_map(const dsg_options *opt, const app_cue *cue)
          app_grouping_find(opt->grouping) == APP_GROUPING_HIERARCHY;
 }
 
+/* Whether the boundary network refines the hierarchy's map (net_weight): it reads the forest's
+ * map, so where that joins gPb. */
+static int uses_net(const dsg_options *opt, const app_cue *cue)
+{
+  return uses_forest_map(opt, cue) && opt->net_weight > 0.0;
+}
+
+int app_problem_uses_net(const dsg_problem *p, const dsg_options *opt)
+{
+  return uses_net(opt, p->cue);
+}
+
 double dsg_options_auto_level(const dsg_options *opt)
 {
   const app_cue *cue;
   if (app_cue_find(opt->affinity, &cue) != DSG_OK)
     return APP_PLAIN_LEVEL;
+  if (uses_net(opt, cue))
+    return uses_region_cue(opt, cue) ? DSG_AUTO_THRESHOLD : APP_NET_PLAIN_LEVEL;
   if (uses_forest_map(opt, cue) && uses_region_cue(opt, cue))
-    return opt->arc_weight > 0.0 ? DSG_AUTO_THRESHOLD : APP_FOREST_MAP_CUE_LEVEL;
+    return opt->arc_weight > 0.0 ? APP_ARC_CUE_LEVEL : APP_FOREST_MAP_CUE_LEVEL;
   if (uses_forest_map(opt, cue))
     return APP_FOREST_MAP_PLAIN_LEVEL;
   if (uses_region_cue(opt, cue))
@@ -621,6 +643,7 @@ void dsg_problem_destroy(dsg_problem *p)
   free(p->oriented);
   free(p->bins);
   free(p->forest_map);
+  dsg_image_free(&p->pixels);
   app_components_free(&p->comps);
   dsg_image_free(&p->coarse);
   app_coarse_free(&p->early);
@@ -720,6 +743,10 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
       img, opt, p->cue, &p->N, &p->sqrt_degree, &p->contours, &p->soft,
       gpb && !p->forest ? &p->oriented : NULL, uses_region_cue(opt, p->cue) ? &p->bins : NULL,
       uses_forest_map(opt, p->cue) ? &p->forest_map : NULL, &p->t_contours, links, &pr, &p->device);
+  /* the boundary network reads the colours after the solve */
+  if (status == DSG_OK && uses_net(opt, p->cue))
+    status = dsg_image_from_pixels(&p->pixels, img->width, img->height, img->channels,
+                                   img->pixels);
   if (status != DSG_OK)
     goto fail;
   p->t_affinity = dsg_seconds() - t0;
@@ -802,8 +829,11 @@ void dsg_result_destroy(dsg_result *r)
  * of the groupings: the list goes into r->groups, opt.k is its first k. region_cue: whether the
  * hierarchy reads the regions (a problem made without the cue's bins cannot: its region_weight
  * is kept as 0, and -k auto's level is the one without the cue); forest_map: whether the forest
- * joins its map (a problem made without the forest's map: forest_weight kept as 0, likewise). */
-static void keep_options(dsg_result *r, const dsg_options *opt, int region_cue, int forest_map)
+ * joins its map (a problem made without the forest's map: forest_weight kept as 0, likewise);
+ * net: whether the boundary network refines it (a problem made without its pixels: net_weight
+ * kept as 0). */
+static void keep_options(dsg_result *r, const dsg_options *opt, int region_cue, int forest_map,
+                         int net)
 {
   int ks[DSG_MAX_K];
   const char **fields[7] = {&r->opt.affinity,  &r->opt.solver, &r->opt.matvec,
@@ -820,6 +850,8 @@ static void keep_options(dsg_result *r, const dsg_options *opt, int region_cue, 
     r->opt.forest_weight = 0.0;
   if (!region_cue || !forest_map) /* the learnt strengths read both */
     r->opt.arc_weight = 0.0;
+  if (!forest_map || !net) /* the network reads the forest's map */
+    r->opt.net_weight = 0.0;
   r->ngroups = app_option_ks(opt, ks);
   if (opt->nks == 0 && opt->k == DSG_K_AUTO && opt->threshold == 0.0) {
     r->k_auto = 1;
@@ -1012,6 +1044,39 @@ static int group_one(dsg_problem *p, const dsg_options *opt, dsg_result *r, app_
   return status;
 }
 
+/* E = (1 - weight) E + weight sqrt(M), M the boundary network's map from E (gPb), the forest's
+ * map and the pixels: on p's device where the grouping runs there, else (or where it fails
+ * under matvec auto) on the C path. */
+static int refine(dsg_problem *p, const dsg_options *opt, double weight, float *E)
+{
+  const int w = p->width, h = p->height;
+  const size_t n = (size_t)w * h;
+  const app_net *net = app_net_default();
+  float *x = malloc((size_t)APP_NET_INPUTS * n * sizeof(*x)), *M = malloc(n * sizeof(*M));
+  int status = DSG_OK;
+  if (!x || !M) {
+    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the boundary network's input of %zu "
+                                          "pixels", n);
+    goto out;
+  }
+  app_net_input(p->pixels.pixels, p->pixels.channels, E, p->forest_map, n, x);
+  if (p->net_record)
+    memcpy(p->net_record, x, (size_t)APP_NET_INPUTS * n * sizeof(*x));
+  if (grouping_device(p, opt)) {
+    status = spmv_cl_net(p->device, net, x, w, h, M, NULL);
+    if (fall_back(p, opt, &status, "the boundary network"))
+      status = app_net_run(net, x, w, h, M);
+  } else {
+    status = app_net_run(net, x, w, h, M);
+  }
+  if (status == DSG_OK)
+    app_net_blend(E, M, weight, n);
+out:
+  free(x);
+  free(M);
+  return status;
+}
+
 /* The hierarchy's boundary map E and its hierarchy and UCM into r. E is the contour cue's
  * strength before thinning, or with the spectral term (p->oriented) gPb: the eigenvectors'
  * oriented gradients join the detector's combination at every orientation, and r's contours
@@ -1077,6 +1142,11 @@ static int build_hierarchy(dsg_problem *p, const dsg_options *opt, dsg_result *r
       goto out;
     }
     memcpy(gpb_map, E, n * sizeof(*gpb_map));
+  }
+  if (r->opt.net_weight > 0.0 && p->forest_map && p->pixels.pixels) {
+    status = refine(p, opt, r->opt.net_weight, E);
+    if (status != DSG_OK)
+      goto out;
   }
   if (fw > 0.0 && p->forest_map)
     for (size_t i = 0; i < n; i++) {
@@ -1193,7 +1263,8 @@ int dsg_problem_solve_on(dsg_problem *p, const dsg_options *opt, struct spmv_mat
   if (!r)
     return dsg_error_set(DSG_ERR_NOMEM, "cannot allocate a result");
   keep_options(r, opt, p->bins && uses_region_cue(opt, p->cue),
-               p->forest_map && uses_forest_map(opt, p->cue));
+               p->forest_map && uses_forest_map(opt, p->cue),
+               p->pixels.pixels && uses_net(opt, p->cue));
   r->width = p->width;
   r->height = p->height;
   r->n = p->N->rows;

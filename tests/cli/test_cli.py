@@ -1224,7 +1224,8 @@ def hierarchy_cases(tmp, data):
     check(params.get("affinity") == "contour" and params.get("grouping") == "hierarchy" and
           params.get("spectral_weight") == 0.2 and params.get("min_region") == 0 and
           params.get("region_weight") == 0.2 and params.get("forest_weight") == 0.25 and
-          params.get("arc_weight") == 0.3 and params.get("sigma_c") == 0.1,
+          params.get("arc_weight") == 0 and params.get("net_weight") == 1 and
+          params.get("sigma_c") == 0.1,
           f"hierarchy report parameters {params}")
     check(rep.get("ks") == [2, 3, 20] and rep.get("eigensolves") == 1 and rep.get("nev") == 16 and
           [s["k"] for s in rep.get("segmentations", [])] == [2, 3, 20] and
@@ -1237,6 +1238,7 @@ def hierarchy_cases(tmp, data):
     code, _, err = run(["segment", image, "--affinity", "contour+color", "--grouping", "hierarchy",
                         "-k", "3", "--sigma-c", "0.2", "--spectral-weight", "0.5", "--min-region",
                         "30", "--region-weight", "0", "--forest-weight", "0.5", "--arc-weight", "0.6",
+                        "--net-weight", "0.7",
                         "--matvec", "cpu",
                         "-o", out, "-q"])
     rep = json.load(open(os.path.join(out, "report.json"))) if code == 0 else {"parameters": {}}
@@ -1245,7 +1247,8 @@ def hierarchy_cases(tmp, data):
           params.get("sigma_c") == 0.2 and params.get("spectral_weight") == 0.5 and
           params.get("min_region") == 30 and params.get("region_weight") == 0 and
           params.get("forest_weight") == 0.5 and rep.get("ks") == [3] and
-          params.get("arc_weight") == 0,  # without the region cue the learnt strengths are off
+          params.get("arc_weight") == 0 and  # without the region cue the learnt strengths are off
+          params.get("net_weight") == 0.7,
           f"given values: {code} {err!r} {params}")
     if code == 0:
         one = np.load(os.path.join(out, "labels.npy"))
@@ -1272,6 +1275,8 @@ def hierarchy_cases(tmp, data):
              (["--forest-weight", "nan"], "--forest-weight"),
              (["--arc-weight", "1.5"], "--arc-weight: 1.5 is invalid: it must be in [0, 1]"),
              (["--arc-weight", "nan"], "--arc-weight"),
+             (["--net-weight", "-0.1"], "--net-weight: -0.1 is invalid: it must be in [0, 1]"),
+             (["--net-weight", "nan"], "--net-weight"),
              (["--min-region", "-3"], "--min-region: -3 is out of range"),
              (["--min-region", "x"], "--min-region"),
              (["--sigma-c", "0"], "--sigma-c: 0 is invalid: it must be > 0"),
@@ -1649,7 +1654,7 @@ def first_hour_cases(tmp):
         labels = np.load(os.path.join(out, name, "labels.npy"))
         check(labels.shape == want.shape, f"batch {name}: labels {labels.shape}")
         rep = json.load(open(os.path.join(out, name, "report.json")))
-        check(rep["scale"]["auto"] is True and rep["parameters"]["threshold"] == 0.36 and
+        check(rep["scale"]["auto"] is True and rep["parameters"]["threshold"] == 0.46 and
               rep["parameters"]["tol"] == 1e-3, f"batch {name}: auto scale {rep['scale']} "
               f"{rep['parameters']['threshold']} tol {rep['parameters']['tol']}")
     # two image arguments: the same names in two folders get distinct output folders

@@ -367,12 +367,14 @@ static int fuzz_cli_check_config(const app_config *c, char *why, size_t cap)
       !isfinite(c->opt.spectral_weight) || c->opt.min_region < 0 ||
       !(c->opt.region_weight >= 0.0) || !isfinite(c->opt.region_weight) ||
       !(c->opt.forest_weight >= 0.0) || !isfinite(c->opt.forest_weight) ||
-      !(c->opt.arc_weight >= 0.0 && c->opt.arc_weight <= 1.0))
+      !(c->opt.arc_weight >= 0.0 && c->opt.arc_weight <= 1.0) ||
+      !(c->opt.net_weight >= 0.0 && c->opt.net_weight <= 1.0))
     return fuzz_fail(why, cap,
                      "sigma_c = %g, spectral_weight = %g, min_region = %d, region_weight = %g, "
-                     "forest_weight = %g, arc_weight = %g",
+                     "forest_weight = %g, arc_weight = %g, net_weight = %g",
                      c->opt.sigma_c, c->opt.spectral_weight, c->opt.min_region,
-                     c->opt.region_weight, c->opt.forest_weight, c->opt.arc_weight);
+                     c->opt.region_weight, c->opt.forest_weight, c->opt.arc_weight,
+                     c->opt.net_weight);
   if (!c->opt.matvec || (strcmp(c->opt.matvec, "auto") != 0 && strcmp(c->opt.matvec, "cpu") != 0 &&
                          strcmp(c->opt.matvec, "opencl") != 0 &&
                          (c->command != APP_CMD_BENCH || strcmp(c->opt.matvec, "all") != 0)))

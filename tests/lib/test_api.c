@@ -811,7 +811,8 @@ static void check_prepare(const dsg_image *small)
   static const struct {
     const char *cue, *grouping;
     int programs;
-  } runs[] = {{"contour", "hierarchy", 5}, /* with the forest's, whose map joins gPb */
+  } runs[] = {{"contour", "hierarchy", 6}, /* with the forest's, whose map joins gPb, and the
+                                              * boundary network's */
               {"color", "hierarchy", 2},
               {"color", "kmeans", 3},
               {"contour", "kmeans", 5}};
@@ -1018,17 +1019,25 @@ int main(void)
         "defaults");
   CHECK(opt.sigma_c == 0.1 && opt.grouping && strcmp(opt.grouping, "hierarchy") == 0 &&
             opt.spectral_weight == 0.2 && opt.min_region == 0 && opt.region_weight == 0.2 &&
-            opt.forest_weight == 0.25 && opt.arc_weight == 0.3 && opt.ks == NULL && opt.nks == 0,
+            opt.forest_weight == 0.25 && opt.arc_weight == 0.0 && opt.net_weight == 1.0 &&
+            opt.ks == NULL && opt.nks == 0,
         "defaults of the contour cues and the grouping: sigma_c %g, grouping %s, spectral_weight "
-        "%g, min_region %d, region_weight %g, forest_weight %g, arc_weight %g, nks %d",
+        "%g, min_region %d, region_weight %g, forest_weight %g, arc_weight %g, net_weight %g, "
+        "nks %d",
         opt.sigma_c, opt.grouping ? opt.grouping : "(null)", opt.spectral_weight, opt.min_region,
-        opt.region_weight, opt.forest_weight, opt.arc_weight, opt.nks);
+        opt.region_weight, opt.forest_weight, opt.arc_weight, opt.net_weight, opt.nks);
   CHECK(dsg_options_check(&opt) == DSG_OK, "defaults rejected: %s", dsg_error_message());
   /* -k auto's level: each fit at its weights (the region cue's, the forest's map's) */
   {
     dsg_options o;
     dsg_options_init(&o);
     const double dflt = dsg_options_auto_level(&o);
+    o.region_weight = 0.0;
+    const double net_plain = dsg_options_auto_level(&o);
+    o.region_weight = DSG_REGION_WEIGHT;
+    o.net_weight = 0.0;
+    o.arc_weight = 0.3;
+    const double arcs = dsg_options_auto_level(&o);
     o.arc_weight = 0.0;
     const double no_arcs = dsg_options_auto_level(&o);
     o.forest_weight = 0.0;
@@ -1043,12 +1052,14 @@ int main(void)
     const double forest_cue = dsg_options_auto_level(&o);
     o.affinity = "intensity"; /* no contours, no bins: no region cue */
     CHECK(
-        dflt == DSG_AUTO_THRESHOLD && dflt == 0.36 && no_arcs == 0.37 && with_cue == 0.44 &&
-            plain == 0.64 && map_plain == 0.55 && forest_plain == 0.47 && forest_cue == 0.44 &&
+        dflt == DSG_AUTO_THRESHOLD && dflt == 0.46 && net_plain == 0.72 &&
+            arcs == 0.36 && no_arcs == 0.37 && with_cue == 0.44 && plain == 0.64 &&
+            map_plain == 0.55 && forest_plain == 0.47 && forest_cue == 0.44 &&
             dsg_options_auto_level(&o) == 0.64,
-        "auto levels %g (default), %g (arc_weight 0), %g (forest_weight 0), %g (and "
-        "region_weight 0), %g (region_weight 0), %g (forest, 0), %g (forest, 0.3), %g (intensity)",
-        dflt, no_arcs, with_cue, plain, map_plain, forest_plain, forest_cue,
+        "auto levels %g (default), %g (region_weight 0), %g (net_weight 0, arc_weight 0.3), %g "
+        "(and arc_weight 0), %g (forest_weight 0), %g (and region_weight 0), %g (region_weight "
+        "0), %g (forest, 0), %g (forest, 0.3), %g (intensity)",
+        dflt, net_plain, arcs, no_arcs, with_cue, plain, map_plain, forest_plain, forest_cue,
         dsg_options_auto_level(&o));
   }
   CHECK(dsg_cue_count() == 4 && strcmp(dsg_cue_name(0), "intensity") == 0 &&
@@ -1136,7 +1147,8 @@ int main(void)
       } fields[] = {{offsetof(dsg_options, spectral_weight), "spectral_weight "},
                     {offsetof(dsg_options, region_weight), "region_weight "},
                     {offsetof(dsg_options, forest_weight), "forest_weight "},
-                    {offsetof(dsg_options, arc_weight), "arc_weight "}};
+                    {offsetof(dsg_options, arc_weight), "arc_weight "},
+                    {offsetof(dsg_options, net_weight), "net_weight "}};
       for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
         for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]); i++) {
           dsg_options o;
@@ -1154,6 +1166,12 @@ int main(void)
             "arc_weight 1.5: %s", dsg_error_message());
       opt.arc_weight = 1.0;
       CHECK(dsg_options_check(&opt) == DSG_OK, "arc_weight 1: %s", dsg_error_message());
+      opt.net_weight = 1.01;
+      CHECK(dsg_options_check(&opt) == DSG_ERR_INVALID &&
+                strstr(dsg_error_message(), "net_weight 1.01 is invalid: it must be in [0, 1]"),
+            "net_weight 1.01: %s", dsg_error_message());
+      opt.net_weight = 0.0;
+      CHECK(dsg_options_check(&opt) == DSG_OK, "net_weight 0: %s", dsg_error_message());
       dsg_options_init(&opt);
       opt.spectral_weight = 0.0;
       CHECK(dsg_options_check(&opt) == DSG_OK, "spectral_weight 0: %s", dsg_error_message());
@@ -1261,7 +1279,8 @@ int main(void)
           DSG_REGION_WEIGHT, DSG_FOREST_WEIGHT);
     CHECK(late && dsg_result_report(late, NULL, &json, &len) == DSG_OK && json &&
               strstr(json, "\"region_weight\": 0,") && strstr(json, "\"forest_weight\": 0,") &&
-              strstr(json, "\"arc_weight\": 0,") && strstr(json, "\"threshold\": 0.64,"),
+              strstr(json, "\"arc_weight\": 0,") && strstr(json, "\"net_weight\": 0,") &&
+              strstr(json, "\"threshold\": 0.64,"),
           "its report: %s", json ? json : dsg_error_message());
     dsg_free(json);
     dsg_result_destroy(plain);

@@ -279,15 +279,15 @@ def test_defaults(diaseg_cli, tmp_path):
     expected = {"k": "auto", "nev": 16, "tol": 0.0, "work_pixels": 160000, "radius": 5, "sigma_i": 0.1, "sigma_x": 4.0,
                 "solver": "auto", "matvec": "auto", "max_iter": 1000, "seed": 1, "restarts": 8,
                 "ncv": 0, "keep_specks": False, "sigma_c": 0.1, "spectral_weight": 0.2,
-                "min_region": 0, "region_weight": 0.2, "forest_weight": 0.25, "arc_weight": 0.3,
-                "threshold": 0.0,
+                "min_region": 0, "region_weight": 0.2, "forest_weight": 0.25, "arc_weight": 0.0,
+                "net_weight": 1.0, "threshold": 0.0,
                 "coarse_start": True,
                 "detector": "auto"}
     for name, value in expected.items():
         assert d[name] == value, name
     assert set(d) == {"k", "nev", "ncv", "tol", "max_iter", "radius", "sigma_i", "sigma_x",
                       "sigma_c", "grouping", "spectral_weight", "min_region", "region_weight",
-                      "forest_weight", "arc_weight", "threshold", "work_pixels",
+                      "forest_weight", "arc_weight", "net_weight", "threshold", "work_pixels",
                       "affinity", "detector",
                       "keep_specks", "seed", "restarts", "solver", "coarse_start", "matvec",
                       "cl_device",
@@ -314,7 +314,7 @@ def test_defaults(diaseg_cli, tmp_path):
     params = rep["parameters"]
     for name in ("radius", "sigma_i", "sigma_x", "sigma_c", "affinity", "grouping",
                  "spectral_weight", "min_region", "region_weight", "forest_weight", "arc_weight",
-                 "max_iter",
+                 "net_weight", "max_iter",
                  "seed", "restarts", "keep_specks", "coarse_start"):
         assert params[name] == d[name], (name, params[name], d[name])
     # the automatic choices, as the report states them: the tolerance and the solver of the

@@ -88,6 +88,7 @@ class DsgOptions(Structure):
         ("region_weight", c_double),
         ("forest_weight", c_double),
         ("arc_weight", c_double),
+        ("net_weight", c_double),
         ("threshold", c_double),
         # resolution
         ("work_pixels", c_longlong),
