@@ -203,15 +203,16 @@ typedef struct dsg_options {
 #define DSG_MAX_K 64 /* k-means segments at most, and k values in a list at most */
 /* k = DSG_K_AUTO (the default) chooses the scale: grouping "hierarchy" cuts at level
  * DSG_AUTO_THRESHOLD, the UCM threshold of the best Covering + boundary F on BSDS500 train
- * (the default options: gPb from nev 16 eigenvectors by chfsi, the forest's map joining it, the
- * region cue; docs/QUALITY.md); "kmeans" takes the k in [2, nev - 1] before the largest eigengap
+ * (the default options: gPb from nev 16 eigenvectors by chfsi refined by the boundary network,
+ * the forest's map joining it, the region cue; train images 101-150, which the network did not
+ * see; docs/QUALITY.md); "kmeans" takes the k in [2, nev - 1] before the largest eigengap
  * lambda_k - lambda_(k+1). The report says which ("scale"). */
 #define DSG_K_AUTO (-1)
-#define DSG_AUTO_THRESHOLD 0.46
+#define DSG_AUTO_THRESHOLD 0.44
 /* The level -k auto cuts the hierarchy at for opt, each fit on BSDS500 train at its weights:
  * DSG_AUTO_THRESHOLD at the defaults (the boundary network, the forest's map, the region cue);
  * 0.36 with the learnt strengths instead of the network (net_weight 0, arc_weight > 0), 0.37
- * without either; the network without the region cue 0.72; gPb alone
+ * without either; the network without the region cue 0.69; gPb alone
  * (forest_weight 0) with the region cue 0.44, as the forest as the detector with it; without the
  * cue (region_weight 0, or a cue without contours) 0.55 with the forest's map, 0.64 without, 0.47
  * for the forest as the detector (the region cue's divisor and the forest's low background lower

@@ -321,9 +321,9 @@ int app_forest_ahead_take(const dsg_image *img, float *strength, float *soft);
 /* -k auto's level with the base arcs' learnt strengths in place of the boundary network
  * (net_weight 0, arc_weight > 0): the default's level before the network, fit as APP_CUE_LEVEL. */
 #define APP_ARC_CUE_LEVEL 0.36
-/* -k auto's level with the boundary network and without the region cue, fit as APP_CUE_LEVEL on
- * the network's maps made out of fold (docs/QUALITY.md, "The boundary network"). */
-#define APP_NET_PLAIN_LEVEL 0.72
+/* -k auto's level with the boundary network and without the region cue, fit as DSG_AUTO_THRESHOLD
+ * (docs/QUALITY.md, "The boundary network"). */
+#define APP_NET_PLAIN_LEVEL 0.69
 /* The forest's hierarchy levels u map to u / (u + APP_FOREST_LEVEL_HALF) (hierarchy.c): 0.24
  * puts the level of the best Covering + F on BSDS500 train (the first 50 images, a forest fit
  * on the other 150, the default region weight) at APP_CUE_LEVEL, as the gradients' level is

@@ -1654,7 +1654,7 @@ def first_hour_cases(tmp):
         labels = np.load(os.path.join(out, name, "labels.npy"))
         check(labels.shape == want.shape, f"batch {name}: labels {labels.shape}")
         rep = json.load(open(os.path.join(out, name, "report.json")))
-        check(rep["scale"]["auto"] is True and rep["parameters"]["threshold"] == 0.46 and
+        check(rep["scale"]["auto"] is True and rep["parameters"]["threshold"] == 0.44 and
               rep["parameters"]["tol"] == 1e-3, f"batch {name}: auto scale {rep['scale']} "
               f"{rep['parameters']['threshold']} tol {rep['parameters']['tol']}")
     # two image arguments: the same names in two folders get distinct output folders

@@ -1052,7 +1052,7 @@ int main(void)
     const double forest_cue = dsg_options_auto_level(&o);
     o.affinity = "intensity"; /* no contours, no bins: no region cue */
     CHECK(
-        dflt == DSG_AUTO_THRESHOLD && dflt == 0.46 && net_plain == 0.72 &&
+        dflt == DSG_AUTO_THRESHOLD && dflt == 0.44 && net_plain == 0.69 &&
             arcs == 0.36 && no_arcs == 0.37 && with_cue == 0.44 && plain == 0.64 &&
             map_plain == 0.55 && forest_plain == 0.47 && forest_cue == 0.44 &&
             dsg_options_auto_level(&o) == 0.64,

@@ -599,9 +599,9 @@ def segment(image, k=None, **options):
         2 gray and alpha, 3 RGB (use ``affinity='color'``), 4 RGBA. At least 2 pixels.
     k : int, "auto" or sequence of int, optional
         The number of segments. "auto" (the default) chooses the scale: the hierarchy cut at
-        level 0.46 (the best Covering + boundary F on BSDS500 train; 0.37 with
+        level 0.44 (the best Covering + boundary F on BSDS500 train; 0.37 with
         ``net_weight=0``, 0.36 with ``net_weight=0, arc_weight=0.3``, 0.44 with
-        ``forest_weight=0``, 0.72 with ``region_weight=0``), or for
+        ``forest_weight=0``, 0.69 with ``region_weight=0``), or for
         ``grouping="kmeans"`` the k before the largest eigengap; the report's "scale" says
         which. 0 computes the eigenpairs only. For k-means k <= 64, and nev follows k unless
         given. A list (``k=[2, 4, 8]``) solves once and groups once per k, with the
