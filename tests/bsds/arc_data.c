@@ -3,7 +3,8 @@
  *
  *   arc_data IMAGE OUT [--arc-weight W]
  *
- * Runs segment's defaults (the C path) on IMAGE at its own size and writes to OUT, for every
+ * Runs segment's defaults before the boundary network (the C path, net_weight 0, arc_weight 0.3:
+ * the model is fit on gPb's arcs) on IMAGE at its own size and writes to OUT, for every
  * base arc of the hierarchy (the regions left once the specks merged) the features the
  * library's arc model reads (app/lib/arcs.c, APP_ARC_FEATURES of them) and the cracks on it:
  *   int32 width, height, arcs, features; int64 cracks;
@@ -12,6 +13,7 @@
  * The features do not depend on the arc weight (they are made before the model is read). */
 #include "diaseg_internal.h"
 #include "io.h"
+#include "record.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,8 +22,7 @@
 static int write_record(const char *path, int w, int h, const app_arc_record *rec)
 {
   char tmp[4096];
-  snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-  FILE *f = fopen(tmp, "wb");
+  FILE *f = record_open(path, tmp, sizeof(tmp));
   const int32_t head[4] = {w, h, rec->narcs, APP_ARC_FEATURES};
   const int64_t ncr = (int64_t)rec->ncracks;
   int ok = f && fwrite(head, sizeof(head), 1, f) == 1 && fwrite(&ncr, sizeof(ncr), 1, f) == 1;
@@ -35,15 +36,7 @@ static int write_record(const char *path, int w, int h, const app_arc_record *re
   }
   ok = ok && fwrite(rec->features, sizeof(double), (size_t)rec->narcs * APP_ARC_FEATURES, f) ==
                  (size_t)rec->narcs * APP_ARC_FEATURES;
-  if (f && fclose(f) != 0)
-    ok = 0;
-  if (ok && rename(tmp, path) != 0)
-    ok = 0;
-  if (!ok) {
-    remove(tmp);
-    fprintf(stderr, "arc_data: cannot write %s\n", path);
-  }
-  return ok ? 0 : 1;
+  return record_close(f, ok, tmp, path, "arc_data");
 }
 
 int main(int argc, char **argv)
@@ -58,6 +51,8 @@ int main(int argc, char **argv)
   dsg_options_init(&opt);
   opt.matvec = "cpu";
   opt.work_pixels = 0; /* the image's own size: the humans' boundaries are at it */
+  opt.net_weight = 0.0;  /* the arcs of gPb's map, as the model was fit */
+  opt.arc_weight = 0.3;
   if (argc == 5 && strcmp(argv[3], "--arc-weight") == 0)
     opt.arc_weight = atof(argv[4]);
   else if (argc != 3) {

@@ -4,7 +4,8 @@
     python3 tests/bsds/fit_arcs.py --bsds /work/shared/bsds --arc-data build/tests/arc_data \
         --data /tmp/arcs --limit 50 --out app/lib/arcs/model.inc
 
-1. tests/bsds/arc_data (a program over the library) runs segment's default on each train image
+1. tests/bsds/arc_data (a program over the library) runs segment's default before the
+   boundary network (--net-weight 0, --arc-weight 0.3) on each train image
    and writes, for every base arc of its hierarchy (the regions left once the specks merged),
    the APP_ARC_FEATURES numbers the library's ensemble reads, and which arc each crack is on.
 2. Each arc's target: for each person, the share of its cracks with a pixel within 3 pixels of
@@ -23,7 +24,6 @@ Needs scikit-learn (pip install scikit-learn); the library needs nothing of it.
 import argparse
 import datetime
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -33,6 +33,7 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 from scipy import ndimage  # noqa: E402
 
+import harness  # noqa: E402
 import metrics  # noqa: E402
 
 TOLERANCE = 3.0  # pixels: a crack with a pixel this near a person's boundary is on it
@@ -154,17 +155,7 @@ def main(argv=None):
     if not ids:
         raise SystemExit("no BSDS500 train images under %s" % args.bsds)
     os.makedirs(data, exist_ok=True)
-    todo = [i for i in ids if not os.path.exists(os.path.join(data, i + ".arcs"))]
-    procs = []
-    for k, iid in enumerate(todo):
-        procs.append(subprocess.Popen([args.arc_data, os.path.join(imgdir, iid + ".jpg"),
-                                       os.path.join(data, iid + ".arcs")]))
-        if len(procs) >= args.jobs or k == len(todo) - 1:
-            for p in procs:
-                if p.wait() != 0:
-                    raise SystemExit("arc_data failed")
-            procs = []
-            print("arc_data: %d/%d" % (k + 1, len(todo)), file=sys.stderr, flush=True)
+    harness.make_records(args.arc_data, imgdir, ids, data, ".arcs", args.jobs)
     Xs, ys, ws = [], [], []
     for iid in ids:
         w, h, X, crack, arc = read_arcs(os.path.join(data, iid + ".arcs"))

@@ -28,7 +28,6 @@ of them.
 import argparse
 import datetime
 import os
-import subprocess
 import sys
 import time
 
@@ -38,6 +37,7 @@ sys.path.insert(0, HERE)
 
 import numpy as np  # noqa: E402
 
+import harness  # noqa: E402
 import metrics  # noqa: E402
 
 INPUTS = 5
@@ -178,20 +178,6 @@ def write_tables(path, net, note):
     os.replace(tmp, path)
 
 
-def make_records(args, ids, imgdir, data):
-    todo = [i for i in ids if not os.path.exists(os.path.join(data, i + ".net"))]
-    procs = []
-    for k, iid in enumerate(todo):
-        procs.append(subprocess.Popen([args.net_data, os.path.join(imgdir, iid + ".jpg"),
-                                       os.path.join(data, iid + ".net")]))
-        if len(procs) >= args.jobs or k == len(todo) - 1:
-            for p in procs:
-                if p.wait() != 0:
-                    raise SystemExit("net_data failed")
-            procs = []
-            print("net_data: %d/%d" % (k + 1, len(todo)), file=sys.stderr, flush=True)
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -222,7 +208,7 @@ def main(argv=None):
         raise SystemExit("no BSDS500 train images in %s under %s" % (args.range, args.bsds))
     os.makedirs(data, exist_ok=True)
     if args.net_data:
-        make_records(args, ids, imgdir, data)
+        harness.make_records(args.net_data, imgdir, ids, data, ".net", args.jobs)
     if not args.out:
         return 0
     import torch

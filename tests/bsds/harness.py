@@ -1,9 +1,11 @@
-"""What the BSDS scripts (run_bsds.py, run_contours.py, fit_contours.py) share: progress lines,
-reading a photograph, hashing the diaseg binary for cache keys, the per-image cache's atomic
-writes, the workers' thread count, and the table layout."""
+"""What the BSDS scripts (run_bsds.py, run_contours.py, fit_contours.py, fit_arcs.py,
+fit_net.py) share: progress lines, reading a photograph, hashing the diaseg binary for cache
+keys, the per-image cache's atomic writes, the workers' thread count, the record programs'
+runs, and the table layout."""
 import hashlib
 import json
 import os
+import subprocess
 import sys
 
 
@@ -47,6 +49,23 @@ def worker_init(threads):
     """A worker process's OpenMP threads (0: leave the environment's)."""
     if threads:
         os.environ["OMP_NUM_THREADS"] = str(threads)
+
+
+def make_records(program, imgdir, ids, data, ext, jobs):
+    """program IMAGE OUT (tests/bsds/arc_data, net_data) for each id whose record data/ID.ext is
+    not there yet, `jobs` at a time; stops at the first failure."""
+    name = os.path.basename(program)
+    todo = [i for i in ids if not os.path.exists(os.path.join(data, i + ext))]
+    procs = []
+    for k, iid in enumerate(todo):
+        procs.append(subprocess.Popen([program, os.path.join(imgdir, iid + ".jpg"),
+                                       os.path.join(data, iid + ext)]))
+        if len(procs) >= jobs or k == len(todo) - 1:
+            for p in procs:
+                if p.wait() != 0:
+                    raise SystemExit("%s failed" % name)
+            procs = []
+            log("%s: %d/%d" % (name, k + 1, len(todo)))
 
 
 def table(head, rows, md=False):

@@ -8,6 +8,7 @@
  *   int32 width, height, planes; float32 x[planes][height][width]. */
 #include "diaseg_internal.h"
 #include "io.h"
+#include "record.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,18 +19,10 @@ static int write_record(const char *path, int w, int h, const float *x)
   char tmp[4096];
   const size_t count = (size_t)APP_NET_INPUTS * w * h;
   const int32_t head[3] = {w, h, APP_NET_INPUTS};
-  snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-  FILE *f = fopen(tmp, "wb");
-  int ok = f && fwrite(head, sizeof(head), 1, f) == 1 && fwrite(x, sizeof(*x), count, f) == count;
-  if (f && fclose(f) != 0)
-    ok = 0;
-  if (ok && rename(tmp, path) != 0)
-    ok = 0;
-  if (!ok) {
-    remove(tmp);
-    fprintf(stderr, "net_data: cannot write %s\n", path);
-  }
-  return ok ? 0 : 1;
+  FILE *f = record_open(path, tmp, sizeof(tmp));
+  const int ok =
+      f && fwrite(head, sizeof(head), 1, f) == 1 && fwrite(x, sizeof(*x), count, f) == count;
+  return record_close(f, ok, tmp, path, "net_data");
 }
 
 int main(int argc, char **argv)
