@@ -141,10 +141,7 @@ def main(argv=None):
     ap.add_argument("--out", required=True, help="the model's C tables (app/lib/arcs/model.inc)")
     ap.add_argument("--note", default="", help="a line for the tables' header (the forest used)")
     args = ap.parse_args(argv)
-    data = os.path.realpath(args.data)
-    if data == ROOT or data.startswith(ROOT + os.sep):
-        raise SystemExit("%s is inside the repository: nothing derived from BSDS500 is written "
-                         "into the tree" % args.data)
+    data = harness.outside_tree(args.data, ROOT)
     from sklearn.ensemble import HistGradientBoostingRegressor
 
     imgdir = os.path.join(args.bsds, "images", "train")

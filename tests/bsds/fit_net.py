@@ -196,10 +196,7 @@ def main(argv=None):
     ap.add_argument("--load", help="write the tables of this saved state instead of fitting")
     ap.add_argument("--note", default="", help="a line for the tables' header (the forests used)")
     args = ap.parse_args(argv)
-    data = os.path.realpath(args.data)
-    if data == ROOT or data.startswith(ROOT + os.sep):
-        raise SystemExit("%s is inside the repository: nothing derived from BSDS500 is written "
-                         "into the tree" % args.data)
+    data = harness.outside_tree(args.data, ROOT)
     imgdir = os.path.join(args.bsds, "images", "train")
     gtdir = os.path.join(args.bsds, "groundTruth", "train")
     a, b = (int(v) for v in args.range.split(":"))

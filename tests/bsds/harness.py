@@ -51,6 +51,16 @@ def worker_init(threads):
         os.environ["OMP_NUM_THREADS"] = str(threads)
 
 
+def outside_tree(path, root):
+    """path made absolute, refused when it lies inside the repository at root: nothing derived
+    from BSDS500 is written into the tree."""
+    data = os.path.realpath(path)
+    if data == root or data.startswith(root + os.sep):
+        raise SystemExit("%s is inside the repository: nothing derived from BSDS500 is written "
+                         "into the tree" % path)
+    return data
+
+
 def make_records(program, imgdir, ids, data, ext, jobs):
     """program IMAGE OUT (tests/bsds/arc_data, net_data) for each id whose record data/ID.ext is
     not there yet, `jobs` at a time; stops at the first failure."""
