@@ -452,8 +452,8 @@ void app_problem_record_arcs(dsg_problem *p, app_arc_record *rec);
  * the persons' majority boundaries (tests/bsds/fit_net.py, embedded as app/lib/net/boundary.inc),
  * and the map becomes (1 - net_weight) gPb + net_weight sqrt(M) before the forest's map joins it.
  * The C reference is app_net_run; kernels/net.cl computes the same sums in the same order. */
-#define APP_NET_INPUTS 5         /* gPb, the forest's map (held to the cap), R, G, B */
-#define APP_NET_FOREST_CAP 1.5f  /* the forest's map is held to this (its crests pass 1) */
+#define APP_NET_INPUTS 5          /* gPb, the forest's map (held to the cap), R, G, B */
+#define APP_NET_FOREST_CAP 1.5f   /* the forest's map is held to this (its crests pass 1) */
 #define APP_NET_COLOUR_MEAN 0.45f /* the colours in, as (v / 255 - mean) / spread */
 #define APP_NET_COLOUR_SPREAD 0.25f
 typedef spmv_net app_net; /* the shapes and the weights: spmv_image.h */
@@ -464,8 +464,8 @@ const app_net *app_net_default(void);
 int app_net_reflect(int i, int n);
 /* The network's input planes x (APP_NET_INPUTS n floats) from the working size's pixels (1 to 4
  * channels, alpha unread), gPb and the forest's map (n each). */
-void app_net_input(const unsigned char *pixels, int channels, const float *gpb,
-                   const float *forest, size_t n, float *x);
+void app_net_input(const unsigned char *pixels, int channels, const float *gpb, const float *forest,
+                   size_t n, float *x);
 /* M (w h floats) = the network on x; DSG_ERR_NOMEM with the message. OpenMP over rows. */
 int app_net_run(const app_net *net, const float *x, int w, int h, float *M);
 float app_net_logistic(float z);

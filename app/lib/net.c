@@ -30,8 +30,8 @@ int app_net_reflect(int i, int n)
   return i < n ? i : period - i;
 }
 
-void app_net_input(const unsigned char *pixels, int channels, const float *gpb,
-                   const float *forest, size_t n, float *x)
+void app_net_input(const unsigned char *pixels, int channels, const float *gpb, const float *forest,
+                   size_t n, float *x)
 {
   const int gray = channels < 3; /* 1 gray, 2 gray + alpha */
   for (size_t i = 0; i < n; i++) {
@@ -63,7 +63,8 @@ static void layer_row(const app_net *net, int l, const float *in, int cin, int w
       for (int kx = 0; kx < 3; kx++) {
         const int dx = (kx - 1) * d;
         /* the interior [lo, hi) reads row[x + dx] directly */
-        const int lo = dx < 0 ? (-dx < w ? -dx : w) : 0, hi = dx > 0 ? (w - dx > 0 ? w - dx : 0) : w;
+        const int lo = dx < 0 ? (-dx < w ? -dx : w) : 0,
+                  hi = dx > 0 ? (w - dx > 0 ? w - dx : 0) : w;
         for (int o = 0; o < nc; o++) {
           const float wv = weight[((size_t)(o * cin + c) * 3 + ky) * 3 + kx];
           float *a = acc + (size_t)o * w;
@@ -94,8 +95,9 @@ int app_net_run(const app_net *net, const float *x, int w, int h, float *M)
   float *acc = malloc((size_t)threads * nc * (size_t)w * sizeof(*acc));
   int status = DSG_OK;
   if (!a || !b || !acc) {
-    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the boundary network's %zu channels "
-                                          "of %zu pixels", nc, n);
+    status = dsg_error_set(DSG_ERR_NOMEM,
+                           "cannot allocate the boundary network's %zu channels of %zu pixels", nc,
+                           n);
     goto out;
   }
   const float *in = x;

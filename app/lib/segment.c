@@ -745,8 +745,7 @@ int dsg_problem_create(const dsg_image *img, const dsg_options *opt, dsg_problem
       uses_forest_map(opt, p->cue) ? &p->forest_map : NULL, &p->t_contours, links, &pr, &p->device);
   /* the boundary network reads the colours after the solve */
   if (status == DSG_OK && uses_net(opt, p->cue))
-    status = dsg_image_from_pixels(&p->pixels, img->width, img->height, img->channels,
-                                   img->pixels);
+    status = dsg_image_from_pixels(&p->pixels, img->width, img->height, img->channels, img->pixels);
   if (status != DSG_OK)
     goto fail;
   p->t_affinity = dsg_seconds() - t0;
@@ -1055,8 +1054,8 @@ static int refine(dsg_problem *p, const dsg_options *opt, double weight, float *
   float *x = malloc((size_t)APP_NET_INPUTS * n * sizeof(*x)), *M = malloc(n * sizeof(*M));
   int status = DSG_OK;
   if (!x || !M) {
-    status = dsg_error_set(DSG_ERR_NOMEM, "cannot allocate the boundary network's input of %zu "
-                                          "pixels", n);
+    status = dsg_error_set(DSG_ERR_NOMEM,
+                           "cannot allocate the boundary network's input of %zu pixels", n);
     goto out;
   }
   app_net_input(p->pixels.pixels, p->pixels.channels, E, p->forest_map, n, x);

@@ -29,7 +29,7 @@ struct spmv_cl_image {
   cl_program affinity;
   cl_program kmeans;
   cl_program forest;
-  cl_program net;   /* built for net_channels filters (-DNET_CHANNELS) */
+  cl_program net; /* built for net_channels filters (-DNET_CHANNELS) */
   int net_channels;
   unsigned long long max_constant; /* CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE */
   struct {                         /* the last forest model uploaded (spmv_cl_forest) */
@@ -2255,11 +2255,11 @@ static int check_net(const spmv_cl_image *im, const spmv_net *net, int width, in
   for (int l = 0; l < net->layers; l++)
     if (net->dilation[l] < 1 || !net->weight[l] || !net->bias[l])
       return dsg_error_set(DSG_ERR_INVALID,
-                           "the network's layer %d has dilation %d (>= 1 needed) or no weights",
-                           l, net->dilation[l]);
-  const unsigned long long layer =
-      (unsigned long long)net->channels *
-      (net->inputs > net->channels ? net->inputs : net->channels) * 9 * sizeof(float);
+                           "the network's layer %d has dilation %d (>= 1 needed) or no weights", l,
+                           net->dilation[l]);
+  const unsigned long long layer = (unsigned long long)net->channels *
+                                   (net->inputs > net->channels ? net->inputs : net->channels) * 9 *
+                                   sizeof(float);
   if (layer > im->max_constant)
     return dsg_error_set(DSG_ERR_LIMIT,
                          "the network's layer of %llu bytes of weights is over %s's constant "
@@ -2308,8 +2308,8 @@ int spmv_cl_net(spmv_cl_image *im, const spmv_net *net, const float *x, int widt
     const int cin = l ? nc : inputs;
     d_w[l] = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)nc * cin * 9 * sizeof(float),
                     net->weight[l], "the network's weights", &status);
-    d_bias[l] = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)nc * sizeof(float),
-                       net->bias[l], "the network's biases", &status);
+    d_bias[l] = buffer(im, CL_MEM_READ_ONLY, (unsigned long long)nc * sizeof(float), net->bias[l],
+                       "the network's biases", &status);
   }
   cl_mem in = d_x;
   for (int l = 0; l < net->layers && status == DSG_OK; l++) {

@@ -51,7 +51,7 @@ int main(int argc, char **argv)
   dsg_options_init(&opt);
   opt.matvec = "cpu";
   opt.work_pixels = 0; /* the image's own size: the humans' boundaries are at it */
-  opt.net_weight = 0.0;  /* the arcs of gPb's map, as the model was fit */
+  opt.net_weight = 0.0; /* the arcs of gPb's map, as the model was fit */
   opt.arc_weight = 0.3;
   if (argc == 5 && strcmp(argv[3], "--arc-weight") == 0)
     opt.arc_weight = atof(argv[4]);

@@ -812,7 +812,7 @@ static void check_prepare(const dsg_image *small)
     const char *cue, *grouping;
     int programs;
   } runs[] = {{"contour", "hierarchy", 6}, /* with the forest's, whose map joins gPb, and the
-                                              * boundary network's */
+                                            * boundary network's */
               {"color", "hierarchy", 2},
               {"color", "kmeans", 3},
               {"contour", "kmeans", 5}};
@@ -1051,16 +1051,14 @@ int main(void)
     o.region_weight = 0.3;
     const double forest_cue = dsg_options_auto_level(&o);
     o.affinity = "intensity"; /* no contours, no bins: no region cue */
-    CHECK(
-        dflt == DSG_AUTO_THRESHOLD && dflt == 0.44 && net_plain == 0.69 &&
-            arcs == 0.36 && no_arcs == 0.37 && with_cue == 0.44 && plain == 0.64 &&
-            map_plain == 0.55 && forest_plain == 0.47 && forest_cue == 0.44 &&
-            dsg_options_auto_level(&o) == 0.64,
-        "auto levels %g (default), %g (region_weight 0), %g (net_weight 0, arc_weight 0.3), %g "
-        "(and arc_weight 0), %g (forest_weight 0), %g (and region_weight 0), %g (region_weight "
-        "0), %g (forest, 0), %g (forest, 0.3), %g (intensity)",
-        dflt, net_plain, arcs, no_arcs, with_cue, plain, map_plain, forest_plain, forest_cue,
-        dsg_options_auto_level(&o));
+    CHECK(dflt == DSG_AUTO_THRESHOLD && dflt == 0.44 && net_plain == 0.69 && arcs == 0.36 &&
+              no_arcs == 0.37 && with_cue == 0.44 && plain == 0.64 && map_plain == 0.55 &&
+              forest_plain == 0.47 && forest_cue == 0.44 && dsg_options_auto_level(&o) == 0.64,
+          "auto levels %g (default), %g (region_weight 0), %g (net_weight 0, arc_weight 0.3), %g "
+          "(and arc_weight 0), %g (forest_weight 0), %g (and region_weight 0), %g (region_weight "
+          "0), %g (forest, 0), %g (forest, 0.3), %g (intensity)",
+          dflt, net_plain, arcs, no_arcs, with_cue, plain, map_plain, forest_plain, forest_cue,
+          dsg_options_auto_level(&o));
   }
   CHECK(dsg_cue_count() == 4 && strcmp(dsg_cue_name(0), "intensity") == 0 &&
             strcmp(dsg_cue_name(1), "color") == 0 && strcmp(dsg_cue_name(2), "contour") == 0 &&
