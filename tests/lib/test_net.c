@@ -7,6 +7,7 @@
  *  - the input planes of a tiny image and the blend's values. */
 #include "check.h"
 #include "diaseg_internal.h"
+#include "net_random.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -64,41 +65,15 @@ static double direct(const app_net *net, const float *x, int w, int h, int px, i
   return 1.0 / (1.0 + exp(-z));
 }
 
-static float uniform(double lo, double hi) { return (float)(lo + (hi - lo) * test_uniform()); }
-
-static void random_net(int inputs, int channels, int layers, const int *dilation, app_net *net,
-                       float **w, float **bias, float *out)
-{
-  for (int l = 0; l < layers; l++) {
-    const int cin = l ? channels : inputs;
-    w[l] = malloc((size_t)channels * cin * 9 * sizeof(float));
-    bias[l] = malloc((size_t)channels * sizeof(float));
-    for (int k = 0; k < channels * cin * 9; k++)
-      w[l][k] = uniform(-0.6, 0.6);
-    for (int k = 0; k < channels; k++)
-      bias[l][k] = uniform(-0.2, 0.3);
-  }
-  for (int k = 0; k < channels + inputs; k++)
-    out[k] = uniform(-1.0, 1.0);
-  net->inputs = inputs;
-  net->channels = channels;
-  net->layers = layers;
-  net->dilation = dilation;
-  net->weight = (const float *const *)w;
-  net->bias = (const float *const *)bias;
-  net->out_weight = out;
-  net->out_bias = 0.1f;
-}
-
 static void random_case(int inputs, int channels, int layers, const int *dilation, int w, int h)
 {
   float *wt[8], *bias[8], out[64];
   app_net net;
   const size_t n = (size_t)w * h;
-  random_net(inputs, channels, layers, dilation, &net, wt, bias, out);
+  test_random_net(inputs, channels, layers, dilation, 0.6, 0.1f, &net, wt, bias, out);
   float *x = malloc((size_t)inputs * n * sizeof(*x)), *M = malloc(n * sizeof(*M));
   for (size_t k = 0; k < (size_t)inputs * n; k++)
-    x[k] = uniform(-1.0, 1.5);
+    x[k] = test_uniform_in(-1.0, 1.5);
   CHECK(app_net_run(&net, x, w, h, M) == DSG_OK, "run: %s", dsg_error_message());
   double worst = 0.0;
   for (int y = 0; y < h; y++)
@@ -108,10 +83,7 @@ static void random_case(int inputs, int channels, int layers, const int *dilatio
     }
   CHECK(worst <= 2e-6, "%d inputs, %d channels, %d layers on %d x %d: |M - direct| %g", inputs,
         channels, layers, w, h, worst);
-  for (int l = 0; l < layers; l++) {
-    free(wt[l]);
-    free(bias[l]);
-  }
+  test_free_net(layers, wt, bias);
   free(x);
   free(M);
 }
@@ -119,7 +91,7 @@ static void random_case(int inputs, int channels, int layers, const int *dilatio
 int main(void)
 {
   /* the reflection: -i reads i, n - 1 + i reads n - 1 - i, again where still outside */
-  const int refl[][3] = {{-1, 5, 1}, {-4, 5, 4}, {5, 5, 3}, {8, 5, 0}, {12, 5, 4}, {-9, 5, 1},
+  const int refl[][3] = {{-1, 5, 1}, {-4, 5, 4}, {5, 5, 3},  {8, 5, 0}, {12, 5, 4}, {-9, 5, 1},
                          {0, 5, 0},  {4, 5, 4},  {-3, 2, 1}, {7, 1, 0}, {-8, 3, 0}, {9, 3, 1}};
   for (size_t k = 0; k < sizeof(refl) / sizeof(refl[0]); k++)
     CHECK(app_net_reflect(refl[k][0], refl[k][1]) == refl[k][2], "reflect(%d, %d) = %d, not %d",
@@ -142,8 +114,7 @@ int main(void)
         "the library's network: %d inputs, %d layers", net->inputs, net->layers);
   const int cw = APP_NET_CHECK_W, ch = APP_NET_CHECK_H;
   float M[APP_NET_CHECK_W * APP_NET_CHECK_H];
-  CHECK(app_net_run(net, app_net_check_input, cw, ch, M) == DSG_OK, "run: %s",
-        dsg_error_message());
+  CHECK(app_net_run(net, app_net_check_input, cw, ch, M) == DSG_OK, "run: %s", dsg_error_message());
   double worst = 0.0, spread = 0.0;
   for (int i = 0; i < cw * ch; i++) {
     const double e = fabs((double)M[i] - (double)app_net_check_map[i]);
@@ -164,15 +135,16 @@ int main(void)
     CHECK(CLOSE(x[k], want[k], 1e-6, 1e-6), "input %d: %g, not %g", k, x[k], want[k]);
   const unsigned char gray[2] = {0, 255};
   app_net_input(gray, 1, gpb, forest, 2, x);
-  CHECK(x[4] == x[6] && x[6] == x[8] && x[5] == x[7] && x[7] == x[9] && CLOSE(x[4], -1.8, 1e-6, 1e-6) &&
-            CLOSE(x[5], 2.2, 1e-6, 1e-6),
+  CHECK(x[4] == x[6] && x[6] == x[8] && x[5] == x[7] && x[7] == x[9] &&
+            CLOSE(x[4], -1.8, 1e-6, 1e-6) && CLOSE(x[5], 2.2, 1e-6, 1e-6),
         "gray input: %g %g %g / %g %g %g", x[4], x[6], x[8], x[5], x[7], x[9]);
 
   /* the blend: (1 - w) E + w sqrt(M) */
   float E[3] = {0.2f, 0.8f, 0.0f};
   const float Mb[3] = {0.25f, 0.0f, 1.0f};
   app_net_blend(E, Mb, 0.5, 3);
-  CHECK(CLOSE(E[0], 0.35, 1e-6, 1e-7) && CLOSE(E[1], 0.4, 1e-6, 1e-7) && CLOSE(E[2], 0.5, 1e-6, 1e-7),
+  CHECK(CLOSE(E[0], 0.35, 1e-6, 1e-7) && CLOSE(E[1], 0.4, 1e-6, 1e-7) &&
+            CLOSE(E[2], 0.5, 1e-6, 1e-7),
         "blend: %g %g %g", E[0], E[1], E[2]);
   return check_report("test_net");
 }

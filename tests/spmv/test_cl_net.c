@@ -6,6 +6,7 @@
  * $DIASEG_CL_DEVICE, else device 0; without a device the test is skipped (exit code 77). */
 #include "check.h"
 #include "diaseg_internal.h"
+#include "net_random.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -19,8 +20,6 @@ static const char *device_spec(void)
   const char *env = getenv("DIASEG_CL_DEVICE");
   return env && *env ? env : "0";
 }
-
-static float uniform(double lo, double hi) { return (float)(lo + (hi - lo) * test_uniform()); }
 
 static void compare(spmv_cl_image *im, const app_net *net, const float *x, int w, int h,
                     const char *what)
@@ -53,11 +52,11 @@ static float *synthetic_planes(int w, int h)
     for (int xx = 0; xx < w; xx++) {
       const size_t i = (size_t)y * w + xx;
       const double r = hypot(xx - 0.4 * w, y - 0.5 * h) - 0.25 * (w < h ? w : h);
-      const int in = r < 0.0, bar = xx > 0.7 * w;
+      const int in = r<0.0, bar = xx> 0.7 * w;
       px[3 * i] = (unsigned char)(in ? 200 : bar ? 40 : 120);
       px[3 * i + 1] = (unsigned char)(in ? 60 : 130 + (xx * 7 + y * 3) % 20);
       px[3 * i + 2] = (unsigned char)(bar ? 220 : 90);
-      gpb[i] = (float)exp(-r * r / 4.0) * 0.8f + uniform(0.0, 0.05);
+      gpb[i] = (float)exp(-r * r / 4.0) * 0.8f + test_uniform_in(0.0, 0.05);
       forest[i] = (float)exp(-r * r / 2.0) * 1.8f + (fabs(xx - 0.7 * w) < 1.0 ? 1.0f : 0.0f);
     }
   app_net_input(px, 3, gpb, forest, n, x);
@@ -96,31 +95,17 @@ int main(void)
     const int inputs = shape[s][0], nc = shape[s][1], layers = shape[s][2];
     const int *dil = shape[s][3] ? d1 : d3;
     float *wt[3], *bias[3], out[64];
-    for (int l = 0; l < layers; l++) {
-      const int cin = l ? nc : inputs;
-      wt[l] = malloc((size_t)nc * cin * 9 * sizeof(float));
-      bias[l] = malloc((size_t)nc * sizeof(float));
-      for (int k = 0; k < nc * cin * 9; k++)
-        wt[l][k] = uniform(-0.5, 0.5);
-      for (int k = 0; k < nc; k++)
-        bias[l][k] = uniform(-0.2, 0.3);
-    }
-    for (int k = 0; k < nc + inputs; k++)
-      out[k] = uniform(-1.0, 1.0);
-    const app_net rnet = {inputs, nc, layers, dil, (const float *const *)wt,
-                          (const float *const *)bias, out, -0.1f};
+    app_net rnet;
+    test_random_net(inputs, nc, layers, dil, 0.5, -0.1f, &rnet, wt, bias, out);
     const int w = 23, h = 4;
     float *x = malloc((size_t)inputs * w * h * sizeof(float));
     for (int k = 0; k < inputs * w * h; k++)
-      x[k] = uniform(-1.0, 1.0);
+      x[k] = test_uniform_in(-1.0, 1.0);
     char what[64];
     snprintf(what, sizeof(what), "random, %d in, %d channels", inputs, nc);
     compare(im, &rnet, x, w, h, what);
     free(x);
-    for (int l = 0; l < layers; l++) {
-      free(wt[l]);
-      free(bias[l]);
-    }
+    test_free_net(layers, wt, bias);
   }
   /* shapes out of range are refused with a message */
   app_net bad = *net;
